@@ -1,0 +1,265 @@
+"""What generated code calls at run time.
+
+Small and boring on purpose: the zero adjoint, accumulation, broadcasting reductions, scatter-add
+for indexing adjoints, and the choice of array module. Everything goes through the array's own
+module (numpy, cupy, or anything that implements numpy's dispatch protocols), so nothing here moves
+data between host and device. Imports numpy only; cupy is looked up lazily through the arrays.
+"""
+
+from __future__ import annotations
+
+import operator
+import sys
+
+import numpy as np
+
+__all__ = [
+    "ZERO", "acc", "unbroadcast", "unreduce", "unindex", "zero_at", "finalize", "array_module",
+    "Context", "is_zero", "reduce_max_mask", "copy_value", "check_finite",
+]
+
+
+class _Zero:
+    """The adjoint of a value no output depends on (yet). Never mixed into arithmetic: generated
+    code tests ``x_bar is ZERO`` where the analysis cannot decide statically."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return "ZERO"
+
+    def __reduce__(self):
+        return "ZERO"
+
+    def __bool__(self):
+        return False
+
+
+ZERO = _Zero()
+
+
+def is_zero(g):
+    return g is ZERO
+
+
+def acc(total, g):
+    """``total + g`` where ``total`` may still be ``ZERO``; ``g`` never is."""
+    if total is ZERO:
+        return g
+    return total + g
+
+
+def array_module(*xs):
+    """numpy, or the module of the first argument that is an array of another library."""
+    for x in xs:
+        mod = type(x).__module__
+        if mod != "numpy" and hasattr(x, "__array_namespace__"):
+            return x.__array_namespace__()
+        if mod.startswith("cupy"):
+            return sys.modules["cupy"]
+    return np
+
+
+def _shape(x):
+    shape = getattr(x, "shape", None)
+    return () if shape is None else shape
+
+
+def unbroadcast(g, like):
+    """Sum ``g`` over the axes that broadcasting added to ``like``'s shape."""
+    shape = _shape(like)
+    gshape = _shape(g)
+    if gshape == shape:
+        return g
+    lead = len(gshape) - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, n in enumerate(shape) if n == 1 and gshape[lead + i] != 1
+    )
+    if axes:
+        g = g.sum(axis=axes, keepdims=False) if not lead or len(axes) == lead else _sum_keep(g, lead, axes)
+    if _shape(g) != shape:
+        g = g.reshape(shape)
+    return g
+
+
+def _sum_keep(g, lead, axes):
+    g = g.sum(axis=tuple(range(lead)))
+    inner = tuple(a - lead for a in axes if a >= lead)
+    return g.sum(axis=inner, keepdims=True)
+
+
+def _norm_axes(axis, ndim):
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (tuple, list)):
+        return tuple(sorted(a % ndim for a in axis))
+    return (operator.index(axis) % ndim,)
+
+
+def unreduce(g, like, axis=None, keepdims=False):
+    """Broadcast the adjoint of a reduction over ``axis`` back to ``like``'s shape."""
+    shape = _shape(like)
+    if not keepdims and shape:
+        for a in _norm_axes(axis, len(shape)):
+            g = _expand(g, a)
+    if _shape(g) == shape:
+        return g
+    return _broadcast_to(g, shape)
+
+
+def _expand(g, axis):
+    if not hasattr(g, "shape"):
+        g = np.asarray(g)
+    return g.reshape(g.shape[:axis] + (1,) + g.shape[axis:])
+
+
+def _broadcast_to(g, shape):
+    if not hasattr(g, "shape"):
+        g = np.asarray(g)
+    return np.broadcast_to(g, shape)
+
+
+def reduce_max_mask(x, y, axis=None, keepdims=False):
+    """Where ``x`` attains the reduced extremum ``y``, shared evenly among ties."""
+    y = unreduce(y, x, axis, keepdims)
+    mask = x == y
+    return mask / mask.sum(axis=axis, keepdims=True)
+
+
+def _zeros_like(x):
+    if hasattr(x, "shape"):
+        return array_module(x).zeros_like(x, dtype=_float_dtype(x))
+    return 0.0
+
+
+def _float_dtype(x):
+    dtype = getattr(x, "dtype", None)
+    if dtype is None or dtype.kind not in "fc":
+        return np.float64
+    return dtype
+
+
+def _is_advanced(idx):
+    items = idx if isinstance(idx, tuple) else (idx,)
+    for item in items:
+        if item is None or item is Ellipsis or isinstance(item, (slice, int, np.integer)):
+            continue
+        return True
+    return False
+
+
+def _scatter_add(target, idx, g):
+    if type(target).__module__.startswith("cupy"):
+        import cupyx  # deferred: only reached with cupy arrays
+
+        cupyx.scatter_add(target, idx, g)
+    else:
+        np.add.at(target, idx, g)
+
+
+def unindex(g, like, idx):
+    """The adjoint of ``like[idx]``: ``g`` placed in a zero array of ``like``'s shape.
+
+    Repeated integer indices accumulate (scatter-add), as the chain rule asks."""
+    out = _zeros_like(like)
+    if _is_advanced(idx):
+        _scatter_add(out, idx, g)
+    else:
+        out[idx] = g
+    return out
+
+
+def zero_at(g, idx):
+    """A copy of the adjoint ``g`` with ``g[idx]`` zeroed: the overwritten part of an array."""
+    g = g.copy()
+    g[idx] = 0
+    return g
+
+
+def copy_value(x):
+    """Copy an array (so later in-place writes cannot reach it); other values pass through."""
+    copy = getattr(x, "copy", None)
+    return copy() if copy is not None and hasattr(x, "shape") else x
+
+
+def finalize(g, like):
+    """The gradient as the user gets it: ``like``'s shape, dtype and kind (array or Python float)."""
+    if g is ZERO:
+        g = _zeros_like(like)
+    if isinstance(like, (float, int)) and not isinstance(like, bool):
+        return float(g)
+    if not hasattr(like, "shape"):
+        return g
+    if not hasattr(g, "shape") or g.shape != like.shape:
+        g = _broadcast_to(g, like.shape)
+    if g.dtype != like.dtype and like.dtype.kind in "fc":
+        g = g.astype(like.dtype)
+    if not g.flags.writeable:
+        g = g.copy()
+    return g
+
+
+def check_finite(g, where):
+    """Raise ``FloatingPointError`` naming the user's line when ``g`` holds NaN or inf."""
+    if g is ZERO:
+        return g
+    xp = array_module(g)
+    if not bool(xp.all(xp.isfinite(g))):
+        raise FloatingPointError(f"non-finite adjoint {where}")
+    return g
+
+
+class Context:
+    """The ``ctx`` of a custom :class:`sourcegrad.Function`: what forward saves for backward."""
+
+    __slots__ = ("saved_tensors", "needs_input_grad", "__dict__")
+
+    def __init__(self):
+        self.saved_tensors = ()
+        self.needs_input_grad = ()
+
+    def save_for_backward(self, *values):
+        self.saved_tensors = values
+
+
+from .adjoints import *  # noqa: E402,F401,F403  (rule helpers generated code calls by name)
+from . import adjoints as _adjoints  # noqa: E402
+
+__all__ += [n for n in dir(_adjoints) if not n.startswith("_") and callable(getattr(_adjoints, n)) and getattr(getattr(_adjoints, n), "__module__", "") == _adjoints.__name__]
+
+
+class NonScalarOutputError(ValueError):
+    """``grad`` of a function whose value is not a scalar (re-exported by ``sourcegrad.errors``)."""
+
+
+def check_scalar(value, name):
+    """``grad`` needs a scalar: refuse anything else before running the backward."""
+    shape = getattr(value, "shape", ())
+    if shape != () or isinstance(value, (complex, bool)) or getattr(getattr(value, "dtype", None), "kind", "f") not in "fiu":
+        raise NonScalarOutputError(
+            f"grad needs {name} to return a real scalar, but it returned "
+            f"{type(value).__name__}{' of shape ' + str(shape) if shape else ''}. "
+            "For a non-scalar output use sourcegrad.vjp(f) and pass a cotangent to the pullback."
+        )
+
+
+class once:
+    """A pullback runs its backward once: the backward consumes the tape and restores state."""
+
+    __slots__ = ("fn", "__weakref__")
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __call__(self, cotangent):
+        fn = self.fn
+        if fn is None:
+            raise RuntimeError(
+                "this pullback was already called; a pullback runs once (it consumes its tape). "
+                "Call the vjp function again for another cotangent."
+            )
+        self.fn = None
+        return fn(cotangent)
+
+
+__all__ += ["NonScalarOutputError", "check_scalar", "once"]

@@ -1,0 +1,80 @@
+"""The exceptions sourcegrad raises. A small flat hierarchy: catch ``SourcegradError`` for all."""
+
+from __future__ import annotations
+
+
+class SourcegradError(Exception):
+    """Base class of every error sourcegrad raises on purpose."""
+
+
+class LocatedError(SourcegradError):
+    """An error about a place in the user's source: file, line, column, the line and a hint."""
+
+    def __init__(self, msg, filename=None, lineno=None, offset=None, text=None, hint=None):
+        self.msg = msg
+        self.filename = filename
+        self.lineno = lineno
+        self.offset = offset
+        self.text = text
+        self.hint = hint
+        super().__init__(self._render())
+
+    def _render(self):
+        parts = [self.msg]
+        if self.filename is not None and self.lineno is not None:
+            col = f", column {self.offset}" if self.offset else ""
+            parts.append(f'  File "{self.filename}", line {self.lineno}{col}')
+            if self.text:
+                line = self.text.rstrip("\n")
+                stripped = line.lstrip()
+                parts.append("    " + stripped)
+                if self.offset:
+                    caret = max(0, self.offset - 1 - (len(line) - len(stripped)))
+                    parts.append("    " + " " * caret + "^")
+        if self.hint:
+            parts.append(f"hint: {self.hint}")
+        return "\n".join(parts)
+
+    def __str__(self):
+        return self._render()
+
+
+class UnsupportedSyntaxError(LocatedError, SyntaxError):
+    """A construct the compiler does not differentiate. Also a ``SyntaxError``, located."""
+
+    def __init__(self, msg, filename=None, lineno=None, offset=None, text=None, hint=None):
+        LocatedError.__init__(self, msg, filename, lineno, offset, text, hint)
+        # SyntaxError's own fields, so tools that format SyntaxErrors point at the user's line.
+        self.args = (self._render(), (filename, lineno, offset, text))
+
+    def __str__(self):
+        return self._render()
+
+
+class MissingAdjointError(LocatedError, NotImplementedError):
+    """A call to a function that has no adjoint rule registered."""
+
+
+class NonScalarOutputError(SourcegradError, ValueError):
+    """``grad`` of a function whose value is not a scalar."""
+
+
+class NoSourceError(SourcegradError, TypeError):
+    """The function has no Python source to read (a builtin, ``exec``-made or typed at a REPL)."""
+
+
+class WrtError(SourcegradError, TypeError):
+    """A bad ``wrt``: out of range, naming no parameter, or selecting a non-float argument."""
+
+
+class InternalCompilerError(SourcegradError):
+    """A bug in sourcegrad itself. The message names the pass and the user function."""
+
+    def __init__(self, msg, pass_name=None, function=None):
+        self.pass_name = pass_name
+        self.function = function
+        where = f" (during {pass_name}" + (f", compiling {function}" if function else "") + ")"
+        super().__init__(
+            f"internal compiler error{where if pass_name else ''}: {msg}\n"
+            "This is a bug in sourcegrad; please report it with the function that triggered it."
+        )

@@ -1,0 +1,78 @@
+"""The compiler: source -> parse (libcst) -> fence/normalize -> analyze -> reverse -> emit.
+
+``compile_gradient(fn, wrt, mode)`` is the one entry point. Each pass lives in its own module and
+states what it expects and guarantees.
+"""
+
+from __future__ import annotations
+
+from sourcegrad.errors import InternalCompilerError, SourcegradError, UnsupportedSyntaxError
+
+from . import ir
+from .analyze import Analysis, bind
+from .emit import load, render
+from .normalize import Normalizer
+from .reverse import Reverser
+from .source import get_source
+
+__all__ = ["compile_gradient", "parameters_of"]
+
+
+def parameters_of(fn):
+    """The parameter names of ``fn`` as the compiler sees them (lambdas included)."""
+    code = fn.__code__
+    return list(code.co_varnames[: code.co_argcount])
+
+
+def compile_gradient(fn, wrt, mode):
+    """Compile ``fn``'s reverse mode for the parameters named in ``wrt``.
+
+    ``mode`` is ``"value_and_grad"`` (one function: value and gradient) or ``"vjp"`` (returns the
+    value and a pullback). Returns an ``emit.Compiled``."""
+    stage = "source"
+    try:
+        src = get_source(fn)
+        stage = "normalize"
+        normalizer = Normalizer(src)
+        irfn = normalizer.run()
+        stage = "bind"
+        bindings = _bind_all(src, irfn)
+        stage = "analyze"
+        analysis = Analysis(irfn, wrt, bindings)
+        stage = "reverse"
+        rev = Reverser(irfn, analysis, normalizer.naming, wrt)
+        rev.plan()
+        fwd = rev.forward()
+        result = irfn.body[-1].value
+        rev.seed_name = (
+            normalizer.naming.adjoint(result.id)
+            if isinstance(result, ir.Name) and result.id in analysis.active else None
+        )
+        rev.mutates = any(isinstance(s, ir.SetItem) for s in ir.walk(irfn.body))
+        bwd, outputs = rev.backward(rev.seed_name, result)
+        stage = "emit"
+        lines = render(irfn.name, irfn.params, rev, fwd, bwd, outputs, mode, result, src.filename)
+        free = set(rev.free) | {"check_scalar", "once", "copy_value"}
+        return load(fn, irfn.qualname, mode, lines, free, normalizer.naming.taken)
+    except SourcegradError:
+        raise
+    except Exception as e:  # our own bug: say so, with the pass and the function
+        raise InternalCompilerError(f"{type(e).__name__}: {e}", stage, getattr(fn, "__qualname__", repr(fn))) from e
+
+
+def _bind_all(src, irfn):
+    from . import fence  # noqa: F401
+
+    out = {}
+    for s in ir.walk(irfn.body):
+        if isinstance(s, ir.Assign) and s.op.kind == "call":
+            try:
+                out[id(s.op)] = bind(s.op)
+            except TypeError as e:
+                raise UnsupportedSyntaxError(
+                    f"cannot differentiate this call: {e} (in {irfn.qualname})",
+                    filename=s.pos.filename, lineno=s.pos.line, offset=s.pos.col,
+                    text=src.line_text(s.pos.line),
+                    hint="pass only the arguments the function's adjoint rule supports",
+                ) from None
+    return out

@@ -1,0 +1,185 @@
+"""Analyses over the IR that decide what the backward needs.
+
+- ``bind``: which template parameter each operand of a call fills.
+- ``activity``: a variable is *active* when it depends on a ``wrt`` input (varied) and reaches
+  the output through differentiable operations (useful). Only active variables get adjoints.
+- ``backward_reads``: the variables whose values the backward reads (operands and results that
+  the adjoint templates use, indices, branch conditions are taped instead).
+- ``saves``: the definitions that overwrite a value the backward reads. Only those values are
+  saved (a named variable outside loops, the tape inside them) and restored in the backward.
+
+The analyses are per variable name and flow-insensitive where that is conservative: they may
+keep a value that is not needed, never drop one that is.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+
+from . import ir
+from . import rules as R
+from .normalize import Tup
+
+_NO_SIG = object()
+
+
+def _signature(key):
+    sig = R.SIGNATURES.get(key)
+    if sig is None:
+        try:
+            sig = inspect.signature(key)
+        except (TypeError, ValueError):
+            sig = _NO_SIG
+        R.SIGNATURES[key] = sig
+    return sig
+
+
+@dataclass(frozen=True)
+class Binding:
+    template: object
+    values: dict  # template parameter -> atom (Const for defaults)
+    diff: frozenset  # parameters the template accumulates into
+
+
+def bind(op):
+    """Match a call's operands to its template's parameters, or raise ``TypeError``."""
+    template = R.lookup(op.key)
+    params = template.signature()
+    sig = inspect.Signature([
+        inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                          default=template.defaults.get(p, inspect.Parameter.empty))
+        for p in params
+    ])
+    kwargs = dict(op.kwargs)
+    real = _signature(op.key)
+    if kwargs and real is not _NO_SIG:
+        kwargs = _rename_keywords(real, params, op.args, kwargs)
+    bound = sig.bind(*op.args, **kwargs)
+    values = {}
+    for p in params:
+        if p in bound.arguments:
+            values[p] = bound.arguments[p]
+        else:
+            d = template.defaults[p]
+            values[p] = ir.Const(d, repr(d))
+    diff = frozenset(s.target for s in template.stmts if s.accumulate)
+    return Binding(template, values, diff)
+
+
+def _rename_keywords(real, params, args, kwargs):
+    """Keyword arguments named as the real function names them -> the template's names.
+
+    Templates name parameters as numpy does, so this matters only where they differ (ufuncs
+    call their operands x1, x2; templates call them x, y): match such names by position."""
+    real_names = [p.name for p in real.parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    out = {}
+    for k, v in kwargs.items():
+        if k in params:
+            out[k] = v
+        elif k in real_names and real_names.index(k) < len(params):
+            out[params[real_names.index(k)]] = v
+        else:
+            raise TypeError(f"argument {k!r} is not supported by the adjoint rule")
+    return out
+
+
+def diff_operands(op, binding):
+    """Names that feed a differentiable parameter of ``op``."""
+    if op.kind == "copy":
+        return {a.id for a in op.args if isinstance(a, ir.Name)}
+    if op.kind != "call":
+        return set()
+    out = set()
+    for p in binding.diff:
+        out.update(_names(binding.values[p]))
+    return out
+
+
+def _names(atom):
+    if isinstance(atom, ir.Name):
+        return [atom.id]
+    if isinstance(atom, Tup):
+        return [a.id for a in atom if isinstance(a, ir.Name)]
+    return []
+
+
+class Analysis:
+    """Runs the analyses once for a function and a set of ``wrt`` parameter names."""
+
+    def __init__(self, fn, wrt, bindings):
+        self.fn = fn
+        self.wrt = set(wrt)
+        self.bindings = bindings  # id(op) -> Binding
+        self.stmts = list(ir.walk(fn.body))
+        self.varied = self._varied()
+        self.useful = self._useful()
+        self.active = self.varied & self.useful
+
+    def binding(self, op):
+        return self.bindings.get(id(op))
+
+    def _edges(self):
+        """(target, differentiable source names) for every definition."""
+        for s in self.stmts:
+            if isinstance(s, ir.Assign):
+                yield s.target, diff_operands(s.op, self.binding(s.op))
+            elif isinstance(s, ir.SetItem):
+                yield s.target, set(_names(s.value)) | {s.target}
+
+    def _varied(self):
+        varied = set(self.wrt)
+        changed = True
+        while changed:
+            changed = False
+            for target, sources in self._edges():
+                if target not in varied and sources & varied:
+                    varied.add(target)
+                    changed = True
+        return varied
+
+    def _useful(self):
+        useful = set()
+        for s in self.stmts:
+            if isinstance(s, ir.Return):
+                useful.update(_names(s.value))
+        changed = True
+        while changed:
+            changed = False
+            for target, sources in self._edges():
+                if target in useful and not sources <= useful:
+                    useful |= sources
+                    changed = True
+        return useful
+
+    def is_active_stmt(self, s):
+        if isinstance(s, ir.Assign):
+            return s.target in self.active and bool(diff_operands(s.op, self.binding(s.op)) & self.active)
+        if isinstance(s, ir.SetItem):
+            return s.target in self.active
+        return False
+
+    def backward_reads(self):
+        """Names whose values some adjoint statement reads."""
+        reads = set()
+        for s in self.stmts:
+            if not self.is_active_stmt(s):
+                continue
+            if isinstance(s, ir.SetItem):
+                reads.update(s.index.names())
+                reads.update(_names(s.value))
+                continue
+            if s.op.kind != "call":
+                continue
+            b = self.binding(s.op)
+            active_params = {p for p in b.diff if set(_names(b.values[p])) & self.active}
+            for st in b.template.stmts:
+                if st.accumulate and st.target not in active_params:
+                    continue
+                for p in st.reads_values:
+                    if p == b.template.params[0]:
+                        reads.add(s.target)
+                    else:
+                        reads.update(ir.atom_names(b.values[p]))
+        return reads

@@ -1,0 +1,80 @@
+"""Deny by default: the catalogue of what the compiler refuses, and how to say so.
+
+The normalizer handles an explicit list of libcst node kinds; everything else reaches
+``refuse``, which raises ``UnsupportedSyntaxError`` located at the user's file, line and column,
+with the source line, a caret and a hint. ``HINTS`` holds the message for each refused kind, so
+a user meets one consistent voice whatever they wrote.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from sourcegrad.errors import MissingAdjointError, UnsupportedSyntaxError
+
+HINTS = {
+    "Yield": ("generators (yield) cannot be differentiated", "return a value instead of yielding it"),
+    "Await": ("await cannot be differentiated", "differentiate a plain (not async) function"),
+    "Global": ("global declarations cannot be differentiated", "pass the value in as an argument and return the new value"),
+    "Nonlocal": ("nonlocal declarations cannot be differentiated", "pass the value in as an argument and return the new value"),
+    "Try": ("try/except cannot be differentiated", "check the condition with an if statement before the operation"),
+    "With": ("with blocks other than `with sourcegrad.no_grad():` cannot be differentiated", "move the with block out of the differentiated function"),
+    "ClassDef": ("class definitions inside a differentiated function are not supported", "define the class at module level"),
+    "Del": ("del cannot be differentiated", "let the variable go out of use instead"),
+    "Import": ("import inside a differentiated function is not supported", "import at module level"),
+    "ImportFrom": ("import inside a differentiated function is not supported", "import at module level"),
+    "Raise": ("raise is not supported inside a differentiated function", "validate arguments before calling the gradient"),
+    "Assert": ("assert is not supported inside a differentiated function", "validate arguments before calling the gradient"),
+    "Lambda": ("a lambda inside a differentiated function is not supported here", "define the function with def at module level"),
+    "NamedExpr": ("the walrus operator := is not supported", "assign the value in a statement of its own"),
+    "ListComp": ("list comprehensions are not supported yet", "write the loop out with a for statement"),
+    "SetComp": ("set comprehensions cannot be differentiated", "use a list and a for loop"),
+    "DictComp": ("dict comprehensions are not supported yet", "build the dict with a for loop"),
+    "GeneratorExp": ("generator expressions are not supported yet", "write the loop out with a for statement"),
+    "Starred": ("*args unpacking in calls is not supported", "pass the arguments one by one"),
+    "Dict": ("dict literals are not supported yet", "pass arrays as separate arguments"),
+    "Set": ("set literals cannot be differentiated", "use a tuple"),
+    "FormattedString": ("f-strings are only allowed inside print(...)", "print the value, or compute it outside"),
+    "Match": ("match statements are not supported", "use if/elif/else"),
+    "AsyncFunctionDef": ("async functions cannot be differentiated", "differentiate a plain function"),
+    "FunctionDef": ("a def inside a differentiated function is not supported yet", "define the helper at module level; sourcegrad compiles calls to it"),
+    "Ellipsis": ("... is only allowed inside an index", "write the value out"),
+    "Subscript": ("only a plain variable can be indexed and assigned to", "assign the indexed value to a variable first"),
+}
+
+
+def refuse(src, node, kind=None, msg=None, hint=None):
+    """Raise ``UnsupportedSyntaxError`` for ``node``, located in the user's source."""
+    kind = kind or type(node).__name__
+    default_msg, default_hint = HINTS.get(kind, (f"{_describe(node)} is not supported by sourcegrad", None))
+    pos = src.pos_of(node)
+    raise UnsupportedSyntaxError(
+        f"{msg or default_msg} (in {src.fn.__qualname__})",
+        filename=pos.filename,
+        lineno=pos.line,
+        offset=pos.col,
+        text=src.line_text(pos.line),
+        hint=hint or default_hint,
+    )
+
+
+def missing_adjoint(src, node, callee, name):
+    pos = src.pos_of(node)
+    raise MissingAdjointError(
+        f"no adjoint rule for {name} (called in {src.fn.__qualname__})",
+        filename=pos.filename,
+        lineno=pos.line,
+        offset=pos.col,
+        text=src.line_text(pos.line),
+        hint=(
+            f"register one with\n    @sourcegrad.adjoint({name})\n    def _(result, *args):\n"
+            "        d[args] += ...\nor wrap the value in sourcegrad.stop_gradient(...) if no gradient should flow through it"
+        ),
+    )
+
+
+def _describe(node):
+    name = type(node).__name__
+    if isinstance(node, cst.BaseSmallStatement) or isinstance(node, cst.BaseCompoundStatement):
+        return f"the {name} statement"
+    return f"the {name} expression"

@@ -1,0 +1,209 @@
+"""The intermediate representation the compiler reverses: one operation per statement.
+
+After normalization (``normalize.py``) every operand is an ``Atom``: a ``Name`` or a ``Const``.
+Index expressions are ``Index`` values whose parts are atoms, slices of atoms, ``None`` or
+``...``. Conditions and loop bounds, which are never differentiated, are kept as source text.
+Nodes are frozen dataclasses; passes build new ones rather than mutating.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional, Union
+
+
+@dataclass(frozen=True)
+class Pos:
+    """A place in the user's file (1-based line, 1-based column)."""
+
+    filename: str
+    line: int
+    col: int = 0
+
+
+@dataclass(frozen=True)
+class Name:
+    id: str
+
+    def render(self):
+        return self.id
+
+
+@dataclass(frozen=True)
+class Const:
+    value: Any
+    text: str
+
+    def render(self):
+        t = self.text
+        # Negative and complex literals get parentheses so no template can split them.
+        return f"({t})" if t.startswith("-") or t.endswith("j") else t
+
+
+Atom = Union[Name, Const]
+
+
+@dataclass(frozen=True)
+class Slice:
+    lower: Optional[Atom]
+    upper: Optional[Atom]
+    step: Optional[Atom]
+
+
+@dataclass(frozen=True)
+class Index:
+    """A subscript: a tuple of parts (atoms, slices, None, Ellipsis)."""
+
+    parts: tuple
+    is_tuple: bool  # written as a tuple (``x[i, j]``) rather than a single item
+
+    def names(self):
+        out = []
+        for p in self.parts:
+            if isinstance(p, Name):
+                out.append(p.id)
+            elif isinstance(p, Slice):
+                out.extend(a.id for a in (p.lower, p.upper, p.step) if isinstance(a, Name))
+        return out
+
+    def render(self):
+        """As written inside brackets: ``i, 1:3, None``."""
+        return ", ".join(_part_subscript(p) for p in self.parts) + ("," if self.is_tuple and len(self.parts) == 1 else "")
+
+    def render_value(self):
+        """As a value passed to a function: ``(i, slice(1, 3, None), None)``."""
+        vals = [_part_value(p) for p in self.parts]
+        if len(vals) == 1 and not self.is_tuple:
+            return vals[0]
+        return "(" + ", ".join(vals) + ("," if len(vals) == 1 else "") + ")"
+
+
+def _part_subscript(p):
+    if isinstance(p, Slice):
+        lo = p.lower.render() if p.lower else ""
+        hi = p.upper.render() if p.upper else ""
+        return f"{lo}:{hi}" + (f":{p.step.render()}" if p.step else "")
+    return _part_value(p)
+
+
+def _part_value(p):
+    if p is None:
+        return "None"
+    if p is Ellipsis:
+        return "..."
+    if isinstance(p, Slice):
+        args = [a.render() if a else "None" for a in (p.lower, p.upper, p.step)]
+        return f"slice({', '.join(args)})"
+    return p.render()
+
+
+@dataclass(frozen=True)
+class Op:
+    """A call of a primitive with atoms: what a rule is looked up by.
+
+    ``key`` is the object whose rule applies (``np.tanh``, ``operator.mul``, a user function, a
+    ``Function`` subclass); ``text`` is the forward code, as the user would read it."""
+
+    key: Any
+    args: tuple
+    kwargs: tuple  # ((name, Atom), ...)
+    text: str
+    kind: str = "call"  # call | copy | getitem | user | function | nondiff
+
+    def arg_names(self):
+        out = []
+        for a in self.args:
+            out.extend(atom_names(a))
+        for _, a in self.kwargs:
+            out.extend(atom_names(a))
+        return out
+
+
+def atom_names(a):
+    """The local variable names an operand reads."""
+    if isinstance(a, Name):
+        return [a.id]
+    if isinstance(a, Index):
+        return a.names()
+    if isinstance(a, tuple):  # a tuple/list literal of atoms
+        return [n for x in a for n in atom_names(x)]
+    return []
+
+
+@dataclass(frozen=True)
+class Assign:
+    target: str
+    op: Op
+    pos: Pos
+
+
+@dataclass(frozen=True)
+class SetItem:
+    """``target[index] = value``: an in-place write into an array this function owns."""
+
+    target: str
+    index: Index
+    value: Atom
+    pos: Pos
+
+
+@dataclass(frozen=True)
+class Effect:
+    """A call kept only for its side effect (``print``): runs in the forward, not the backward."""
+
+    text: str
+    pos: Pos
+
+
+@dataclass(frozen=True)
+class If:
+    test: str  # source text, evaluated once in the forward
+    body: tuple
+    orelse: tuple
+    pos: Pos
+
+
+@dataclass(frozen=True)
+class For:
+    """``for target in range(...)``; other loops are lowered to this form."""
+
+    target: str
+    range_text: str
+    body: tuple
+    pos: Pos
+
+
+@dataclass(frozen=True)
+class While:
+    test: str
+    body: tuple
+    pos: Pos
+
+
+@dataclass(frozen=True)
+class Return:
+    value: Atom
+    pos: Pos
+
+
+@dataclass
+class Function:
+    """A normalized function: parameters, body, and what the passes learn about it."""
+
+    name: str
+    params: list
+    body: tuple
+    filename: str
+    qualname: str
+    info: dict = field(default_factory=dict)
+
+
+def walk(stmts):
+    """Every statement, depth first, in program order."""
+    for s in stmts:
+        yield s
+        if isinstance(s, If):
+            yield from walk(s.body)
+            yield from walk(s.orelse)
+        elif isinstance(s, (For, While)):
+            yield from walk(s.body)

@@ -1,0 +1,53 @@
+"""Every identifier the compiler generates comes from here.
+
+``x_bar`` is the adjoint of ``x``; ``_t0, _t1, ...`` are temporaries; ``_tape`` is the per-call
+tape. Every name the user's function binds or reads is reserved first, so a generated name
+never collides with one of the user's.
+"""
+
+from __future__ import annotations
+
+
+class Naming:
+    def __init__(self, reserved=()):
+        self.taken = set(reserved)
+        self._adjoints = {}
+        self._counter = 0
+
+    def reserve(self, *names):
+        self.taken.update(names)
+
+    def unique(self, base):
+        name = base
+        k = 1
+        while name in self.taken:
+            name = f"{base}_{k}"
+            k += 1
+        self.taken.add(name)
+        return name
+
+    def temp(self, hint="t"):
+        while True:
+            name = f"_{hint}{self._counter}"
+            self._counter += 1
+            if name not in self.taken:
+                self.taken.add(name)
+                return name
+
+    def snapshot(self):
+        return (set(self.taken), dict(self._adjoints), self._counter)
+
+    def restore(self, snap):
+        taken, adjoints, counter = snap
+        self.taken, self._adjoints, self._counter = set(taken), dict(adjoints), counter
+
+    def adjoint(self, name):
+        """The adjoint variable of a primal variable: ``x`` -> ``x_bar`` (``_t3`` -> ``_t3_bar``)."""
+        adj = self._adjoints.get(name)
+        if adj is None:
+            adj = self._adjoints[name] = self.unique(f"{name}_bar")
+        return adj
+
+    def saved(self, name):
+        """A variable that keeps an overwritten value of ``name`` outside loops."""
+        return self.unique(f"{name}_saved")

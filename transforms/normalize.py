@@ -1,0 +1,651 @@
+"""Lower a libcst function to the IR: one operation per statement (A-normal form).
+
+Expects: a parsed ``Source``. Guarantees: every operand of every ``Op`` is an atom (a ``Name``
+or a ``Const``, or an ``Index``/``Tup`` of atoms); every call is resolved to the object whose rule
+applies (or refused with ``MissingAdjointError``); augmented assignment is plain assignment;
+tuple unpacking is indexing; ``for`` over a sequence is ``for`` over ``range`` with indexing;
+conditions and loop bounds, which are never differentiated, are kept as source text. Anything
+not handled here is refused through ``fence.refuse`` (deny by default).
+"""
+
+from __future__ import annotations
+
+import builtins
+import inspect
+import operator
+import types
+
+import libcst as cst
+
+from . import fence, ir
+from . import rules as R
+from .naming import Naming
+
+BINOPS = {
+    cst.Add: (operator.add, "+"), cst.Subtract: (operator.sub, "-"), cst.Multiply: (operator.mul, "*"),
+    cst.Divide: (operator.truediv, "/"), cst.FloorDivide: (operator.floordiv, "//"),
+    cst.Modulo: (operator.mod, "%"), cst.Power: (operator.pow, "**"),
+    cst.MatrixMultiply: (operator.matmul, "@"), cst.BitAnd: (operator.and_, "&"),
+    cst.BitOr: (operator.or_, "|"), cst.BitXor: (operator.xor, "^"),
+}
+AUGOPS = {
+    cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract, cst.MultiplyAssign: cst.Multiply,
+    cst.DivideAssign: cst.Divide, cst.FloorDivideAssign: cst.FloorDivide, cst.ModuloAssign: cst.Modulo,
+    cst.PowerAssign: cst.Power, cst.MatrixMultiplyAssign: cst.MatrixMultiply,
+}
+UNOPS = {
+    cst.Minus: (operator.neg, "-"), cst.Plus: (operator.pos, "+"), cst.Not: (operator.not_, "not "),
+    cst.BitInvert: (operator.invert, "~"),
+}
+CMPOPS = {
+    cst.LessThan: (operator.lt, "<"), cst.LessThanEqual: (operator.le, "<="),
+    cst.GreaterThan: (operator.gt, ">"), cst.GreaterThanEqual: (operator.ge, ">="),
+    cst.Equal: (operator.eq, "=="), cst.NotEqual: (operator.ne, "!="),
+    cst.Is: (operator.is_, "is"), cst.IsNot: (operator.is_not, "is not"),
+}
+_SIDE_EFFECT_ONLY = {builtins.print}
+
+
+class Tup(tuple):
+    """A tuple or list literal of atoms passed to a function (``np.stack([a, b])``)."""
+
+    is_list = False
+
+    def render(self):
+        inner = ", ".join(a.render() for a in self)
+        if self.is_list:
+            return f"[{inner}]"
+        return f"({inner},)" if len(self) == 1 else f"({inner})"
+
+
+def _tup(items, is_list):
+    t = Tup(items)
+    t.is_list = is_list
+    return t
+
+
+def _code(node):
+    return cst.Module([]).code_for_node(node)
+
+
+class _Locals(cst.CSTVisitor):
+    """Every name the function binds (parameters, assignment and loop targets)."""
+
+    def __init__(self):
+        self.names = set()
+        self.all_names = set()
+
+    def visit_Name(self, node):
+        self.all_names.add(node.value)
+
+    def visit_AssignTarget(self, node):
+        self._bind(node.target)
+
+    def visit_AugAssign(self, node):
+        self._bind(node.target)
+
+    def visit_For(self, node):
+        self._bind(node.target)
+
+    def visit_AnnAssign(self, node):
+        self._bind(node.target)
+
+    def _bind(self, target):
+        if isinstance(target, cst.Name):
+            self.names.add(target.value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for el in target.elements:
+                self._bind(el.value)
+
+
+class Normalizer:
+    def __init__(self, src):
+        self.src = src
+        self.fn = src.fn
+        tree = src.tree
+        params = tree.params
+        if params.star_arg not in (cst.MaybeSentinel.DEFAULT, None) or params.star_kwarg is not None or params.kwonly_params or params.posonly_params:
+            node = params.star_arg if isinstance(params.star_arg, cst.Param) else (params.star_kwarg or tree)
+            fence.refuse(src, node, msg="*args, **kwargs, keyword-only and positional-only parameters are not supported",
+                         hint="list the parameters one by one")
+        self.params = [p.name.value for p in params.params]
+        finder = _Locals()
+        tree.body.visit(finder)
+        self.locals = set(self.params) | finder.names
+        self.naming = Naming(finder.all_names | set(self.params))
+        self.block = []
+        self.returns = 0
+
+    # ---- entry -------------------------------------------------------------------------------
+    def run(self):
+        body = self._block(self.src.tree.body)
+        if not body or not isinstance(body[-1], ir.Return):
+            fence.refuse(self.src, self.src.tree, msg="the function must end with a return statement",
+                         hint="return the value to differentiate")
+        name = self.fn.__name__ if self.fn.__name__ != "<lambda>" else "lambda"
+        return ir.Function(name, self.params, tuple(body), self.src.filename, self.fn.__qualname__)
+
+    def _block(self, suite):
+        saved, self.block = self.block, []
+        body = suite.body if isinstance(suite, (cst.IndentedBlock, cst.SimpleStatementSuite)) else suite
+        for stmt in body:
+            self._stmt(stmt)
+        out, self.block = self.block, saved
+        return out
+
+    def _emit(self, stmt):
+        self.block.append(stmt)
+
+    def _pos(self, node):
+        return self.src.pos_of(node)
+
+    # ---- statements --------------------------------------------------------------------------
+    def _stmt(self, stmt):
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                self._small(small)
+            return
+        handler = getattr(self, f"_stmt_{type(stmt).__name__}", None)
+        if handler is None:
+            fence.refuse(self.src, stmt)
+        handler(stmt)
+
+    def _small(self, s):
+        handler = getattr(self, f"_small_{type(s).__name__}", None)
+        if handler is None:
+            fence.refuse(self.src, s)
+        if self.block and isinstance(self.block[-1], ir.Return):
+            fence.refuse(self.src, s, msg="code after return is unreachable", hint="remove it")
+        handler(s)
+
+    def _small_Pass(self, s):
+        pass
+
+    def _small_Expr(self, s):
+        v = s.value
+        if isinstance(v, (cst.SimpleString, cst.ConcatenatedString)):
+            return  # docstring
+        if isinstance(v, cst.Call):
+            callee = self._static_callee(v.func)
+            if callee in _SIDE_EFFECT_ONLY:
+                self._emit(ir.Effect(_code(v), self._pos(s)))
+                return
+        fence.refuse(self.src, s, msg="an expression statement whose value is discarded is not supported",
+                     hint="assign the value to a variable, or remove the statement")
+
+    def _small_Return(self, s):
+        if s.value is None:
+            fence.refuse(self.src, s, msg="a differentiated function must return a value")
+        if self._depth_nonzero():
+            fence.refuse(self.src, s, msg="return inside if/for/while is not supported yet",
+                         hint="assign the result to a variable and return it once at the end")
+        atom = self._atom(s.value)
+        self._emit(ir.Return(atom, self._pos(s)))
+
+    def _depth_nonzero(self):
+        return getattr(self, "_depth", 0) > 0
+
+    def _small_Assign(self, s):
+        pos = self._pos(s)
+        if len(s.targets) > 1:
+            value = self._atom(s.value)
+            for t in s.targets:
+                self._assign_target(t.target, value, pos)
+            return
+        target = s.targets[0].target
+        if isinstance(target, cst.Name):
+            self._assign_expr(target.value, s.value, pos)
+        elif isinstance(target, (cst.Tuple, cst.List)) and isinstance(s.value, (cst.Tuple, cst.List)):
+            # a, b = b, a: evaluate every right-hand value before binding any
+            values = [self._value_to_temp(el.value) for el in s.value.elements]
+            if len(values) != len(target.elements):
+                fence.refuse(self.src, s, msg="unpacking needs as many values as targets")
+            for el, v in zip(target.elements, values):
+                self._assign_target(el.value, v, pos)
+        else:
+            self._assign_target(target, self._atom(s.value), pos)
+
+    def _value_to_temp(self, node):
+        atom = self._atom(node)
+        if isinstance(atom, ir.Name):
+            tmp = self.naming.temp()
+            self._emit(ir.Assign(tmp, self._copy_op(atom), self._pos(node)))
+            return ir.Name(tmp)
+        return atom
+
+    def _assign_target(self, target, value, pos):
+        if isinstance(target, cst.Name):
+            self._emit(ir.Assign(target.value, self._copy_op(value), pos))
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            if any(isinstance(el.value, cst.StarredElement) for el in target.elements):
+                fence.refuse(self.src, target, msg="starred unpacking is not supported")
+            for k, el in enumerate(target.elements):
+                index = ir.Index((ir.Const(k, str(k)),), False)
+                tmp_target = el.value
+                if isinstance(tmp_target, cst.Name):
+                    self._emit(ir.Assign(tmp_target.value, self._getitem_op(value, index), pos))
+                else:
+                    tmp = self.naming.temp()
+                    self._emit(ir.Assign(tmp, self._getitem_op(value, index), pos))
+                    self._assign_target(tmp_target, ir.Name(tmp), pos)
+        elif isinstance(target, cst.Subscript):
+            self._setitem(target, value, pos)
+        else:
+            fence.refuse(self.src, target, msg="only names, tuples of names and subscripts can be assigned to")
+
+    def _small_AugAssign(self, s):
+        pos = self._pos(s)
+        op_type = AUGOPS.get(type(s.operator))
+        if op_type is None:
+            fence.refuse(self.src, s, msg=f"the augmented assignment {s.operator.__class__.__name__} is not supported")
+        fn, sym = BINOPS[op_type]
+        if isinstance(s.target, cst.Name):
+            left = ir.Name(s.target.value)
+            right = self._atom(s.value)
+            self._emit(ir.Assign(s.target.value, self._binop(fn, sym, left, right, s), pos))
+        elif isinstance(s.target, cst.Subscript):
+            base, index = self._subscript_parts(s.target)
+            right = self._atom(s.value)
+            cur = self.naming.temp()
+            self._emit(ir.Assign(cur, self._getitem_op(base, index), pos))
+            new = self.naming.temp()
+            self._emit(ir.Assign(new, self._binop(fn, sym, ir.Name(cur), right, s), pos))
+            self._emit(ir.SetItem(base.id, index, ir.Name(new), pos))
+        else:
+            fence.refuse(self.src, s.target, msg="only names and subscripts can be updated in place")
+
+    def _setitem(self, target, value, pos):
+        base, index = self._subscript_parts(target)
+        self._emit(ir.SetItem(base.id, index, value, pos))
+
+    def _subscript_parts(self, node):
+        if not isinstance(node.value, cst.Name) or node.value.value not in self.locals:
+            fence.refuse(self.src, node, kind="Subscript",
+                         msg="only an array held in a local variable can be assigned into")
+        return ir.Name(node.value.value), self._index(node)
+
+    def _small_AnnAssign(self, s):
+        if s.value is None or not isinstance(s.target, cst.Name):
+            fence.refuse(self.src, s, msg="an annotation without a value is not supported")
+        self._assign_expr(s.target.value, s.value, self._pos(s))
+
+    def _assign_expr(self, name, value, pos):
+        """``name = value`` where value's last operation binds ``name`` directly (no extra copy)."""
+        if isinstance(value, cst.IfExp):
+            self._ifexp(name, value, pos)
+            return
+        op = self._op(value)
+        if isinstance(op, (ir.Name, ir.Const, Tup)):
+            op = self._copy_op(op)
+        self._emit(ir.Assign(name, op, pos))
+
+    # ---- compound statements ------------------------------------------------------------------
+    def _nested(self, suite):
+        self._depth = getattr(self, "_depth", 0) + 1
+        try:
+            return tuple(self._block(suite))
+        finally:
+            self._depth -= 1
+
+    def _stmt_If(self, s):
+        pos = self._pos(s)
+        test = self._test(s.test)
+        body = self._nested(s.body)
+        orelse = ()
+        if isinstance(s.orelse, cst.If):
+            saved, self.block = self.block, []
+            self._depth = getattr(self, "_depth", 0) + 1
+            try:
+                self._stmt_If(s.orelse)
+            finally:
+                self._depth -= 1
+            orelse, self.block = tuple(self.block), saved
+        elif isinstance(s.orelse, cst.Else):
+            orelse = self._nested(s.orelse.body)
+        self._emit(ir.If(test, body, orelse, pos))
+
+    def _stmt_While(self, s):
+        if s.orelse is not None:
+            fence.refuse(self.src, s.orelse, msg="while/else is not supported",
+                         hint="use a flag variable and an if after the loop")
+        self._emit(ir.While(self._test(s.test), self._nested(s.body), self._pos(s)))
+
+    def _stmt_For(self, s):
+        pos = self._pos(s)
+        if s.orelse is not None:
+            fence.refuse(self.src, s.orelse, msg="for/else is not supported",
+                         hint="use a flag variable and an if after the loop")
+        if s.asynchronous is not None:
+            fence.refuse(self.src, s, kind="AsyncFunctionDef")
+        range_text, target, prologue = self._loop_iter(s)
+        self._depth = getattr(self, "_depth", 0) + 1
+        try:
+            saved, self.block = self.block, []
+            for build in prologue:
+                build()
+            for stmt in s.body.body:
+                self._stmt(stmt)
+            body, self.block = tuple(self.block), saved
+        finally:
+            self._depth -= 1
+        self._emit(ir.For(target, range_text, body, pos))
+
+    def _loop_iter(self, s):
+        """(range text, index variable, statements that bind the user's targets per iteration)."""
+        it, target = s.iter, s.target
+        pos = self._pos(s)
+        if isinstance(it, cst.Call) and self._static_callee(it.func) is builtins.range:
+            if not isinstance(target, cst.Name):
+                fence.refuse(self.src, target, msg="a range loop needs a single loop variable")
+            self._check_text(it)
+            return _code(it), target.value, []
+        callee = self._static_callee(it.func) if isinstance(it, cst.Call) else None
+        if callee is builtins.enumerate:
+            seq = self._atom(it.args[0].value)
+            if not isinstance(target, cst.Tuple) or len(target.elements) != 2:
+                fence.refuse(self.src, target, msg="enumerate(...) needs two loop targets: index, value")
+            idx_target = target.elements[0].value
+            if not isinstance(idx_target, cst.Name):
+                fence.refuse(self.src, idx_target, msg="the index of enumerate must be a plain name")
+            k = idx_target.value
+            return f"range(len({seq.render()}))", k, [lambda: self._bind_elem(target.elements[1].value, seq, k, pos)]
+        if callee is builtins.zip:
+            seqs = [self._atom(a.value) for a in it.args]
+            if not isinstance(target, cst.Tuple) or len(target.elements) != len(seqs):
+                fence.refuse(self.src, target, msg="zip(...) needs one loop target per sequence")
+            k = self.naming.temp("k")
+            n = ", ".join(f"len({q.render()})" for q in seqs)
+            return f"range(min({n}))", k, [
+                (lambda el=el, q=q: self._bind_elem(el.value, q, k, pos)) for el, q in zip(target.elements, seqs)
+            ]
+        if callee is builtins.reversed:
+            seq = self._atom(it.args[0].value)
+            k = self.naming.temp("k")
+            return f"range(len({seq.render()}) - 1, -1, -1)", k, [lambda: self._bind_elem(target, seq, k, pos)]
+        seq = self._atom(it)
+        if isinstance(seq, ir.Const):
+            fence.refuse(self.src, it, msg="cannot loop over a constant")
+        k = self.naming.temp("k")
+        return f"range(len({seq.render()}))", k, [lambda: self._bind_elem(target, seq, k, pos)]
+
+    def _bind_elem(self, target, seq, k, pos):
+        op = self._getitem_op(seq, ir.Index((ir.Name(k),), False))
+        if isinstance(target, cst.Name):
+            self._emit(ir.Assign(target.value, op, pos))
+        else:
+            tmp = self.naming.temp()
+            self._emit(ir.Assign(tmp, op, pos))
+            self._assign_target(target, ir.Name(tmp), pos)
+
+    def _ifexp(self, name, node, pos):
+        test = self._test(node.test)
+        saved, self.block = self.block, []
+        self._assign_expr(name, node.body, pos)
+        body, self.block = tuple(self.block), []
+        self._assign_expr(name, node.orelse, pos)
+        orelse, self.block = tuple(self.block), saved
+        self._emit(ir.If(test, body, orelse, pos))
+
+    # ---- conditions: kept as text (never differentiated), but fenced ---------------------------
+    def _test(self, node):
+        self._check_text(node)
+        return _code(node)
+
+    def _check_text(self, node):
+        """A condition or bound is run as written: refuse what could not run the same way."""
+        for bad in (cst.NamedExpr, cst.Lambda, cst.Yield, cst.Await):
+            found = _find(node, bad)
+            if found is not None:
+                fence.refuse(self.src, found)
+
+    # ---- expressions ---------------------------------------------------------------------------
+    def _atom(self, node):
+        """Lower ``node`` so that its value is an atom, emitting temporaries as needed."""
+        op = self._op(node)
+        if isinstance(op, (ir.Name, ir.Const, Tup)):
+            return op
+        tmp = self.naming.temp()
+        self._emit(ir.Assign(tmp, op, self._pos(node)))
+        return ir.Name(tmp)
+
+    def _op(self, node):
+        """Lower ``node`` to one ``Op`` over atoms (or an atom itself)."""
+        handler = getattr(self, f"_expr_{type(node).__name__}", None)
+        if handler is None:
+            fence.refuse(self.src, node)
+        return handler(node)
+
+    def _expr_Name(self, node):
+        n = node.value
+        if n in ("True", "False", "None"):
+            return ir.Const({"True": True, "False": False, "None": None}[n], n)
+        if n in self.locals:
+            return ir.Name(n)
+        # a module-level or closure value: read as written, never differentiated
+        return ir.Const(self._static_value(node), n)
+
+    def _expr_Integer(self, node):
+        return ir.Const(node.evaluated_value, node.value)
+
+    _expr_Float = _expr_Integer
+    _expr_Imaginary = _expr_Integer
+
+    def _expr_SimpleString(self, node):
+        return ir.Const(node.evaluated_value, node.value)
+
+    def _expr_Ellipsis(self, node):
+        fence.refuse(self.src, node)
+
+    def _expr_Tuple(self, node):
+        return self._sequence(node, False)
+
+    def _expr_List(self, node):
+        return self._sequence(node, True)
+
+    def _sequence(self, node, is_list):
+        items = []
+        for el in node.elements:
+            if isinstance(el, cst.StarredElement):
+                fence.refuse(self.src, el, kind="Starred")
+            a = self._atom(el.value)
+            if isinstance(a, Tup):
+                fence.refuse(self.src, el, msg="nested tuples and lists are not supported here",
+                             hint="build the inner sequence in a variable of its own")
+            items.append(a)
+        return _tup(items, is_list)
+
+    def _expr_UnaryOperation(self, node):
+        fn, sym = UNOPS[type(node.operator)]
+        if fn is operator.neg and isinstance(node.expression, (cst.Integer, cst.Float, cst.Imaginary)):
+            lit = node.expression
+            return ir.Const(-lit.evaluated_value, "-" + lit.value)
+        x = self._atom(node.expression)
+        return ir.Op(fn, (x,), (), f"{sym}{x.render()}", self._kind(fn))
+
+    def _expr_BinaryOperation(self, node):
+        entry = BINOPS.get(type(node.operator))
+        if entry is None:
+            fence.refuse(self.src, node)
+        fn, sym = entry
+        return self._binop(fn, sym, self._atom(node.left), self._atom(node.right), node)
+
+    def _binop(self, fn, sym, a, b, node):
+        return ir.Op(fn, (a, b), (), f"{a.render()} {sym} {b.render()}", self._kind(fn))
+
+    def _expr_Comparison(self, node):
+        if len(node.comparisons) != 1:
+            fence.refuse(self.src, node, msg="chained comparisons are only supported in if/while conditions",
+                         hint="split it: (a < b) & (b < c)")
+        c = node.comparisons[0]
+        entry = CMPOPS.get(type(c.operator))
+        if entry is None:
+            fence.refuse(self.src, node, msg="`in` tests are only supported in if/while conditions")
+        fn, sym = entry
+        a, b = self._atom(node.left), self._atom(c.comparator)
+        return ir.Op(fn, (a, b), (), f"{a.render()} {sym} {b.render()}", "nondiff")
+
+    def _expr_BooleanOperation(self, node):
+        fence.refuse(self.src, node, msg="and/or are only supported in if/while conditions",
+                     hint="use np.logical_and / np.logical_or, or an if statement")
+
+    def _expr_IfExp(self, node):
+        tmp = self.naming.temp()
+        self._ifexp(tmp, node, self._pos(node))
+        return ir.Name(tmp)
+
+    def _expr_Attribute(self, node):
+        base = node.value
+        if self._is_local_expr(base):
+            x = self._atom(base)
+            attr = node.attr.value
+            if attr not in R.ATTRIBUTES:
+                fence.refuse(self.src, node, msg=f"the array attribute .{attr} is not supported",
+                             hint="supported: " + ", ".join(sorted(R.ATTRIBUTES)))
+            key = R.ATTRIBUTES[attr]
+            kind = "nondiff" if key is None else "call"
+            return ir.Op(key, (x,), (), f"{x.render()}.{attr}", kind)
+        return ir.Const(self._static_value(node), _code(node))
+
+    def _expr_Subscript(self, node):
+        base = self._atom(node.value)
+        return self._getitem_op(base, self._index(node))
+
+    def _getitem_op(self, base, index):
+        return ir.Op(operator.getitem, (base, index), (), f"{base.render()}[{index.render()}]", "call")
+
+    def _index(self, node):
+        parts = []
+        for el in node.slice:
+            s = el.slice
+            if isinstance(s, cst.Slice):
+                parts.append(ir.Slice(*(self._index_atom(v) if v is not None else None for v in (s.lower, s.upper, s.step))))
+            else:
+                v = s.value
+                if isinstance(v, cst.Name) and v.value == "None":
+                    parts.append(None)
+                elif isinstance(v, cst.Ellipsis):
+                    parts.append(Ellipsis)
+                else:
+                    parts.append(self._index_atom(v))
+        is_tuple = len(node.slice) > 1 or (len(node.slice) == 1 and node.slice[0].comma not in (cst.MaybeSentinel.DEFAULT, None))
+        return ir.Index(tuple(parts), is_tuple)
+
+    def _index_atom(self, node):
+        a = self._atom(node)
+        if isinstance(a, Tup):
+            fence.refuse(self.src, node, msg="a tuple inside an index is not supported", hint="index with an array")
+        return a
+
+    def _expr_Call(self, node):
+        func = node.func
+        args, kwargs = self._call_args(node)
+        if isinstance(func, cst.Attribute) and self._is_local_expr(func.value):
+            return self._method_call(node, func, args, kwargs)
+        callee = self._static_callee(func)
+        if callee is None:
+            fence.refuse(self.src, func, msg="only functions named at module level (or array methods) can be called",
+                         hint="call a module-level function, or an array method")
+        text = f"{_code(func)}({self._render_args(args, kwargs)})"
+        return self._call_op(node, callee, args, kwargs, text, _code(func))
+
+    def _call_args(self, node):
+        args, kwargs = [], []
+        for a in node.args:
+            if a.star:
+                fence.refuse(self.src, a, kind="Starred")
+            atom = self._atom(a.value)
+            if a.keyword is not None:
+                if a.keyword.value == "out":
+                    fence.refuse(self.src, a, msg="out= arguments are not supported",
+                                 hint="assign the result to a variable instead")
+                kwargs.append((a.keyword.value, atom))
+            else:
+                args.append(atom)
+        return tuple(args), tuple(kwargs)
+
+    @staticmethod
+    def _render_args(args, kwargs):
+        return ", ".join([a.render() for a in args] + [f"{k}={v.render()}" for k, v in kwargs])
+
+    def _method_call(self, node, func, args, kwargs):
+        x = self._atom(func.value)
+        name = func.attr.value
+        key = R.METHODS.get(name)
+        text = f"{x.render()}.{name}({self._render_args(args, kwargs)})"
+        if key is None:
+            fence.refuse(self.src, node, msg=f"the array method .{name}() is not supported",
+                         hint="call the numpy function instead, e.g. np.%s(x, ...)" % name)
+        if name in ("reshape", "transpose") and len(args) > 1:
+            args = (_tup(args, False),)  # x.reshape(2, 3) == np.reshape(x, (2, 3))
+        return self._call_op(node, key, (x,) + args, kwargs, text, f"ndarray.{name}")
+
+    def _call_op(self, node, callee, args, kwargs, text, name):
+        if R.is_nondiff(callee):
+            return ir.Op(callee, args, kwargs, text, "nondiff")
+        if R.lookup(callee) is not None:
+            return ir.Op(callee, args, kwargs, text, "call")
+        fence.missing_adjoint(self.src, node, callee, name)
+
+    def _kind(self, fn):
+        return "nondiff" if R.is_nondiff(fn) else "call"
+
+    # ---- name resolution -------------------------------------------------------------------------
+    def _is_local_expr(self, node):
+        """Does ``node`` compute from local values (so ``node.attr`` is an array attribute)?"""
+        while isinstance(node, cst.Attribute):
+            node = node.value
+        if isinstance(node, cst.Name):
+            return node.value in self.locals
+        return True
+
+    def _static_callee(self, func):
+        if isinstance(func, (cst.Name, cst.Attribute)) and not self._is_local_expr(func):
+            return self._static_value(func)
+        return None
+
+    def _static_value(self, node):
+        if isinstance(node, cst.Name):
+            return self._lookup_global(node)
+        if isinstance(node, cst.Attribute):
+            base = self._static_value(node.value)
+            try:
+                return getattr(base, node.attr.value)
+            except AttributeError:
+                fence.refuse(self.src, node, msg=f"{_code(node)} does not exist")
+        fence.refuse(self.src, node)
+
+    def _lookup_global(self, node):
+        name = node.value
+        fn = self.fn
+        code = fn.__code__
+        if name in code.co_freevars and fn.__closure__:
+            try:
+                return fn.__closure__[code.co_freevars.index(name)].cell_contents
+            except ValueError:
+                pass
+        g = fn.__globals__
+        if name in g:
+            return g[name]
+        if hasattr(builtins, name):
+            return getattr(builtins, name)
+        fence.refuse(self.src, node, msg=f"name {name!r} is not defined", hint="define it before differentiating")
+
+    def _copy_op(self, atom):
+        return ir.Op(None, (atom,), (), atom.render(), "copy")
+
+
+def _find(node, kind):
+    found = []
+
+    class V(cst.CSTVisitor):
+        def on_visit(self, n):
+            if isinstance(n, kind) and not found:
+                found.append(n)
+            return not found
+
+    node.visit(V())
+    return found[0] if found else None
+
+
+def normalize(src):
+    return Normalizer(src).run()

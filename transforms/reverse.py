@@ -1,0 +1,426 @@
+"""Reverse mode: the forward sweep and the backward sweep of a normalized function.
+
+Expects: an ``ir.Function`` and an ``Analysis``. Guarantees: two lists of ``Line`` s. The forward
+is the user's code, one operation per line, plus saves of the values that it overwrites and the
+backward reads. The backward visits the statements in reverse; at each one every variable the
+backward reads holds the value it had at that point of the forward (values are restored as the
+backward passes their definitions), so each statement is replaced by its adjoint template.
+
+Adjoint bookkeeping is static where it can be: each adjoint is known to be *zero* (never
+written, or reset by a definition), *dense* (holds an array), or *maybe* (either; holds the
+``ZERO`` sentinel at run time). The first contribution to a zero adjoint is an assignment, a
+contribution read from a zero adjoint is dropped, and only *maybe* adjoints (after branches and
+loops) cost a run-time test.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from . import ir
+from .normalize import Tup
+from .templates import instantiate
+
+ZERO, DENSE, MAYBE = "zero", "dense", "maybe"
+
+
+@dataclass
+class Line:
+    depth: int
+    text: str
+    pos: object = None  # ir.Pos of the user's statement this line comes from
+
+
+@dataclass
+class Reversed:
+    forward: list
+    backward: list
+    outputs: list  # (param, expression) of the gradient, in wrt order
+    restored: set  # primal names the backward assigns to
+    uses_tape: bool
+    free_names: set = field(default_factory=set)  # template globals the code uses
+    result: object = None  # the returned atom
+    mutates: bool = False
+
+
+class Reverser:
+    def __init__(self, fn, analysis, naming, wrt):
+        self.fn = fn
+        self.an = analysis
+        self.naming = naming
+        self.wrt = list(wrt)
+        self.reads = analysis.backward_reads() | set(self.wrt)
+        self.saves = {}  # id(stmt) -> "tape" | saved variable name
+        self.needs_init = set()
+        self.conds = {}  # id(If) -> condition variable
+        self.counts = {}  # id(loop) -> range/count variable
+        self.free = set()
+        self.restored = set()
+        self.uses_tape = False
+        self._bw_cache = {}
+
+    # ---- planning ----------------------------------------------------------------------------
+    def plan(self):
+        defined = set(self.fn.params)
+        self._plan_block(self.fn.body, set(self.fn.params), defined, False)
+
+    def _plan_block(self, stmts, possibly, definitely, in_loop):
+        for s in stmts:
+            if isinstance(s, ir.Assign):
+                self._plan_def(s, s.target, possibly, definitely, in_loop)
+                possibly.add(s.target)
+                definitely.add(s.target)
+            elif isinstance(s, ir.SetItem):
+                if s.target in self.reads:
+                    self.saves[id(s)] = "tape" if in_loop else self.naming.saved(s.target)
+                    self.uses_tape |= in_loop
+            elif isinstance(s, ir.If):
+                p1, d1 = set(possibly), set(definitely)
+                p2, d2 = set(possibly), set(definitely)
+                self._plan_block(s.body, p1, d1, in_loop)
+                self._plan_block(s.orelse, p2, d2, in_loop)
+                possibly |= p1 | p2
+                definitely |= d1 & d2
+            elif isinstance(s, (ir.For, ir.While)):
+                inner = set(possibly) | _defined_in(s.body)
+                if isinstance(s, ir.For):
+                    self._plan_def(s, s.target, possibly, definitely, in_loop)
+                    inner.add(s.target)
+                self._plan_block(s.body, inner, set(definitely), True)
+                possibly |= inner
+
+    def _plan_def(self, s, name, possibly, definitely, in_loop):
+        if name in self.reads and name in possibly:
+            self.saves[id(s)] = "tape" if in_loop else self.naming.saved(name)
+            self.uses_tape |= in_loop
+            if name not in definitely:
+                self.needs_init.add(name)
+            self.restored.add(name)
+
+    def has_backward(self, s):
+        key = id(s)
+        if key not in self._bw_cache:
+            if isinstance(s, (ir.Assign, ir.SetItem)):
+                r = self.an.is_active_stmt(s) or key in self.saves
+            elif isinstance(s, ir.If):
+                r = any(self.has_backward(t) for t in s.body + s.orelse)
+            elif isinstance(s, (ir.For, ir.While)):
+                r = any(self.has_backward(t) for t in s.body) or key in self.saves
+            else:
+                r = False
+            self._bw_cache[key] = r
+        return self._bw_cache[key]
+
+    # ---- forward -----------------------------------------------------------------------------
+    def forward(self):
+        out = [Line(0, f"{n} = None") for n in sorted(self.needs_init)]
+        if self.uses_tape:
+            out.insert(0, Line(0, "_tape = []"))
+        self._fwd_block(self.fn.body, 0, False, out)
+        return out
+
+    def _save(self, s, expr, depth, out):
+        where = self.saves.get(id(s))
+        if where == "tape":
+            out.append(Line(depth, f"_tape.append({expr})", s.pos))
+        elif where:
+            out.append(Line(depth, f"{where} = {expr}", s.pos))
+
+    def _fwd_block(self, stmts, depth, in_loop, out):
+        for s in stmts:
+            if isinstance(s, ir.Assign):
+                self._save(s, s.target, depth, out)
+                out.append(Line(depth, f"{s.target} = {s.op.text}", s.pos))
+            elif isinstance(s, ir.SetItem):
+                sub = f"{s.target}[{s.index.render()}]"
+                self._save(s, f"copy_value({sub})", depth, out)
+                if id(s) in self.saves:
+                    self.free.add("copy_value")
+                out.append(Line(depth, f"{sub} = {s.value.render()}", s.pos))
+            elif isinstance(s, ir.Effect):
+                out.append(Line(depth, s.text, s.pos))
+            elif isinstance(s, ir.Return):
+                pass
+            elif isinstance(s, ir.If):
+                self._fwd_if(s, depth, in_loop, out)
+            elif isinstance(s, ir.For):
+                self._fwd_for(s, depth, in_loop, out)
+            elif isinstance(s, ir.While):
+                self._fwd_while(s, depth, in_loop, out)
+
+    def _fwd_if(self, s, depth, in_loop, out):
+        if not self.has_backward(s):
+            test = s.test
+        else:
+            test = self.conds[id(s)] = self.naming.temp("c")
+            out.append(Line(depth, f"{test} = {s.test}", s.pos))
+        out.append(Line(depth, f"if {test}:", s.pos))
+        n = len(out)
+        self._fwd_block(s.body, depth + 1, in_loop, out)
+        if len(out) == n:
+            out.append(Line(depth + 1, "pass"))
+        if s.orelse:
+            out.append(Line(depth, "else:"))
+            self._fwd_block(s.orelse, depth + 1, in_loop, out)
+        if in_loop and id(s) in self.conds:
+            out.append(Line(depth, f"_tape.append({test})"))
+            self.uses_tape = True
+
+    def _fwd_for(self, s, depth, in_loop, out):
+        self._save(s, s.target, depth, out)
+        if not self.has_backward(s):
+            out.append(Line(depth, f"for {s.target} in {s.range_text}:", s.pos))
+            self._fwd_block(s.body, depth + 1, True, out)
+            return
+        r = self.counts[id(s)] = self.naming.temp("r")
+        out.append(Line(depth, f"{r} = {s.range_text}", s.pos))
+        out.append(Line(depth, f"for {s.target} in {r}:", s.pos))
+        n = len(out)
+        self._fwd_block(s.body, depth + 1, True, out)
+        if len(out) == n:
+            out.append(Line(depth + 1, "pass"))
+        if in_loop:
+            out.append(Line(depth, f"_tape.append({r})"))
+            self.uses_tape = True
+
+    def _fwd_while(self, s, depth, in_loop, out):
+        if not self.has_backward(s):
+            out.append(Line(depth, f"while {s.test}:", s.pos))
+            self._fwd_block(s.body, depth + 1, True, out)
+            return
+        n = self.counts[id(s)] = self.naming.temp("n")
+        out.append(Line(depth, f"{n} = 0", s.pos))
+        out.append(Line(depth, f"while {s.test}:", s.pos))
+        self._fwd_block(s.body, depth + 1, True, out)
+        out.append(Line(depth + 1, f"{n} += 1"))
+        if in_loop:
+            out.append(Line(depth, f"_tape.append({n})"))
+            self.uses_tape = True
+
+    # ---- backward ----------------------------------------------------------------------------
+    def backward(self, seed_name, result):
+        state = {}
+        out = []
+        if isinstance(result, ir.Name) and result.id in self.an.active:
+            adj = self.naming.adjoint(result.id)
+            if adj != seed_name:
+                out.append(Line(0, f"{adj} = {seed_name}"))
+            state[adj] = DENSE
+        state = self._bwd_block(self.fn.body, 0, False, state, out)
+        outputs = []
+        for p in self.wrt:
+            adj = self.naming.adjoint(p)
+            st = state.get(adj, ZERO)
+            outputs.append((p, f"finalize({'ZERO' if st == ZERO else adj}, {p})"))
+        self.free.update({"finalize", "ZERO"})
+        return out, outputs
+
+    def _bwd_block(self, stmts, depth, in_loop, state, out):
+        for s in reversed(stmts):
+            if isinstance(s, ir.Assign):
+                state = self._bwd_assign(s, depth, state, out)
+            elif isinstance(s, ir.SetItem):
+                state = self._bwd_setitem(s, depth, state, out)
+            elif isinstance(s, ir.If) and self.has_backward(s):
+                state = self._bwd_if(s, depth, in_loop, state, out)
+            elif isinstance(s, (ir.For, ir.While)) and self.has_backward(s):
+                state = self._bwd_loop(s, depth, in_loop, state, out)
+        return state
+
+    def _restore(self, s, name, depth, out, expr=None):
+        where = self.saves.get(id(s))
+        if not where:
+            return
+        value = "_tape.pop()" if where == "tape" else where
+        out.append(Line(depth, f"{expr or name} = {value}", s.pos))
+        self.restored.add(name)
+
+    def _bwd_assign(self, s, depth, state, out):
+        adj = self.naming.adjoint(s.target)
+        if not self.an.is_active_stmt(s) or state.get(adj, ZERO) == ZERO:
+            state[adj] = ZERO
+            self._restore(s, s.target, depth, out)
+            return state
+        op = s.op
+        self_ref = s.target in op.arg_names()
+        g, result = adj, s.target
+        if self_ref:
+            g = self.naming.temp("g")
+            out.append(Line(depth, f"{g} = {adj}", s.pos))
+            state[g] = state[adj]
+            if self._reads_result(s) and id(s) in self.saves:
+                result = self.naming.temp("r")
+                out.append(Line(depth, f"{result} = {s.target}", s.pos))
+            state[adj] = ZERO
+            self._restore(s, s.target, depth, out)
+            return self._guarded(g, state, depth, out, lambda st, d: self._template(s, g, result, st, d, out))
+        state = self._guarded(g, state, depth, out, lambda st, d: self._template(s, g, result, st, d, out))
+        state[adj] = ZERO
+        self._restore(s, s.target, depth, out)
+        return state
+
+    def _reads_result(self, s):
+        b = self.an.binding(s.op)
+        return b is not None and any(b.template.params[0] in t.reads_values for t in b.template.stmts)
+
+    def _guarded(self, g, state, depth, out, body):
+        """Run ``body`` directly if adjoint ``g`` is dense, under ``if g is not ZERO`` if maybe."""
+        if state.get(g, ZERO) == DENSE:
+            return body(state, depth)
+        self.free.add("ZERO")
+        out.append(Line(depth, f"if {g} is not ZERO:"))
+        inner = body(dict(state), depth + 1)
+        merged, _, fix_skip = _join(inner, state)
+        for name in fix_skip:  # the skipped path leaves these zero: say so for the merge
+            out.append(Line(depth, "else:"))
+            break
+        for name in fix_skip:
+            out.append(Line(depth + 1, f"{name} = ZERO"))
+        return merged
+
+    def _template(self, s, g, result, state, depth, out):
+        op = s.op
+        if op.kind == "copy":
+            src = op.args[0]
+            if isinstance(src, ir.Name) and src.id in self.an.active:
+                self._accumulate(self.naming.adjoint(src.id), g, state, depth, out, s.pos)
+            return state
+        b = self.an.binding(op)
+        tmpl = b.template
+        values = {p: _render(v) for p, v in b.values.items()}
+        values[tmpl.params[0]] = result
+        adjoints = {tmpl.params[0]: g}
+        tuples = {}
+        for p in b.diff:
+            v = b.values[p]
+            if isinstance(v, ir.Name) and v.id in self.an.active:
+                adjoints[p] = self.naming.adjoint(v.id)
+            elif isinstance(v, Tup) and any(isinstance(a, ir.Name) and a.id in self.an.active for a in v):
+                adjoints[p] = tuples[p] = self.naming.temp("gs")
+            else:
+                adjoints[p] = None
+        self.free |= tmpl.free_names
+        for inst in instantiate(tmpl, values, adjoints, lambda base: self.naming.temp("a")):
+            if not inst.accumulate:
+                out.append(Line(depth, f"{inst.target} = {inst.expr}", s.pos))
+            elif inst.source_param in tuples:
+                out.append(Line(depth, f"{inst.target} = {inst.expr}", s.pos))
+                for k, a in enumerate(b.values[inst.source_param]):
+                    if isinstance(a, ir.Name) and a.id in self.an.active:
+                        self._accumulate(self.naming.adjoint(a.id), f"{inst.target}[{k}]", state, depth, out, s.pos)
+            else:
+                self._accumulate(inst.target, inst.expr, state, depth, out, s.pos)
+        return state
+
+    def _accumulate(self, adj, expr, state, depth, out, pos):
+        st = state.get(adj, ZERO)
+        if st == ZERO:
+            text = f"{adj} = {expr}"
+        elif st == DENSE:
+            text = f"{adj} = {adj} + {expr}"
+        else:
+            text = f"{adj} = acc({adj}, {expr})"
+            self.free.add("acc")
+        out.append(Line(depth, text, pos))
+        state[adj] = DENSE
+
+    def _bwd_setitem(self, s, depth, state, out):
+        adj = self.naming.adjoint(s.target)
+        if self.an.is_active_stmt(s) and state.get(adj, ZERO) != ZERO:
+            def body(st, d):
+                v = s.value
+                if isinstance(v, ir.Name) and v.id in self.an.active:
+                    self._accumulate(self.naming.adjoint(v.id), f"unbroadcast({adj}[{s.index.render()}], {v.id})", st, d, out, s.pos)
+                    self.free.add("unbroadcast")
+                out.append(Line(d, f"{adj} = zero_at({adj}, {s.index.render_value()})", s.pos))
+                self.free.add("zero_at")
+                return st
+            state = self._guarded(adj, state, depth, out, body)
+        self._restore(s, s.target, depth, out, expr=f"{s.target}[{s.index.render()}]")
+        return state
+
+    def _bwd_if(self, s, depth, in_loop, state, out):
+        c = self.conds[id(s)]
+        if in_loop:
+            out.append(Line(depth, f"{c} = _tape.pop()"))
+        body, else_ = [], []
+        st1 = self._bwd_block(s.body, depth + 1, in_loop, dict(state), body)
+        st2 = self._bwd_block(s.orelse, depth + 1, in_loop, dict(state), else_)
+        merged, fix1, fix2 = _join(st1, st2)
+        body += [Line(depth + 1, f"{n} = ZERO") for n in fix1]
+        else_ += [Line(depth + 1, f"{n} = ZERO") for n in fix2]
+        if fix1 or fix2:
+            self.free.add("ZERO")
+        if not body and not else_:
+            return merged
+        if not body:
+            out.append(Line(depth, f"if not {c}:", s.pos))
+            out.extend(else_)
+            return merged
+        out.append(Line(depth, f"if {c}:", s.pos))
+        out.extend(body)
+        if else_:
+            out.append(Line(depth, "else:"))
+            out.extend(else_)
+        return merged
+
+    def _bwd_loop(self, s, depth, in_loop, state, out):
+        var = self.counts[id(s)]
+        if in_loop:
+            out.append(Line(depth, f"{var} = _tape.pop()"))
+        header = (f"for {s.target} in reversed({var}):" if isinstance(s, ir.For) else f"for _ in range({var}):")
+        entry = dict(state)
+        snapshot = self.naming.snapshot()
+        while True:
+            body = []
+            end = self._bwd_block(s.body, depth + 1, True, dict(entry), body)
+            merged, _, _ = _join(entry, end)
+            if merged == entry:
+                break
+            entry = merged
+            self.naming.restore(snapshot)
+        before = [n for n in entry if state.get(n, ZERO) == ZERO and entry[n] != ZERO]
+        after = [n for n in entry if end.get(n, ZERO) == ZERO and entry[n] != ZERO]
+        out += [Line(depth, f"{n} = ZERO") for n in before]
+        out.append(Line(depth, header, s.pos))
+        out.extend(body)
+        out += [Line(depth + 1, f"{n} = ZERO") for n in after]
+        if before or after:
+            self.free.add("ZERO")
+        if isinstance(s, ir.For):
+            self._restore(s, s.target, depth, out)
+        return entry
+
+
+def _join(a, b):
+    """Merge two adjoint states; also which names each side must set to ``ZERO``."""
+    merged, fix_a, fix_b = {}, [], []
+    for n in sorted(set(a) | set(b)):
+        x, y = a.get(n, ZERO), b.get(n, ZERO)
+        if x == y:
+            merged[n] = x
+            continue
+        merged[n] = MAYBE
+        if x == ZERO:
+            fix_a.append(n)
+        if y == ZERO:
+            fix_b.append(n)
+    return merged, fix_a, fix_b
+
+
+def _render(v):
+    if isinstance(v, (ir.Index, ir.Name, ir.Const)):
+        return v.render_value() if isinstance(v, ir.Index) else v.render()
+    if isinstance(v, Tup):
+        return v.render()
+    raise TypeError(v)
+
+
+def _defined_in(stmts):
+    out = set()
+    for s in ir.walk(stmts):
+        if isinstance(s, ir.Assign):
+            out.add(s.target)
+        elif isinstance(s, ir.For):
+            out.add(s.target)
+    return out

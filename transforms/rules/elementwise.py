@@ -1,0 +1,91 @@
+"""Elementwise rules: unary functions, broadcasting binary functions, and the non-differentiable
+elementwise functions."""
+
+import builtins
+import math
+import operator
+
+import numpy as np
+
+from . import binary, nondiff, rule, unary
+
+LN2 = "0.6931471805599453"
+LN10 = "2.302585092994046"
+
+# ---- arithmetic -----------------------------------------------------------------------------
+unary([np.negative, operator.neg], "-d[y]")
+unary([np.positive, operator.pos], "d[y]")
+binary([np.add, operator.add], "d[z]", "d[z]")
+binary([np.subtract, operator.sub], "d[z]", "-d[z]")
+binary([np.multiply, operator.mul], "d[z] * y", "d[z] * x")
+binary([np.divide, operator.truediv], "d[z] / y", "-d[z] * z / y")
+rule(
+    [np.power, operator.pow, builtins.pow, math.pow],
+    "z, x, y",
+    """
+d[x] += unbroadcast(d[z] * y * x ** (y - 1), x)
+d[y] += unbroadcast(d[z] * z * np.log(np.where(x == 0, 1.0, x)), y)
+""",
+)
+unary(np.square, "d[y] * 2.0 * x")
+unary(np.reciprocal, "-d[y] * y * y")
+unary([np.sqrt, math.sqrt], "d[y] / (2.0 * y)")
+unary(np.cbrt, "d[y] / (3.0 * y * y)")
+unary([np.absolute, builtins.abs, np.fabs, math.fabs], "d[y] * np.sign(x)")
+binary([np.remainder, operator.mod], "d[z]", "-d[z] * np.floor(x / y)")
+binary([np.fmod, math.fmod], "d[z]", "-d[z] * np.trunc(x / y)")
+
+# ---- exponentials and logarithms --------------------------------------------------------------
+unary([np.exp, math.exp], "d[y] * y")
+unary(np.exp2, f"d[y] * y * {LN2}")
+unary([np.expm1, math.expm1], "d[y] * (y + 1.0)")
+unary(np.log, "d[y] / x")
+rule(math.log, "y, x, base=None", "d[x] += d[y] / x if base is None else d[y] / (x * np.log(base))")
+unary([np.log2, math.log2], f"d[y] / (x * {LN2})")
+unary([np.log10, math.log10], f"d[y] / (x * {LN10})")
+unary([np.log1p, math.log1p], "d[y] / (1.0 + x)")
+binary(np.logaddexp, "d[z] * np.exp(x - z)", "d[z] * np.exp(y - z)")
+binary(np.logaddexp2, "d[z] * np.exp2(x - z)", "d[z] * np.exp2(y - z)")
+
+# ---- trigonometric and hyperbolic -------------------------------------------------------------
+unary([np.sin, math.sin], "d[y] * np.cos(x)")
+unary([np.cos, math.cos], "-d[y] * np.sin(x)")
+unary([np.tan, math.tan], "d[y] * (1.0 + y * y)")
+unary([np.arcsin, math.asin], "d[y] / np.sqrt(1.0 - x * x)")
+unary([np.arccos, math.acos], "-d[y] / np.sqrt(1.0 - x * x)")
+unary([np.arctan, math.atan], "d[y] / (1.0 + x * x)")
+unary([np.sinh, math.sinh], "d[y] * np.cosh(x)")
+unary([np.cosh, math.cosh], "d[y] * np.sinh(x)")
+unary([np.tanh, math.tanh], "d[y] * (1.0 - y * y)")
+unary([np.arcsinh, math.asinh], "d[y] / np.sqrt(x * x + 1.0)")
+unary([np.arccosh, math.acosh], "d[y] / np.sqrt(x * x - 1.0)")
+unary([np.arctanh, math.atanh], "d[y] / (1.0 - x * x)")
+unary([np.deg2rad, np.radians, math.radians], "d[y] * 0.017453292519943295")
+unary([np.rad2deg, np.degrees, math.degrees], "d[y] * 57.29577951308232")
+binary([np.arctan2, math.atan2], "d[z] * y / (x * x + y * y)", "-d[z] * x / (x * x + y * y)")
+binary([np.hypot, math.hypot], "d[z] * x / z", "d[z] * y / z")
+unary(np.sinc, "d[y] * np.where(x == 0, 0.0, (np.cos(np.pi * x) - y) / np.where(x == 0, 1.0, x))")
+unary([math.erf], "d[y] * 1.1283791670955126 * np.exp(-x * x)")
+unary([math.erfc], "-d[y] * 1.1283791670955126 * np.exp(-x * x)")
+
+# ---- extrema: ties share the gradient evenly (as JAX does) ------------------------------------
+binary([np.maximum, np.fmax], "d[z] * ((x > y) + 0.5 * (x == y))", "d[z] * ((y > x) + 0.5 * (x == y))")
+binary([np.minimum, np.fmin], "d[z] * ((x < y) + 0.5 * (x == y))", "d[z] * ((y < x) + 0.5 * (x == y))")
+
+# ---- conversions that keep the value ----------------------------------------------------------
+unary([float, np.asarray, np.asanyarray, np.array, np.float64, np.float32, np.ascontiguousarray], "d[y]")
+unary([np.real], "d[y]")
+
+# ---- no gradient ------------------------------------------------------------------------------
+nondiff(
+    np.sign, np.floor, np.ceil, np.round, np.around, np.rint, np.trunc, np.fix, math.floor,
+    math.ceil, math.trunc, builtins.round, np.heaviside, np.floor_divide, operator.floordiv,
+    np.isfinite, np.isnan, np.isinf, np.signbit, math.isfinite, math.isnan, math.isinf,
+    np.less, np.less_equal, np.greater, np.greater_equal, np.equal, np.not_equal,
+    operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne,
+    operator.not_, operator.is_, operator.is_not, operator.contains,
+    np.logical_and, np.logical_or, np.logical_not, np.logical_xor,
+    operator.and_, operator.or_, operator.xor, operator.invert, np.bitwise_and, np.bitwise_or,
+    np.invert, np.isclose, np.allclose, np.array_equal, int, bool, builtins.len, builtins.range,
+    np.ndim, np.shape, np.size, builtins.isinstance, builtins.print, np.iscomplexobj,
+)

@@ -1,0 +1,31 @@
+"""Shape functions: the adjoint moves the gradient back into the input's layout."""
+
+import numpy as np
+
+from . import rule, unary
+
+unary([np.atleast_1d, np.atleast_2d, np.atleast_3d],
+      "np.reshape(d[y], np.shape(x))")
+rule(np.reshape, "y, a, shape=None, order='C'", "d[a] += np.reshape(d[y], np.shape(a))")
+rule(np.ravel, "y, a, order='C'", "d[a] += np.reshape(d[y], np.shape(a))")
+rule(np.squeeze, "y, a, axis=None", "d[a] += np.reshape(d[y], np.shape(a))")
+rule(np.expand_dims, "y, a, axis", "d[a] += np.reshape(d[y], np.shape(a))")
+rule(np.transpose, "y, a, axes=None", "d[a] += untranspose(d[y], axes)")
+rule(np.swapaxes, "y, a, axis1, axis2", "d[a] += np.swapaxes(d[y], axis1, axis2)")
+rule(np.moveaxis, "y, a, source, destination", "d[a] += np.moveaxis(d[y], destination, source)")
+rule(np.broadcast_to, "y, array, shape", "d[array] += unbroadcast(d[y], array)")
+rule(np.flip, "y, m, axis=None", "d[m] += np.flip(d[y], axis)")
+unary(np.fliplr, "np.fliplr(d[y])")
+unary(np.flipud, "np.flipud(d[y])")
+rule(np.roll, "y, a, shift, axis=None", "d[a] += np.roll(d[y], np.negative(shift), axis)")
+rule(np.rot90, "y, m, k=1, axes=(0, 1)", "d[m] += np.rot90(d[y], -k, axes)")
+rule(np.tile, "y, A, reps", "d[A] += untile(d[y], A, reps)")
+rule(np.repeat, "y, a, repeats, axis=None", "d[a] += unrepeat(d[y], a, repeats, axis)")
+rule(np.pad, "y, array, pad_width, mode='constant', constant_values=0", "d[array] += unpad(d[y], array, pad_width, mode)")
+rule(np.copy, "y, a", "d[a] += d[y]")
+rule(np.concatenate, "y, arrays, axis=0", "d[arrays] += unconcatenate(d[y], arrays, axis)")
+rule(np.stack, "y, arrays, axis=0", "d[arrays] += unstack(d[y], arrays, axis)")
+rule([np.hstack, np.column_stack], "y, tup", "d[tup] += unhstack(d[y], tup)")
+rule([np.vstack, np.row_stack] if hasattr(np, "row_stack") else np.vstack, "y, tup", "d[tup] += unvstack(d[y], tup)")
+rule(np.split, "ys, ary, indices_or_sections, axis=0", "d[ary] += unsplit(d[ys], ary, indices_or_sections, axis)")
+rule(np.array_split, "ys, ary, indices_or_sections, axis=0", "d[ary] += unsplit(d[ys], ary, indices_or_sections, axis)")

@@ -1,0 +1,232 @@
+"""Find a function's source and parse it with libcst.
+
+Guarantees: the returned tree is a libcst ``FunctionDef`` (lambdas are rewritten into an
+equivalent one-line ``def``), with decorators removed, and a ``Locator`` that maps libcst nodes
+back to the user's file, line and column. Statement lines come from a parallel walk of the
+stdlib ``ast`` tree (cheap); expression columns come from libcst's ``PositionProvider``,
+computed only when an error needs one.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import linecache
+import textwrap
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from sourcegrad.errors import NoSourceError
+
+from .ir import Pos
+
+
+class Source:
+    """The parsed function plus everything needed to point into the user's file."""
+
+    def __init__(self, fn, tree, text, filename, first_line, col_shift):
+        self.fn = fn
+        self.tree = tree  # cst.FunctionDef
+        self.text = text
+        self.filename = filename
+        self.first_line = first_line  # file line of the text's line 1
+        self.col_shift = col_shift  # columns removed by dedenting
+        self._module = None
+        self._positions = None
+        self._stmt_lines = {}
+
+    def pos_of(self, node):
+        """The user's position of a libcst node (statements are cheap, other nodes resolve once)."""
+        line = self._stmt_lines.get(id(node))
+        if line is not None:
+            return Pos(self.filename, line[0] + self.first_line - 1, line[1] + self.col_shift + 1)
+        if self._positions is None:
+            wrapper = MetadataWrapper(self._module, unsafe_skip_copy=True)
+            self._positions = wrapper.resolve(PositionProvider)
+        p = self._positions.get(node)
+        if p is None:
+            return Pos(self.filename, self.first_line, 0)
+        return Pos(self.filename, p.start.line + self.first_line - 1, p.start.column + self.col_shift + 1)
+
+    def line_text(self, line):
+        return linecache.getline(self.filename, line) or _nth_line(self.text, line - self.first_line + 1)
+
+
+def _nth_line(text, n):
+    lines = text.splitlines()
+    return lines[n - 1] if 0 < n <= len(lines) else ""
+
+
+def _safe_dedent(text):
+    """Dedent by the first line's indentation only: a string literal at column 0 inside the
+    function would make ``textwrap.dedent`` do nothing."""
+    first = text.split("\n", 1)[0]
+    indent = len(first) - len(first.lstrip())
+    if not indent:
+        return text, 0
+    out = []
+    for line in text.split("\n"):
+        out.append(line[indent:] if line[:indent].isspace() else line)
+    return "\n".join(out), indent
+
+
+def get_source(fn):
+    """Return a ``Source`` for a plain Python function or lambda, or raise ``NoSourceError``."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        raise NoSourceError(
+            f"{fn!r} has no Python source to differentiate (it is a builtin or C function). "
+            "Register an adjoint rule for it with @sourcegrad.adjoint instead."
+        )
+    filename = code.co_filename
+    try:
+        lines, first_line = inspect.getsourcelines(fn)
+    except (OSError, TypeError) as e:
+        raise NoSourceError(
+            f"cannot read the source of {getattr(fn, '__qualname__', fn)!r} (defined in {filename}): {e}. "
+            "sourcegrad reads a function's source, so it cannot differentiate functions made by "
+            "exec/eval or typed at an interactive prompt; put the function in a file."
+        ) from None
+    text = "".join(lines)
+    if fn.__name__ == "<lambda>":
+        return _lambda_source(fn, text, filename, first_line)
+    text, shift = _safe_dedent(text)
+    module = cst.parse_module(text)
+    fdef = next(s for s in module.body if isinstance(s, cst.FunctionDef))
+    src = Source(fn, fdef.with_changes(decorators=()), text, filename, first_line, shift)
+    src._module = module
+    fdef_clean = src.tree
+    # Keep node identity for position lookups: positions are resolved on the original module.
+    src.tree = fdef
+    src.tree_nodecorators = fdef_clean
+    _index_statement_lines(src, fdef, text)
+    return src
+
+
+def _index_statement_lines(src, fdef, text):
+    """Map each libcst statement of the function to its (line, col) through the ast tree."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return
+    afn = next((n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    if afn is None:
+        return
+    src._stmt_lines[id(fdef)] = (afn.lineno, afn.col_offset)
+    _pair_blocks(src._stmt_lines, fdef.body, afn.body)
+
+
+def _pair_blocks(table, block, astmts):
+    it = iter(astmts)
+    body = block.body if hasattr(block, "body") else block
+    if isinstance(body, cst.BaseSuite):
+        body = body.body
+    for stmt in body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                a = next(it, None)
+                if a is None:
+                    return
+                table[id(small)] = (a.lineno, a.col_offset)
+                table.setdefault(id(stmt), (a.lineno, a.col_offset))
+        elif isinstance(block, cst.SimpleStatementSuite) or isinstance(stmt, cst.BaseSmallStatement):
+            a = next(it, None)
+            if a is None:
+                return
+            table[id(stmt)] = (a.lineno, a.col_offset)
+        else:
+            a = next(it, None)
+            if a is None:
+                return
+            table[id(stmt)] = (a.lineno, a.col_offset)
+            _pair_compound(table, stmt, a)
+
+
+def _pair_compound(table, stmt, a):
+    if isinstance(stmt, (cst.For, cst.While, cst.With, cst.FunctionDef)):
+        _pair_blocks(table, stmt.body, a.body)
+        orelse = getattr(stmt, "orelse", None)
+        if orelse is not None and getattr(a, "orelse", None):
+            _pair_blocks(table, orelse.body, a.orelse)
+    elif isinstance(stmt, cst.If):
+        _pair_blocks(table, stmt.body, a.body)
+        if isinstance(stmt.orelse, cst.If) and a.orelse:
+            table[id(stmt.orelse)] = (a.orelse[0].lineno, a.orelse[0].col_offset)
+            _pair_compound(table, stmt.orelse, a.orelse[0])
+        elif isinstance(stmt.orelse, cst.Else):
+            _pair_blocks(table, stmt.orelse.body, a.orelse)
+
+
+def _lambda_source(fn, text, filename, first_line):
+    """Cut the one lambda whose code matches ``fn`` out of its source lines."""
+    dedented, shift = _safe_dedent(text)
+    candidates = _lambda_candidates(dedented)
+    match = [c for c in candidates if _same_code(c[0], fn.__code__)]
+    if not match:
+        match = [c for c in candidates if _arg_names(c[0]) == fn.__code__.co_varnames[: fn.__code__.co_argcount]]
+    if len(match) != 1:
+        raise NoSourceError(
+            f"cannot tell which lambda on {filename}:{first_line} is {fn!r}; "
+            "give it a name with def so sourcegrad can read its source."
+        )
+    lam_text, line, col = match[0]
+    args = ", ".join(_arg_names(lam_text))
+    body = lam_text.split(":", 1)[1].strip() if False else _lambda_body(lam_text)
+    def_text = f"def _lambda({args}): return {body}\n"
+    module = cst.parse_module(def_text)
+    fdef = module.body[0]
+    src = Source(fn, fdef, def_text, filename, first_line + line - 1, shift + col - len("def _lambda(): return ") + 0)
+    src._module = module
+    src.tree_nodecorators = fdef
+    src._lambda_line = first_line + line - 1
+    src._stmt_lines[id(fdef)] = (1, 0)
+    return src
+
+
+def _lambda_candidates(text):
+    """(source of the lambda, line, col) for every lambda that parses in ``text``."""
+    tree = None
+    trial = text
+    for _ in range(3):
+        try:
+            tree = ast.parse(trial)
+            break
+        except SyntaxError:
+            # A lambda cut from the middle of an expression: wrap it so it parses.
+            trial = "(\n" + text + "\n)" if trial is text else trial.rstrip().rstrip(",)") + "\n)"
+    if tree is None:
+        return []
+    offset = 1 if trial.startswith("(\n") else 0
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Lambda):
+            seg = ast.get_source_segment(trial, node)
+            if seg:
+                out.append((seg, node.lineno - offset, node.col_offset))
+    return out
+
+
+def _lambda_body(lam_text):
+    node = ast.parse(lam_text, mode="eval").body
+    return ast.get_source_segment(lam_text, node.body).replace("\n", " ")
+
+
+def _arg_names(lam_text):
+    node = ast.parse(lam_text, mode="eval").body
+    return tuple(a.arg for a in node.args.args)
+
+
+def _same_code(lam_text, code):
+    try:
+        compiled = compile(lam_text, "<lambda>", "eval")
+    except SyntaxError:
+        return False
+    for const in compiled.co_consts:
+        if hasattr(const, "co_code"):
+            return const.co_code == code.co_code and const.co_names == code.co_names and _consts(const) == _consts(code)
+    return False
+
+
+def _consts(code):
+    return tuple(c for c in code.co_consts if not hasattr(c, "co_code"))

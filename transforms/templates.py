@@ -1,0 +1,223 @@
+"""Adjoint templates: rules written as Python in which ``d[x]`` means "the adjoint of x".
+
+A template is parsed once (libcst) into a list of statements whose names are format fields;
+instantiating it for one call is a ``str.format`` with the call's atoms, so the generated code
+reads like the rule. Because every operand is a name or a parenthesised constant after
+normalization, substituting it can never change operator precedence.
+
+Template statements take two forms::
+
+    d[x] += <expr>      # accumulate into the adjoint of parameter x
+    name = <expr>       # a local temporary (renamed to a fresh name per use)
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import textwrap
+from dataclasses import dataclass
+
+import libcst as cst
+
+_FIELD = re.compile(r"__(V|A|L)_([A-Za-z0-9_]+?)__")
+
+
+@dataclass(frozen=True)
+class TemplateStmt:
+    target: str  # parameter name (accumulate) or local name (assign)
+    accumulate: bool
+    fmt: str  # format string; fields V_<param>, A_<param>, L_<local>
+    reads_values: frozenset
+    reads_adjoints: frozenset
+    reads_locals: frozenset
+
+
+@dataclass(frozen=True)
+class Template:
+    params: tuple  # result first, then the primitive's parameters
+    defaults: dict
+    stmts: tuple
+    free_names: frozenset  # globals the template text uses (np, unbroadcast, ...)
+    namespace: dict  # where those free names resolve
+    origin: str
+
+    def signature(self):
+        return self.params[1:]
+
+
+class _Placeholders(cst.CSTTransformer):
+    def __init__(self, params, local_names):
+        self.params = params
+        self.locals = local_names
+        self.free = set()
+
+    def leave_Subscript(self, original, updated):
+        if (
+            isinstance(updated.value, cst.Name)
+            and updated.value.value == "d"
+            and len(updated.slice) == 1
+            and isinstance(updated.slice[0].slice, cst.Index)
+            and isinstance(updated.slice[0].slice.value, cst.Name)
+        ):
+            name = updated.slice[0].slice.value.value
+            if name.startswith("__V_"):
+                name = name[4:-2]
+            if name not in self.params:
+                raise ValueError(f"d[{name}]: {name} is not a parameter of the template")
+            return cst.Name(f"__A_{name}__")
+        return updated
+
+    def leave_Name(self, original, updated):
+        n = updated.value
+        if n in self.params:
+            return cst.Name(f"__V_{n}__")
+        if n in self.locals:
+            return cst.Name(f"__L_{n}__")
+        return updated
+
+    def leave_Attribute(self, original, updated):
+        return updated.with_changes(attr=original.attr)  # ``x.shape``: ``shape`` is no parameter
+
+    def leave_Arg(self, original, updated):
+        return updated.with_changes(keyword=original.keyword)  # ``axis=axis`` keeps its keyword
+
+
+def _free_names(expr_code, params, local_names):
+    names = set()
+    module = cst.parse_expression(expr_code)
+
+    class V(cst.CSTVisitor):
+        def visit_Attribute(self, node):
+            node.value.visit(self)
+            return False
+
+        def visit_Name(self, node):
+            names.add(node.value)
+
+        def visit_Arg(self, node):
+            node.value.visit(self)
+            return False
+
+    module.visit(V())
+    return {n for n in names if not n.startswith("__") and n not in params and n not in local_names and n != "d"}
+
+
+def _escape(code):
+    return code.replace("{", "{{").replace("}", "}}")
+
+
+def _to_fmt(code):
+    return _FIELD.sub(lambda m: "{" + m.group(1) + "_" + m.group(2) + "}", _escape(code))
+
+
+def parse_template(text, params, defaults, namespace, origin):
+    """Parse the body ``text`` of a template with the given parameter names."""
+    module = cst.parse_module(textwrap.dedent(text))
+    local_names = set()
+    stmts = []
+    free = set()
+    for line in module.body:
+        if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+            raise ValueError(f"{origin}: a template statement must be `d[x] += expr` or `name = expr`")
+        small = line.body[0]
+        if isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString)):
+            continue  # docstring
+        if isinstance(small, cst.AugAssign) and isinstance(small.operator, cst.AddAssign):
+            target = small.target
+            if not (isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and target.value.value == "d"):
+                raise ValueError(f"{origin}: only d[x] += ... accumulates")
+            tname = target.slice[0].slice.value.value
+            stmts.append((tname, True, small.value))
+        elif isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+            tname = small.targets[0].target.value
+            local_names.add(tname)
+            stmts.append((tname, False, small.value))
+        else:
+            raise ValueError(f"{origin}: a template statement must be `d[x] += expr` or `name = expr`")
+    out = []
+    for tname, accumulate, expr in stmts:
+        code = cst.Module([]).code_for_node(expr)
+        free |= _free_names(code, params, local_names)
+        tr = _Placeholders(params, local_names)
+        new = expr.visit(tr)
+        fcode = cst.Module([]).code_for_node(new)
+        fields = _FIELD.findall(fcode)
+        out.append(
+            TemplateStmt(
+                target=tname,
+                accumulate=accumulate,
+                fmt=_to_fmt(fcode),
+                reads_values=frozenset(n for k, n in fields if k == "V"),
+                reads_adjoints=frozenset(n for k, n in fields if k == "A"),
+                reads_locals=frozenset(n for k, n in fields if k == "L"),
+            )
+        )
+    missing = {n for n in free if n not in namespace and n not in __builtins__}
+    if missing:
+        raise ValueError(f"{origin}: template uses undefined names {sorted(missing)}")
+    return Template(tuple(params), dict(defaults), tuple(out), frozenset(free), namespace, origin)
+
+
+def template_from_function(fn):
+    """Parse a template written as a Python function (the ``@adjoint`` decorator form)."""
+    src = textwrap.dedent(inspect.getsource(fn))
+    module = cst.parse_module(src)
+    fdef = next(s for s in module.body if isinstance(s, cst.FunctionDef))
+    sig = inspect.signature(fn)
+    params = list(sig.parameters)
+    defaults = {k: p.default for k, p in sig.parameters.items() if p.default is not inspect.Parameter.empty}
+    body = cst.Module(list(fdef.body.body)).code
+    origin = f"{fn.__module__}:{fn.__code__.co_firstlineno}"
+    return parse_template(body, params, defaults, fn.__globals__, origin)
+
+
+@dataclass
+class Instance:
+    """One template statement, instantiated: target adjoint or temporary, and expression text."""
+
+    target: str  # the adjoint variable (accumulate) or fresh temporary (assign)
+    accumulate: bool
+    expr: str
+    reads_adjoint: tuple  # adjoint variable names it reads
+    source_param: str = ""  # the template parameter it accumulates into
+
+
+def instantiate(template, values, adjoints, fresh):
+    """Fill ``template`` for one call.
+
+    ``values``: parameter -> rendered atom text; ``adjoints``: parameter -> adjoint variable name,
+    or None when that parameter is inactive (its statements are dropped); ``fresh()``: a new
+    temporary name."""
+    live = [s for s in template.stmts if not s.accumulate or adjoints.get(s.target)]
+    needed = set()
+    for s in live:
+        needed |= s.reads_locals
+    kept = []
+    for s in reversed(live):  # drop temporaries nobody reads
+        if s.accumulate or s.target in needed:
+            kept.append(s)
+            needed |= s.reads_locals
+    kept.reverse()
+    local_map = {}
+    out = []
+    for s in kept:
+        fields = {f"V_{p}": values[p] for p in s.reads_values}
+        fields.update({f"A_{p}": adjoints[p] for p in s.reads_adjoints})
+        fields.update({f"L_{n}": local_map[n] for n in s.reads_locals})
+        expr = s.fmt.format(**fields)
+        if s.accumulate:
+            out.append(Instance(adjoints[s.target], True, expr, tuple(adjoints[p] for p in s.reads_adjoints), s.target))
+        else:
+            local_map[s.target] = fresh(s.target)
+            out.append(Instance(local_map[s.target], False, expr, tuple(adjoints[p] for p in s.reads_adjoints)))
+    return out
+
+
+def reads_of(template, adjoints_active):
+    """Which template parameters' *values* the statements for the active parameters read."""
+    out = set()
+    for s in template.stmts:
+        if not s.accumulate or s.target in adjoints_active:
+            out |= s.reads_values
+    return out
