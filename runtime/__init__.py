@@ -15,7 +15,7 @@ import numpy as np
 
 __all__ = [
     "ZERO", "acc", "unbroadcast", "unreduce", "unindex", "zero_at", "finalize", "array_module",
-    "Context", "is_zero", "reduce_max_mask", "copy_value", "check_finite",
+    "Context", "is_zero", "reduce_max_mask", "copy_value", "check_finite", "zeros_like",
 ]
 
 
@@ -126,7 +126,8 @@ def reduce_max_mask(x, y, axis=None, keepdims=False):
     return mask / mask.sum(axis=axis, keepdims=True)
 
 
-def _zeros_like(x):
+def zeros_like(x):
+    """A zero adjoint for ``x``: a float array of its shape, or 0.0 for a Python scalar."""
     if hasattr(x, "shape"):
         return array_module(x).zeros_like(x, dtype=_float_dtype(x))
     return 0.0
@@ -161,7 +162,7 @@ def unindex(g, like, idx):
     """The adjoint of ``like[idx]``: ``g`` placed in a zero array of ``like``'s shape.
 
     Repeated integer indices accumulate (scatter-add), as the chain rule asks."""
-    out = _zeros_like(like)
+    out = zeros_like(like)
     if _is_advanced(idx):
         _scatter_add(out, idx, g)
     else:
@@ -185,7 +186,7 @@ def copy_value(x):
 def finalize(g, like):
     """The gradient as the user gets it: ``like``'s shape, dtype and kind (array or Python float)."""
     if g is ZERO:
-        g = _zeros_like(like)
+        g = zeros_like(like)
     if isinstance(like, (float, int)) and not isinstance(like, bool):
         return float(g)
     if not hasattr(like, "shape"):

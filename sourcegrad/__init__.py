@@ -1,1 +1,36 @@
-"""sourcegrad"""
+"""sourcegrad: reverse-mode automatic differentiation of numpy code by source transformation.
+
+``@sourcegrad.grad`` reads a plain numpy function's source, generates its backward pass ahead of
+time as readable Python, and runs it on numpy (or cupy) arrays::
+
+    import numpy as np
+    import sourcegrad as sg
+
+    @sg.grad
+    def f(x):
+        return np.sum(np.tanh(x) ** 2)
+
+    f(np.ones(3))            # the gradient
+    print(sg.source(f))      # the generated code
+"""
+
+from .api import grad, source, value_and_grad, vjp
+from .errors import (
+    InternalCompilerError,
+    MissingAdjointError,
+    NonScalarOutputError,
+    NoSourceError,
+    SourcegradError,
+    UnsupportedSyntaxError,
+    WrtError,
+)
+from .testing import check_grad
+from .transforms.rules import adjoint
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "grad", "value_and_grad", "vjp", "source", "check_grad", "adjoint",
+    "SourcegradError", "UnsupportedSyntaxError", "MissingAdjointError", "NonScalarOutputError",
+    "NoSourceError", "WrtError", "InternalCompilerError",
+]

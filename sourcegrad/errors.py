@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sourcegrad.runtime as _runtime
+
 
 class SourcegradError(Exception):
     """Base class of every error sourcegrad raises on purpose."""
@@ -57,6 +59,10 @@ class MissingAdjointError(LocatedError, NotImplementedError):
 
 class NonScalarOutputError(SourcegradError, ValueError):
     """``grad`` of a function whose value is not a scalar."""
+
+
+# The runtime imports nothing of ours, so it raises whatever class it is given here.
+_runtime.NonScalarOutputError = NonScalarOutputError
 
 
 class NoSourceError(SourcegradError, TypeError):

@@ -53,7 +53,7 @@ def compile_gradient(fn, wrt, mode):
         stage = "emit"
         lines = render(irfn.name, irfn.params, rev, fwd, bwd, outputs, mode, result, src.filename)
         free = set(rev.free) | {"check_scalar", "once", "copy_value"}
-        return load(fn, irfn.qualname, mode, lines, free, normalizer.naming.taken)
+        return load(fn, irfn.qualname, mode, lines, free, normalizer.locals)
     except SourcegradError:
         raise
     except Exception as e:  # our own bug: say so, with the pass and the function

@@ -48,6 +48,12 @@ class Naming:
             adj = self._adjoints[name] = self.unique(f"{name}_bar")
         return adj
 
+    def primal_of(self, adjoint):
+        for p, a in self._adjoints.items():
+            if a == adjoint:
+                return p
+        return None
+
     def saved(self, name):
         """A variable that keeps an overwritten value of ``name`` outside loops."""
         return self.unique(f"{name}_saved")

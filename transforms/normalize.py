@@ -127,9 +127,12 @@ class Normalizer:
 
     def _block(self, suite):
         saved, self.block = self.block, []
-        body = suite.body if isinstance(suite, (cst.IndentedBlock, cst.SimpleStatementSuite)) else suite
-        for stmt in body:
-            self._stmt(stmt)
+        if isinstance(suite, cst.SimpleStatementSuite):  # def f(x): return x (one line)
+            for small in suite.body:
+                self._small(small)
+        else:
+            for stmt in suite.body:
+                self._stmt(stmt)
         out, self.block = self.block, saved
         return out
 

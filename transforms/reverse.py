@@ -253,7 +253,9 @@ class Reverser:
                 out.append(Line(depth, f"{result} = {s.target}", s.pos))
             state[adj] = ZERO
             self._restore(s, s.target, depth, out)
-            return self._guarded(g, state, depth, out, lambda st, d: self._template(s, g, result, st, d, out))
+            state = self._guarded(g, state, depth, out, lambda st, d: self._template(s, g, result, st, d, out))
+            state.pop(g, None)  # the captured adjoint is used up here
+            return state
         state = self._guarded(g, state, depth, out, lambda st, d: self._template(s, g, result, st, d, out))
         state[adj] = ZERO
         self._restore(s, s.target, depth, out)
@@ -309,8 +311,23 @@ class Reverser:
                     if isinstance(a, ir.Name) and a.id in self.an.active:
                         self._accumulate(self.naming.adjoint(a.id), f"{inst.target}[{k}]", state, depth, out, s.pos)
             else:
-                self._accumulate(inst.target, inst.expr, state, depth, out, s.pos)
+                expr = inst.expr
+                if inst.source_param in b.values and _others_scalar(b, inst.source_param):
+                    expr = _strip_unbroadcast(expr, values[inst.source_param])
+                self._accumulate(inst.target, expr, state, depth, out, s.pos)
         return state
+
+    def _loop_invariant_adjoints(self, loop, names):
+        """adjoint -> primal, for adjoints in ``names`` whose primal the loop never redefines
+        and whose value the backward keeps current (so its shape is known before the loop)."""
+        defined = _defined_in(loop.body) | {s.target for s in ir.walk(loop.body) if isinstance(s, ir.SetItem)}
+        primal = self.naming.primal_of
+        out = {}
+        for n in names:
+            p = primal(n)
+            if p is not None and p not in defined and p in self.reads:
+                out[n] = p
+        return out
 
     def _accumulate(self, adj, expr, state, depth, out, pos):
         st = state.get(adj, ZERO)
@@ -380,8 +397,18 @@ class Reverser:
             entry = merged
             self.naming.restore(snapshot)
         before = [n for n in entry if state.get(n, ZERO) == ZERO and entry[n] != ZERO]
+        dense = self._loop_invariant_adjoints(s, before)
+        if dense:
+            # Adjoints of values the loop only reads: start them as zero arrays, so the loop
+            # adds into them without a run-time test.
+            entry = {n: (DENSE if n in dense else st) for n, st in entry.items()}
+            self.naming.restore(snapshot)
+            body = []
+            end = self._bwd_block(s.body, depth + 1, True, dict(entry), body)
+            self.free.add("zeros_like")
         after = [n for n in entry if end.get(n, ZERO) == ZERO and entry[n] != ZERO]
-        out += [Line(depth, f"{n} = ZERO") for n in before]
+        for n in before:
+            out.append(Line(depth, f"{n} = zeros_like({dense[n]})" if n in dense else f"{n} = ZERO"))
         out.append(Line(depth, header, s.pos))
         out.extend(body)
         out += [Line(depth + 1, f"{n} = ZERO") for n in after]
@@ -406,6 +433,27 @@ def _join(a, b):
         if y == ZERO:
             fix_b.append(n)
     return merged, fix_a, fix_b
+
+
+def _others_scalar(binding, param):
+    """Are all operands other than ``param`` Python numbers (so broadcasting kept its shape)?"""
+    others = [v for p, v in binding.values.items() if p != param and p in binding.diff]
+    return bool(others) and all(isinstance(v, ir.Const) and type(v.value) in (int, float) for v in others)
+
+
+def _strip_unbroadcast(expr, name):
+    """``unbroadcast(E, name)`` -> ``E`` (the caller knows the shapes already match)."""
+    head, tail = "unbroadcast(", f", {name})"
+    if not (expr.startswith(head) and expr.endswith(tail)):
+        return expr
+    inner = expr[len(head): -len(tail)]
+    depth = 0
+    for ch in inner:
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        if depth < 0:
+            return expr
+    return inner if depth == 0 else expr
 
 
 def _render(v):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import inspect
 import linecache
+import re
 import textwrap
 
 import libcst as cst
@@ -94,12 +95,9 @@ def get_source(fn):
     text, shift = _safe_dedent(text)
     module = cst.parse_module(text)
     fdef = next(s for s in module.body if isinstance(s, cst.FunctionDef))
-    src = Source(fn, fdef.with_changes(decorators=()), text, filename, first_line, shift)
+    src = Source(fn, fdef, text, filename, first_line, shift)
     src._module = module
-    fdef_clean = src.tree
-    # Keep node identity for position lookups: positions are resolved on the original module.
-    src.tree = fdef
-    src.tree_nodecorators = fdef_clean
+    src.tree = fdef  # the original node: positions are resolved on the original module
     _index_statement_lines(src, fdef, text)
     return src
 
@@ -165,6 +163,8 @@ def _lambda_source(fn, text, filename, first_line):
     match = [c for c in candidates if _same_code(c[0], fn.__code__)]
     if not match:
         match = [c for c in candidates if _arg_names(c[0]) == fn.__code__.co_varnames[: fn.__code__.co_argcount]]
+    if len({m[0] for m in match}) == 1:
+        match = match[:1]  # the same lambda written twice on one line: either will do
     if len(match) != 1:
         raise NoSourceError(
             f"cannot tell which lambda on {filename}:{first_line} is {fn!r}; "
@@ -172,44 +172,46 @@ def _lambda_source(fn, text, filename, first_line):
         )
     lam_text, line, col = match[0]
     args = ", ".join(_arg_names(lam_text))
-    body = lam_text.split(":", 1)[1].strip() if False else _lambda_body(lam_text)
-    def_text = f"def _lambda({args}): return {body}\n"
-    module = cst.parse_module(def_text)
+    body, body_offset = _lambda_body(lam_text)
+    prefix = f"def _lambda({args}): return "
+    module = cst.parse_module(prefix + body + "\n")
     fdef = module.body[0]
-    src = Source(fn, fdef, def_text, filename, first_line + line - 1, shift + col - len("def _lambda(): return ") + 0)
+    # columns in the synthetic def map back onto the lambda's body in the user's line
+    src = Source(fn, fdef, prefix + body + "\n", filename, first_line + line - 1, shift + col + body_offset - len(prefix))
     src._module = module
-    src.tree_nodecorators = fdef
-    src._lambda_line = first_line + line - 1
-    src._stmt_lines[id(fdef)] = (1, 0)
+    src._stmt_lines[id(fdef)] = (1, len(prefix) - body_offset)
+    for small in fdef.body.body:
+        src._stmt_lines[id(small)] = (1, len(prefix))
     return src
 
 
 def _lambda_candidates(text):
-    """(source of the lambda, line, col) for every lambda that parses in ``text``."""
-    tree = None
-    trial = text
-    for _ in range(3):
-        try:
-            tree = ast.parse(trial)
-            break
-        except SyntaxError:
-            # A lambda cut from the middle of an expression: wrap it so it parses.
-            trial = "(\n" + text + "\n)" if trial is text else trial.rstrip().rstrip(",)") + "\n)"
-    if tree is None:
-        return []
-    offset = 1 if trial.startswith("(\n") else 0
+    """(source of the lambda, line, col) for every lambda in ``text``.
+
+    The text around a lambda need not parse on its own (``x = f(lambda a: a,`` spanning lines,
+    ``try: g(lambda ...)``), so each occurrence of ``lambda`` is grown to the longest stretch
+    that parses as a lambda expression."""
     out = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Lambda):
-            seg = ast.get_source_segment(trial, node)
-            if seg:
-                out.append((seg, node.lineno - offset, node.col_offset))
+    for m in re.finditer(r"\blambda\b", text):
+        start = m.start()
+        for end in range(len(text), start, -1):
+            seg = text[start:end]
+            try:
+                node = ast.parse(seg.strip(), mode="eval").body
+            except SyntaxError:
+                continue
+            if isinstance(node, ast.Lambda):
+                line = text.count("\n", 0, start) + 1
+                col = start - (text.rfind("\n", 0, start) + 1)
+                out.append((seg.strip(), line, col))
+                break
     return out
 
 
 def _lambda_body(lam_text):
+    """The body's text (on one line) and its column within the lambda's text."""
     node = ast.parse(lam_text, mode="eval").body
-    return ast.get_source_segment(lam_text, node.body).replace("\n", " ")
+    return ast.get_source_segment(lam_text, node.body).replace("\n", " "), node.body.col_offset
 
 
 def _arg_names(lam_text):
