@@ -186,6 +186,24 @@ class Return:
     pos: Pos
 
 
+@dataclass(frozen=True)
+class Break:
+    pos: Pos
+
+
+@dataclass(frozen=True)
+class Continue:
+    pos: Pos
+
+
+@dataclass(frozen=True)
+class LoopExit:
+    """Forward only: ``if <test>: break`` (what ``break`` and ``return`` become in a loop)."""
+
+    test: str
+    pos: Pos
+
+
 @dataclass
 class Function:
     """A normalized function: parameters, body, and what the passes learn about it."""

@@ -19,6 +19,7 @@ import libcst as cst
 
 from . import fence, ir
 from . import rules as R
+from .exits import lower_exits
 from .naming import Naming
 
 BINOPS = {
@@ -114,16 +115,24 @@ class Normalizer:
         self.locals = set(self.params) | finder.names
         self.naming = Naming(finder.all_names | set(self.params))
         self.block = []
-        self.returns = 0
+        self._loop_depth = 0
 
     # ---- entry -------------------------------------------------------------------------------
     def run(self):
-        body = self._block(self.src.tree.body)
-        if not body or not isinstance(body[-1], ir.Return):
-            fence.refuse(self.src, self.src.tree, msg="the function must end with a return statement",
-                         hint="return the value to differentiate")
+        body = self._body()
         name = self.fn.__name__ if self.fn.__name__ != "<lambda>" else "lambda"
         return ir.Function(name, self.params, tuple(body), self.src.filename, self.fn.__qualname__)
+
+    def _body(self, ret_var=None):
+        """The function body, lowered so its one ``Return`` is the last statement."""
+        body = self._block(self.src.tree.body)
+        if not any(isinstance(s, ir.Return) for s in ir.walk(body)):
+            fence.refuse(self.src, self.src.tree, msg="the function must end with a return statement",
+                         hint="return the value to differentiate")
+        body, ret = lower_exits(body, self.naming, ret_var)
+        if ret is not None:
+            body.append(ir.Return(ir.Name(ret), body[-1].pos))
+        return body
 
     def _block(self, suite):
         saved, self.block = self.block, []
@@ -157,8 +166,9 @@ class Normalizer:
         handler = getattr(self, f"_small_{type(s).__name__}", None)
         if handler is None:
             fence.refuse(self.src, s)
-        if self.block and isinstance(self.block[-1], ir.Return):
-            fence.refuse(self.src, s, msg="code after return is unreachable", hint="remove it")
+        if self.block and isinstance(self.block[-1], (ir.Return, ir.Break, ir.Continue)):
+            fence.refuse(self.src, s, msg="this code can never run (it follows return, break or continue)",
+                         hint="remove it")
         handler(s)
 
     def _small_Pass(self, s):
@@ -179,14 +189,23 @@ class Normalizer:
     def _small_Return(self, s):
         if s.value is None:
             fence.refuse(self.src, s, msg="a differentiated function must return a value")
-        if self._depth_nonzero():
-            fence.refuse(self.src, s, msg="return inside if/for/while is not supported yet",
-                         hint="assign the result to a variable and return it once at the end")
         atom = self._atom(s.value)
+        if isinstance(atom, Tup):
+            fence.refuse(self.src, s, msg="returning a tuple is not supported yet",
+                         hint="return one value (a scalar for grad, any array for vjp)")
         self._emit(ir.Return(atom, self._pos(s)))
 
-    def _depth_nonzero(self):
-        return getattr(self, "_depth", 0) > 0
+    def _small_Break(self, s):
+        self._in_loop_only(s, "break")
+        self._emit(ir.Break(self._pos(s)))
+
+    def _small_Continue(self, s):
+        self._in_loop_only(s, "continue")
+        self._emit(ir.Continue(self._pos(s)))
+
+    def _in_loop_only(self, s, what):
+        if not self._loop_depth:
+            fence.refuse(self.src, s, msg=f"{what} outside a loop")
 
     def _small_Assign(self, s):
         pos = self._pos(s)
@@ -311,7 +330,13 @@ class Normalizer:
         if s.orelse is not None:
             fence.refuse(self.src, s.orelse, msg="while/else is not supported",
                          hint="use a flag variable and an if after the loop")
-        self._emit(ir.While(self._test(s.test), self._nested(s.body), self._pos(s)))
+        test = self._test(s.test)
+        self._loop_depth += 1
+        try:
+            body = self._nested(s.body)
+        finally:
+            self._loop_depth -= 1
+        self._emit(ir.While(test, body, self._pos(s)))
 
     def _stmt_For(self, s):
         pos = self._pos(s)
@@ -322,6 +347,7 @@ class Normalizer:
             fence.refuse(self.src, s, kind="AsyncFunctionDef")
         range_text, target, prologue = self._loop_iter(s)
         self._depth = getattr(self, "_depth", 0) + 1
+        self._loop_depth += 1
         try:
             saved, self.block = self.block, []
             for build in prologue:
@@ -331,6 +357,7 @@ class Normalizer:
             body, self.block = tuple(self.block), saved
         finally:
             self._depth -= 1
+            self._loop_depth -= 1
         self._emit(ir.For(target, range_text, body, pos))
 
     def _loop_iter(self, s):

@@ -139,6 +139,9 @@ class Reverser:
                 out.append(Line(depth, f"{sub} = {s.value.render()}", s.pos))
             elif isinstance(s, ir.Effect):
                 out.append(Line(depth, s.text, s.pos))
+            elif isinstance(s, ir.LoopExit):
+                out.append(Line(depth, f"if {s.test}:", s.pos))
+                out.append(Line(depth + 1, "break"))
             elif isinstance(s, ir.Return):
                 pass
             elif isinstance(s, ir.If):
@@ -174,11 +177,18 @@ class Reverser:
             return
         r = self.counts[id(s)] = self.naming.temp("r")
         out.append(Line(depth, f"{r} = {s.range_text}", s.pos))
+        count = _exits_early(s) and self.naming.temp("n")
+        if count:
+            out.append(Line(depth, f"{count} = 0", s.pos))
         out.append(Line(depth, f"for {s.target} in {r}:", s.pos))
+        if count:
+            out.append(Line(depth + 1, f"{count} += 1"))
         n = len(out)
         self._fwd_block(s.body, depth + 1, True, out)
         if len(out) == n:
             out.append(Line(depth + 1, "pass"))
+        if count:  # the iterations that ran, for the backward to retrace
+            out.append(Line(depth, f"{r} = {r}[:{count}]"))
         if in_loop:
             out.append(Line(depth, f"_tape.append({r})"))
             self.uses_tape = True
@@ -191,8 +201,8 @@ class Reverser:
         n = self.counts[id(s)] = self.naming.temp("n")
         out.append(Line(depth, f"{n} = 0", s.pos))
         out.append(Line(depth, f"while {s.test}:", s.pos))
-        self._fwd_block(s.body, depth + 1, True, out)
         out.append(Line(depth + 1, f"{n} += 1"))
+        self._fwd_block(s.body, depth + 1, True, out)
         if in_loop:
             out.append(Line(depth, f"_tape.append({n})"))
             self.uses_tape = True
@@ -462,6 +472,10 @@ def _render(v):
     if isinstance(v, Tup):
         return v.render()
     raise TypeError(v)
+
+
+def _exits_early(loop):
+    return any(isinstance(t, ir.LoopExit) for t in loop.body)
 
 
 def _defined_in(stmts):

@@ -1,0 +1,117 @@
+"""Lower ``break``, ``continue`` and early ``return`` to flags, so every loop iteration and every
+function body has one exit.
+
+Expects: IR straight from ``normalize`` (``Break``/``Continue``/``Return`` anywhere). Guarantees:
+the only ``Return`` is the last statement of the function; an exit sets flags (``_stop`` skips the
+rest of an iteration, ``_brk`` leaves the loop, ``_done`` leaves the function) and the statements
+after any ``if`` that may exit run under ``if not <flag>:``; loops that may be left early end
+their body with a forward-only ``LoopExit``. Branch choices and trip counts then go on the tape
+like any other, so the backward retraces exactly the iterations and statements that ran.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from . import ir
+
+
+class _Lowering:
+    def __init__(self, naming, ret_var):
+        self.naming = naming
+        self.ret = ret_var
+        self.done = None  # created on the first early return
+        self.loops = []  # stack of (stop flag, break flag)
+        self.used_break = set()
+        self.loops_with_return = set()
+
+    def const(self, name, value, pos):
+        return ir.Assign(name, ir.Op(None, (ir.Const(value, repr(value)),), (), repr(value), "copy"), pos)
+
+    def block(self, stmts):
+        """(lowered statements, whether they may exit early)."""
+        out = []
+        for i, s in enumerate(stmts):
+            if isinstance(s, ir.Break):
+                stop, brk = self.loops[-1]
+                self.used_break.add(brk)
+                out += [self.const(stop, True, s.pos), self.const(brk, True, s.pos)]
+                return out, True
+            if isinstance(s, ir.Continue):
+                out.append(self.const(self.loops[-1][0], True, s.pos))
+                return out, True
+            if isinstance(s, ir.Return):
+                out.append(ir.Assign(self.ret, ir.Op(None, (s.value,), (), s.value.render(), "copy"), s.pos))
+                if self.done is None:
+                    self.done = self.naming.temp("done")
+                out.append(self.const(self.done, True, s.pos))
+                for stop, _ in self.loops:
+                    out.append(self.const(stop, True, s.pos))
+                self.loops_with_return.update(b for _, b in self.loops)
+                return out, True
+            if isinstance(s, ir.If):
+                body, e1 = self.block(s.body)
+                orelse, e2 = self.block(s.orelse)
+                out.append(replace(s, body=tuple(body), orelse=tuple(orelse)))
+                if e1 or e2:
+                    rest, _ = self.block(stmts[i + 1:])
+                    if rest:
+                        flag = self.loops[-1][0] if self.loops else self.done
+                        out.append(ir.If(f"not {flag}", tuple(rest), (), rest[0].pos if hasattr(rest[0], "pos") else s.pos))
+                    return out, True
+                continue
+            if isinstance(s, (ir.For, ir.While)):
+                lowered, returns = self.loop(s)
+                out.extend(lowered)
+                if returns:
+                    rest, _ = self.block(stmts[i + 1:])
+                    if rest:
+                        flag = self.loops[-1][0] if self.loops else self.done
+                        out.append(ir.If(f"not {flag}", tuple(rest), (), s.pos))
+                    return out, True
+                continue
+            out.append(s)
+        return out, False
+
+    def loop(self, s):
+        """(The lowered loop, preceded by the initialisation of its break flag if it has one;
+        whether a return inside it may leave the function.)"""
+        stop, brk = self.naming.temp("stop"), self.naming.temp("brk")
+        self.loops.append((stop, brk))
+        body, exits = self.block(s.body)
+        self.loops.pop()
+        if not exits:
+            return [replace(s, body=tuple(body))], False
+        body = [self.const(stop, False, s.pos)] + body
+        before = []
+        if brk in self.used_break:
+            before.append(self.const(brk, False, s.pos))
+            body.append(ir.LoopExit(brk, s.pos))
+        returns = brk in self.loops_with_return
+        if returns:
+            body.append(ir.LoopExit(self.done, s.pos))
+        return before + [replace(s, body=tuple(body))], returns
+
+
+def lower_exits(stmts, naming, ret_var=None):
+    """Lower the exits of a function body. Returns (statements, the variable holding the result)."""
+    has_early = _has_early_return(stmts)
+    if not has_early and not _has_loop_exits(stmts):
+        return list(stmts), None
+    ret = ret_var or naming.temp("ret")
+    low = _Lowering(naming, ret)
+    if not has_early:
+        body, _ = low.block(stmts[:-1])
+        return body + [stmts[-1]], None
+    body, _ = low.block(stmts)
+    init = [low.const(low.done, False, stmts[0].pos)] if low.done else []
+    return init + body, ret
+
+
+def _has_early_return(stmts):
+    returns = [s for s in ir.walk(stmts) if isinstance(s, ir.Return)]
+    return len(returns) > 1 or (returns and stmts and returns[0] is not stmts[-1])
+
+
+def _has_loop_exits(stmts):
+    return any(isinstance(s, (ir.Break, ir.Continue)) for s in ir.walk(stmts))
