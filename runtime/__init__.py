@@ -210,6 +210,65 @@ def check_finite(g, where):
     return g
 
 
+def grad_of(g, k, like):
+    """The ``k``-th gradient a custom ``Function.backward`` returned (``None`` means zero)."""
+    if isinstance(g, tuple):
+        g = g[k]
+    elif k:
+        raise TypeError("a Function with several inputs must return a tuple of gradients from backward")
+    if g is None:
+        return zeros_like(like)
+    return unbroadcast(g, like)
+
+
+class Function:
+    """A custom differentiable operation, as ``torch.autograd.Function``::
+
+        class MyReLU(sourcegrad.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return np.maximum(x, 0)
+
+            @staticmethod
+            def backward(ctx, grad_output):
+                x, = ctx.saved_tensors
+                return grad_output * (x > 0)
+
+    Call it as ``MyReLU.apply(x)`` inside a differentiated function: the forward runs in the
+    forward sweep and ``backward`` in the backward sweep; sourcegrad never looks inside either.
+    ``backward`` returns one gradient per input (a tuple for several; ``None`` for zero)."""
+
+    @staticmethod
+    def forward(ctx, *args):
+        raise NotImplementedError("a sourcegrad.Function subclass must define forward(ctx, ...)")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("a sourcegrad.Function subclass must define backward(ctx, grad_output)")
+
+    @classmethod
+    def apply(cls, *args):
+        """Outside differentiated code: just the forward."""
+        return cls.forward(Context(), *args)
+
+
+def stop_gradient(x):
+    """``x`` itself, through which no gradient flows."""
+    return x
+
+
+class no_grad:
+    """``with sourcegrad.no_grad():`` -- inside a differentiated function, nothing computed in the
+    block carries a gradient. Outside one it does nothing (plain numpy tracks nothing)."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
 class Context:
     """The ``ctx`` of a custom :class:`sourcegrad.Function`: what forward saves for backward."""
 
@@ -263,4 +322,4 @@ class once:
         return fn(cotangent)
 
 
-__all__ += ["NonScalarOutputError", "check_scalar", "once"]
+__all__ += ["NonScalarOutputError", "check_scalar", "once", "grad_of", "Function", "stop_gradient", "no_grad"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 from sourcegrad.errors import InternalCompilerError, SourcegradError, UnsupportedSyntaxError
 
 from . import ir
+from . import rules as R
 from .analyze import Analysis, bind
 from .emit import load, render
 from .normalize import Normalizer
@@ -52,8 +53,10 @@ def compile_gradient(fn, wrt, mode):
         bwd, outputs = rev.backward(rev.seed_name, result)
         stage = "emit"
         lines = render(irfn.name, irfn.params, rev, fwd, bwd, outputs, mode, result, src.filename)
-        free = set(rev.free) | {"check_scalar", "once", "copy_value"}
-        return load(fn, irfn.qualname, mode, lines, free, normalizer.locals)
+        names = {n: R.NAMESPACE[n] for n in set(rev.free) | {"check_scalar", "once", "copy_value"}}
+        names.update(rev.free_objects)
+        names.update(normalizer.extra_ns)
+        return load(fn, irfn.qualname, mode, lines, names, normalizer.locals)
     except SourcegradError:
         raise
     except Exception as e:  # our own bug: say so, with the pass and the function

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from . import ir
 from . import rules as R
 from .normalize import Tup
+from .templates import Template
 
 _NO_SIG = object()
 
@@ -44,7 +45,7 @@ class Binding:
 
 def bind(op):
     """Match a call's operands to its template's parameters, or raise ``TypeError``."""
-    template = R.lookup(op.key)
+    template = op.key if isinstance(op.key, Template) else R.lookup(op.key)
     params = template.signature()
     sig = inspect.Signature([
         inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD,

@@ -17,7 +17,6 @@ import re
 import types
 from dataclasses import dataclass
 
-from . import rules as R
 
 _counter = itertools.count()
 
@@ -34,11 +33,9 @@ class Compiled:
 def render(name, params, rev, fwd, bwd, outputs, mode, result, fn_filename):
     """Source text of the generated function. ``mode``: 'value_and_grad' or 'vjp'."""
     lines = []  # (text, pos)
-    base = os.path.basename(fn_filename) if fn_filename else "?"
-
     def add(depth, text, pos=None, comment=False):
         if comment and pos is not None:
-            text = f"{text}  # {base}:{pos.line}"
+            text = f"{text}  # {os.path.basename(pos.filename)}:{pos.line}"
         lines.append(("    " * depth + text, pos))
 
     suffix = "value_and_grad" if mode == "value_and_grad" else "vjp"
@@ -80,13 +77,15 @@ def _add_lines(add, body, depth):
             last = line.pos.line
 
 
-def load(fn, qualname, mode, lines, free_names, user_names):
-    """Compile the rendered lines and return a ``Compiled``."""
+def load(fn, qualname, mode, lines, names, user_names):
+    """Compile the rendered lines and return a ``Compiled``. ``names``: what the generated code
+    needs bound beyond the user's globals (runtime helpers, template names, inlined functions'
+    module-level values)."""
     namespace = {}
     renames = {}
     g = fn.__globals__
-    for n in sorted(free_names):
-        obj = R.NAMESPACE[n]
+    for n in sorted(names):
+        obj = names[n]
         if n in user_names or (n in g and g[n] is not obj):
             renames[n] = f"_sg_{n}"
         namespace[renames.get(n, n)] = obj

@@ -17,10 +17,15 @@ import types
 
 import libcst as cst
 
+from sourcegrad.errors import NoSourceError
+from sourcegrad.runtime import Context, Function, no_grad
+
 from . import fence, ir
 from . import rules as R
 from .exits import lower_exits
 from .naming import Naming
+from .source import get_source
+from .templates import custom_template
 
 BINOPS = {
     cst.Add: (operator.add, "+"), cst.Subtract: (operator.sub, "-"), cst.Multiply: (operator.mul, "*"),
@@ -100,7 +105,9 @@ class _Locals(cst.CSTVisitor):
 
 
 class Normalizer:
-    def __init__(self, src):
+    MAX_INLINE_DEPTH = 32
+
+    def __init__(self, src, parent=None):
         self.src = src
         self.fn = src.fn
         tree = src.tree
@@ -113,9 +120,57 @@ class Normalizer:
         finder = _Locals()
         tree.body.visit(finder)
         self.locals = set(self.params) | finder.names
-        self.naming = Naming(finder.all_names | set(self.params))
+        self.assigned = finder.names
+        self.subst = {}  # parameter -> the caller's atom, for inlined parameters never rebound
         self.block = []
         self._loop_depth = 0
+        self.no_grad = False
+        self.parent = parent
+        if parent is None:
+            self.naming = Naming(finder.all_names | set(self.params))
+            self.naming.root_locals = self.locals
+            self.extra_ns = {}  # names the generated code needs beyond the user's globals
+            self.inlining = [self.fn]
+            self.rename = {}
+        else:
+            self.naming = parent.naming
+            self.extra_ns = parent.extra_ns
+            self.inlining = parent.inlining + [self.fn]
+            self.rename = self._inline_names(finder.all_names)
+
+    def _inline_names(self, all_names):
+        """Fresh names for an inlined function's locals, and aliases for its module-level names
+        where the root function's module would read them differently."""
+        rename = {n: self.naming.unique(n) for n in sorted(self.locals)}
+        root_globals = self.inlining[0].__globals__
+        code = self.fn.__code__
+        cells = dict(zip(code.co_freevars, self.fn.__closure__ or ()))
+        for n in sorted(all_names - self.locals):
+            if n in cells:
+                value = cells[n].cell_contents
+            elif n in self.fn.__globals__:
+                value = self.fn.__globals__[n]
+            else:
+                continue  # a builtin, or an attribute/keyword name: read as written
+            if n in root_globals and root_globals[n] is value and n not in self.naming.root_locals:
+                continue
+            alias = self.naming.unique(f"{n}_") if n in self.naming.taken else n
+            self.naming.taken.add(alias)
+            self.extra_ns[alias] = value
+            if alias != n:
+                rename[n] = alias
+        return rename
+
+    def _local(self, name):
+        return self.rename.get(name, name)
+
+    def _text(self, node):
+        """Source text of ``node`` as the generated code must read it (inlined names renamed)."""
+        if not self.rename and not self.subst:
+            return _code(node)
+        rename = dict(self.rename)
+        rename.update({p: a.render() for p, a in self.subst.items()})
+        return _code(node.visit(_Renamer(rename)))
 
     # ---- entry -------------------------------------------------------------------------------
     def run(self):
@@ -146,7 +201,32 @@ class Normalizer:
         return out
 
     def _emit(self, stmt):
+        if self.no_grad:
+            stmt = self._without_gradient(stmt)
         self.block.append(stmt)
+
+    def _without_gradient(self, stmt):
+        """Inside ``with no_grad():`` nothing is differentiated: every operation is constant."""
+        if isinstance(stmt, ir.Assign) and stmt.op.kind != "nondiff":
+            return ir.Assign(stmt.target, ir.Op(stmt.op.key, stmt.op.args, stmt.op.kwargs, stmt.op.text, "nondiff"), stmt.pos)
+        if isinstance(stmt, ir.SetItem) and isinstance(stmt.value, ir.Name):
+            tmp = self.naming.temp()
+            self.block.append(ir.Assign(tmp, ir.Op(None, (stmt.value,), (), stmt.value.id, "nondiff"), stmt.pos))
+            return ir.SetItem(stmt.target, stmt.index, ir.Name(tmp), stmt.pos)
+        return stmt
+
+    def _stmt_With(self, s):
+        item = s.items[0] if len(s.items) == 1 else None
+        call = item.item if item is not None else None
+        if (item is None or item.asname is not None or not isinstance(call, cst.Call)
+                or call.args or self._static_callee(call.func) is not no_grad):
+            fence.refuse(self.src, s, kind="With")
+        saved, self.no_grad = self.no_grad, True
+        try:
+            for stmt in s.body.body:
+                self._stmt(stmt)
+        finally:
+            self.no_grad = saved
 
     def _pos(self, node):
         return self.src.pos_of(node)
@@ -181,7 +261,7 @@ class Normalizer:
         if isinstance(v, cst.Call):
             callee = self._static_callee(v.func)
             if callee in _SIDE_EFFECT_ONLY:
-                self._emit(ir.Effect(_code(v), self._pos(s)))
+                self._emit(ir.Effect(self._text(v), self._pos(s)))
                 return
         fence.refuse(self.src, s, msg="an expression statement whose value is discarded is not supported",
                      hint="assign the value to a variable, or remove the statement")
@@ -216,7 +296,7 @@ class Normalizer:
             return
         target = s.targets[0].target
         if isinstance(target, cst.Name):
-            self._assign_expr(target.value, s.value, pos)
+            self._assign_expr(self._local(target.value), s.value, pos)
         elif isinstance(target, (cst.Tuple, cst.List)) and isinstance(s.value, (cst.Tuple, cst.List)):
             # a, b = b, a: evaluate every right-hand value before binding any
             values = [self._value_to_temp(el.value) for el in s.value.elements]
@@ -237,7 +317,7 @@ class Normalizer:
 
     def _assign_target(self, target, value, pos):
         if isinstance(target, cst.Name):
-            self._emit(ir.Assign(target.value, self._copy_op(value), pos))
+            self._emit(ir.Assign(self._local(target.value), self._copy_op(value), pos))
         elif isinstance(target, (cst.Tuple, cst.List)):
             if any(isinstance(el.value, cst.StarredElement) for el in target.elements):
                 fence.refuse(self.src, target, msg="starred unpacking is not supported")
@@ -245,7 +325,7 @@ class Normalizer:
                 index = ir.Index((ir.Const(k, str(k)),), False)
                 tmp_target = el.value
                 if isinstance(tmp_target, cst.Name):
-                    self._emit(ir.Assign(tmp_target.value, self._getitem_op(value, index), pos))
+                    self._emit(ir.Assign(self._local(tmp_target.value), self._getitem_op(value, index), pos))
                 else:
                     tmp = self.naming.temp()
                     self._emit(ir.Assign(tmp, self._getitem_op(value, index), pos))
@@ -262,9 +342,9 @@ class Normalizer:
             fence.refuse(self.src, s, msg=f"the augmented assignment {s.operator.__class__.__name__} is not supported")
         fn, sym = BINOPS[op_type]
         if isinstance(s.target, cst.Name):
-            left = ir.Name(s.target.value)
+            left = ir.Name(self._local(s.target.value))
             right = self._atom(s.value)
-            self._emit(ir.Assign(s.target.value, self._binop(fn, sym, left, right, s), pos))
+            self._emit(ir.Assign(left.id, self._binop(fn, sym, left, right, s), pos))
         elif isinstance(s.target, cst.Subscript):
             base, index = self._subscript_parts(s.target)
             right = self._atom(s.value)
@@ -284,12 +364,12 @@ class Normalizer:
         if not isinstance(node.value, cst.Name) or node.value.value not in self.locals:
             fence.refuse(self.src, node, kind="Subscript",
                          msg="only an array held in a local variable can be assigned into")
-        return ir.Name(node.value.value), self._index(node)
+        return ir.Name(self._local(node.value.value)), self._index(node)
 
     def _small_AnnAssign(self, s):
         if s.value is None or not isinstance(s.target, cst.Name):
             fence.refuse(self.src, s, msg="an annotation without a value is not supported")
-        self._assign_expr(s.target.value, s.value, self._pos(s))
+        self._assign_expr(self._local(s.target.value), s.value, self._pos(s))
 
     def _assign_expr(self, name, value, pos):
         """``name = value`` where value's last operation binds ``name`` directly (no extra copy)."""
@@ -368,7 +448,7 @@ class Normalizer:
             if not isinstance(target, cst.Name):
                 fence.refuse(self.src, target, msg="a range loop needs a single loop variable")
             self._check_text(it)
-            return _code(it), target.value, []
+            return self._text(it), self._local(target.value), []
         callee = self._static_callee(it.func) if isinstance(it, cst.Call) else None
         if callee is builtins.enumerate:
             seq = self._atom(it.args[0].value)
@@ -377,7 +457,7 @@ class Normalizer:
             idx_target = target.elements[0].value
             if not isinstance(idx_target, cst.Name):
                 fence.refuse(self.src, idx_target, msg="the index of enumerate must be a plain name")
-            k = idx_target.value
+            k = self._local(idx_target.value)
             return f"range(len({seq.render()}))", k, [lambda: self._bind_elem(target.elements[1].value, seq, k, pos)]
         if callee is builtins.zip:
             seqs = [self._atom(a.value) for a in it.args]
@@ -401,7 +481,7 @@ class Normalizer:
     def _bind_elem(self, target, seq, k, pos):
         op = self._getitem_op(seq, ir.Index((ir.Name(k),), False))
         if isinstance(target, cst.Name):
-            self._emit(ir.Assign(target.value, op, pos))
+            self._emit(ir.Assign(self._local(target.value), op, pos))
         else:
             tmp = self.naming.temp()
             self._emit(ir.Assign(tmp, op, pos))
@@ -419,7 +499,7 @@ class Normalizer:
     # ---- conditions: kept as text (never differentiated), but fenced ---------------------------
     def _test(self, node):
         self._check_text(node)
-        return _code(node)
+        return self._text(node)
 
     def _check_text(self, node):
         """A condition or bound is run as written: refuse what could not run the same way."""
@@ -449,10 +529,12 @@ class Normalizer:
         n = node.value
         if n in ("True", "False", "None"):
             return ir.Const({"True": True, "False": False, "None": None}[n], n)
+        if n in self.subst:
+            return self.subst[n]
         if n in self.locals:
-            return ir.Name(n)
+            return ir.Name(self._local(n))
         # a module-level or closure value: read as written, never differentiated
-        return ir.Const(self._static_value(node), n)
+        return ir.Const(self._static_value(node), self._text(node))
 
     def _expr_Integer(self, node):
         return ir.Const(node.evaluated_value, node.value)
@@ -534,7 +616,7 @@ class Normalizer:
             key = R.ATTRIBUTES[attr]
             kind = "nondiff" if key is None else "call"
             return ir.Op(key, (x,), (), f"{x.render()}.{attr}", kind)
-        return ir.Const(self._static_value(node), _code(node))
+        return ir.Const(self._static_value(node), self._text(node))
 
     def _expr_Subscript(self, node):
         base = self._atom(node.value)
@@ -575,7 +657,7 @@ class Normalizer:
         if callee is None:
             fence.refuse(self.src, func, msg="only functions named at module level (or array methods) can be called",
                          hint="call a module-level function, or an array method")
-        text = f"{_code(func)}({self._render_args(args, kwargs)})"
+        text = f"{self._text(func)}({self._render_args(args, kwargs)})"
         return self._call_op(node, callee, args, kwargs, text, _code(func))
 
     def _call_args(self, node):
@@ -610,14 +692,82 @@ class Normalizer:
         return self._call_op(node, key, (x,) + args, kwargs, text, f"ndarray.{name}")
 
     def _call_op(self, node, callee, args, kwargs, text, name):
-        if R.is_nondiff(callee):
+        if self.no_grad or R.is_nondiff(callee):
             return ir.Op(callee, args, kwargs, text, "nondiff")
         if R.lookup(callee) is not None:
             return ir.Op(callee, args, kwargs, text, "call")
+        cls = getattr(callee, "__self__", None)
+        if isinstance(cls, type) and issubclass(cls, Function) and getattr(callee, "__name__", "") == "apply":
+            return self._custom_function(node, cls, args, kwargs)
+        if isinstance(callee, types.FunctionType) and not callee.__module__.startswith("numpy"):
+            return self._inline(node, callee, args, kwargs)
         fence.missing_adjoint(self.src, node, callee, name)
 
     def _kind(self, fn):
-        return "nondiff" if R.is_nondiff(fn) else "call"
+        return "nondiff" if self.no_grad or R.is_nondiff(fn) else "call"
+
+    # ---- calls to the user's own functions: inlined ----------------------------------------------
+    def _inline(self, node, callee, args, kwargs):
+        """Compile a call to a Python function by inlining its (normalized) body here."""
+        if callee in self.inlining:
+            fence.refuse(self.src, node, msg=f"recursive call to {callee.__qualname__} cannot be differentiated",
+                         hint="write the recursion as a loop")
+        if len(self.inlining) > self.MAX_INLINE_DEPTH:
+            fence.refuse(self.src, node, msg="calls nest too deeply to inline",
+                         hint=f"at most {self.MAX_INLINE_DEPTH} nested calls of user functions are compiled")
+        try:
+            src = get_source(callee)
+        except NoSourceError as e:
+            raise NoSourceError(f"{e}\n(called from {self.fn.__qualname__}, {self._pos(node).filename}:{self._pos(node).line})") from None
+        child = Normalizer(src, parent=self)
+        child.no_grad = self.no_grad
+        try:
+            bound = inspect.signature(callee).bind(*args, **dict(kwargs))
+        except TypeError as e:
+            fence.refuse(self.src, node, msg=f"cannot call {callee.__qualname__} with these arguments: {e}")
+        pos = self._pos(node)
+        for p in child.params:
+            if p in bound.arguments:
+                value = bound.arguments[p]
+            else:
+                value = self._constant(bound.signature.parameters[p].default, p)
+            if p in child.assigned:
+                self._emit(ir.Assign(child._local(p), self._copy_op(value), pos))
+            else:  # never rebound in the callee: read the argument itself
+                child.subst[p] = value
+        body = child._body()
+        self.block.extend(body[:-1])
+        return body[-1].value
+
+    def _alias(self, name, value):
+        """A name for ``value`` in the generated code's namespace."""
+        for k, v in self.extra_ns.items():
+            if v is value:
+                return k
+        alias = self.naming.unique(name)
+        self.extra_ns[alias] = value
+        return alias
+
+    def _constant(self, value, hint):
+        """An atom for a Python value known at compile time (a default argument)."""
+        if value is None or type(value) in (bool, int, float, str):
+            return ir.Const(value, repr(value))
+        alias = self.naming.unique(f"_{hint}_default")
+        self.extra_ns[alias] = value
+        return ir.Const(value, alias)
+
+    # ---- custom Functions: a black box with the user's own backward ---------------------------
+    def _custom_function(self, node, cls, args, kwargs):
+        if kwargs:
+            fence.refuse(self.src, node, msg=f"{cls.__name__}.apply takes positional arguments only")
+        if self.inlining[0].__globals__.get(cls.__name__) is cls and cls.__name__ not in self.locals:
+            self.extra_ns.setdefault(cls.__name__, cls)  # the user's own name for it
+        template, alias = custom_template(cls, len(args), self.naming, self.extra_ns)
+        ctx = self.naming.temp("ctx")
+        context = self._alias("Context", Context)
+        self._emit(ir.Assign(ctx, ir.Op(Context, (), (), f"{context}()", "nondiff"), self._pos(node)))
+        text = f"{alias}.forward({', '.join([ctx] + [a.render() for a in args])})"
+        return ir.Op(template, (ir.Name(ctx),) + tuple(args), (), text, "call")
 
     # ---- name resolution -------------------------------------------------------------------------
     def _is_local_expr(self, node):
@@ -662,6 +812,21 @@ class Normalizer:
 
     def _copy_op(self, atom):
         return ir.Op(None, (atom,), (), atom.render(), "copy")
+
+
+class _Renamer(cst.CSTTransformer):
+    def __init__(self, rename):
+        self.rename = rename
+
+    def leave_Name(self, original, updated):
+        new = self.rename.get(updated.value)
+        return updated.with_changes(value=new) if new else updated
+
+    def leave_Attribute(self, original, updated):
+        return updated.with_changes(attr=original.attr)
+
+    def leave_Arg(self, original, updated):
+        return updated.with_changes(keyword=original.keyword)
 
 
 def _find(node, kind):

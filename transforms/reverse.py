@@ -54,7 +54,8 @@ class Reverser:
         self.needs_init = set()
         self.conds = {}  # id(If) -> condition variable
         self.counts = {}  # id(loop) -> range/count variable
-        self.free = set()
+        self.free = set()  # runtime names the code uses
+        self.free_objects = {}  # names adjoint templates use, with their objects
         self.restored = set()
         self.uses_tape = False
         self._bw_cache = {}
@@ -311,7 +312,10 @@ class Reverser:
                 adjoints[p] = tuples[p] = self.naming.temp("gs")
             else:
                 adjoints[p] = None
-        self.free |= tmpl.free_names
+        for n in tmpl.free_names:
+            obj = tmpl.namespace[n] if n in tmpl.namespace else __builtins__[n]
+            if self.free_objects.setdefault(n, obj) is not obj:
+                raise NameError(f"two adjoint rules use the name {n!r} for different objects ({tmpl.origin})")
         for inst in instantiate(tmpl, values, adjoints, lambda base: self.naming.temp("a")):
             if not inst.accumulate:
                 out.append(Line(depth, f"{inst.target} = {inst.expr}", s.pos))

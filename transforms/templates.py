@@ -33,7 +33,7 @@ class TemplateStmt:
     reads_locals: frozenset
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # compared and hashed by identity: one rule, one template
 class Template:
     params: tuple  # result first, then the primitive's parameters
     defaults: dict
@@ -205,13 +205,31 @@ def instantiate(template, values, adjoints, fresh):
         fields = {f"V_{p}": values[p] for p in s.reads_values}
         fields.update({f"A_{p}": adjoints[p] for p in s.reads_adjoints})
         fields.update({f"L_{n}": local_map[n] for n in s.reads_locals})
-        expr = s.fmt.format(**fields)
+        expr = _fold(s.fmt.format(**fields))
         if s.accumulate:
             out.append(Instance(adjoints[s.target], True, expr, tuple(adjoints[p] for p in s.reads_adjoints), s.target))
         else:
             local_map[s.target] = fresh(s.target)
             out.append(Instance(local_map[s.target], False, expr, tuple(adjoints[p] for p in s.reads_adjoints)))
     return out
+
+
+_ARITH = re.compile(r"\((-?\d+(?:\.\d+)?) ([-+*]) (\d+(?:\.\d+)?)\)")
+_POW1 = re.compile(r" \*\* 1(?![\d.eE])")
+
+
+def _fold(expr):
+    """Fold what a constant operand leaves behind: ``x ** (2 - 1)`` -> ``x``."""
+    if "(" not in expr:
+        return expr
+    expr = _ARITH.sub(lambda m: _num(m.group(1), m.group(2), m.group(3)), expr)
+    return _POW1.sub("", expr)
+
+
+def _num(a, op, b):
+    x, y = (float(a), float(b)) if "." in a + b else (int(a), int(b))
+    v = x - y if op == "-" else x + y if op == "+" else x * y
+    return f"({v})" if v < 0 else str(v)
 
 
 def reads_of(template, adjoints_active):
@@ -221,3 +239,22 @@ def reads_of(template, adjoints_active):
         if not s.accumulate or s.target in adjoints_active:
             out |= s.reads_values
     return out
+
+
+def custom_template(cls, nargs, naming, namespace):
+    """The template that calls a ``sourcegrad.Function`` subclass's own ``backward``.
+
+    Returns (template, the name the class has in the generated code)."""
+    import sourcegrad.runtime as rt
+
+    alias = None
+    for k, v in namespace.items():
+        if v is cls:
+            alias = k
+    if alias is None:
+        alias = naming.unique(cls.__name__)
+        namespace[alias] = cls
+    xs = [f"x{i}" for i in range(nargs)]
+    body = [f"g = {alias}.backward(ctx, d[y])"] + [f"d[{x}] += grad_of(g, {i}, {x})" for i, x in enumerate(xs)]
+    ns = {alias: cls, "grad_of": rt.grad_of}
+    return parse_template("\n".join(body), ["y", "ctx"] + xs, {}, ns, f"{cls.__qualname__}.backward"), alias

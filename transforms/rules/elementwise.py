@@ -7,6 +7,8 @@ import operator
 
 import numpy as np
 
+from sourcegrad.runtime import stop_gradient
+
 from . import binary, nondiff, rule, unary
 
 LN2 = "0.6931471805599453"
@@ -88,4 +90,5 @@ nondiff(
     operator.and_, operator.or_, operator.xor, operator.invert, np.bitwise_and, np.bitwise_or,
     np.invert, np.isclose, np.allclose, np.array_equal, int, bool, builtins.len, builtins.range,
     np.ndim, np.shape, np.size, builtins.isinstance, builtins.print, np.iscomplexobj,
+    stop_gradient,
 )
