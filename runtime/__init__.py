@@ -16,6 +16,7 @@ import numpy as np
 __all__ = [
     "ZERO", "acc", "unbroadcast", "unreduce", "unindex", "zero_at", "finalize", "array_module",
     "Context", "is_zero", "reduce_max_mask", "copy_value", "check_finite", "zeros_like",
+    "SeqAdjoint", "MapAdjoint", "split_last",
 ]
 
 
@@ -43,10 +44,59 @@ def is_zero(g):
 
 
 def acc(total, g):
-    """``total + g`` where ``total`` may still be ``ZERO``; ``g`` never is."""
+    """``total + g`` where either may be ``ZERO``."""
     if total is ZERO:
         return g
+    if g is ZERO:
+        return total
     return total + g
+
+
+class SeqAdjoint(list):
+    """The adjoint of a list or tuple: one entry per element (``ZERO`` where nothing flowed).
+    ``+`` adds entry by entry, never concatenates."""
+
+    __slots__ = ()
+
+    def __add__(self, other):
+        if other is ZERO:
+            return self
+        return SeqAdjoint(acc(a, b) for a, b in zip(self, other))
+
+    __radd__ = __add__
+
+    def __getitem__(self, idx):
+        got = list.__getitem__(self, idx)
+        return SeqAdjoint(got) if isinstance(idx, slice) else got
+
+
+class MapAdjoint(dict):
+    """The adjoint of a dict: one entry per key that a gradient reached."""
+
+    __slots__ = ()
+
+    def __add__(self, other):
+        if other is ZERO:
+            return self
+        out = MapAdjoint(self)
+        for k, v in other.items():
+            out[k] = acc(out.get(k, ZERO), v)
+        return out
+
+    __radd__ = __add__
+
+
+def split_last(g):
+    """The adjoint of a list's last element and of the rest (undoing ``append``)."""
+    if g is ZERO:
+        return ZERO, ZERO
+    return g[-1], g[:-1]
+
+
+def _container_zeros(like):
+    if isinstance(like, dict):
+        return MapAdjoint()
+    return SeqAdjoint([ZERO] * len(like))
 
 
 def array_module(*xs):
@@ -67,6 +117,8 @@ def _shape(x):
 
 def unbroadcast(g, like):
     """Sum ``g`` over the axes that broadcasting added to ``like``'s shape."""
+    if isinstance(like, (list, tuple, dict)):
+        return g
     shape = _shape(like)
     gshape = _shape(g)
     if gshape == shape:
@@ -128,6 +180,8 @@ def reduce_max_mask(x, y, axis=None, keepdims=False):
 
 def zeros_like(x):
     """A zero adjoint for ``x``: a float array of its shape, or 0.0 for a Python scalar."""
+    if isinstance(x, (list, tuple, dict)):
+        return _container_zeros(x)
     if hasattr(x, "shape"):
         return array_module(x).zeros_like(x, dtype=_float_dtype(x))
     return 0.0
@@ -162,6 +216,10 @@ def unindex(g, like, idx):
     """The adjoint of ``like[idx]``: ``g`` placed in a zero array of ``like``'s shape.
 
     Repeated integer indices accumulate (scatter-add), as the chain rule asks."""
+    if isinstance(like, (list, tuple, dict)):
+        out = _container_zeros(like)
+        out[idx] = SeqAdjoint(g) if isinstance(idx, slice) else g
+        return out
     out = zeros_like(like)
     if _is_advanced(idx):
         _scatter_add(out, idx, g)
@@ -172,6 +230,13 @@ def unindex(g, like, idx):
 
 def zero_at(g, idx):
     """A copy of the adjoint ``g`` with ``g[idx]`` zeroed: the overwritten part of an array."""
+    if isinstance(g, (SeqAdjoint, MapAdjoint)):
+        g = type(g)(g)
+        if isinstance(idx, slice):
+            g[idx] = [ZERO] * len(range(*idx.indices(len(g))))
+        else:
+            g[idx] = ZERO
+        return g
     g = g.copy()
     g[idx] = 0
     return g
@@ -184,7 +249,13 @@ def copy_value(x):
 
 
 def finalize(g, like):
-    """The gradient as the user gets it: ``like``'s shape, dtype and kind (array or Python float)."""
+    """The gradient as the user gets it: ``like``'s structure, shape, dtype and kind (array or
+    Python float; a list, tuple or dict of them for a container)."""
+    if isinstance(like, dict):
+        return {k: finalize(ZERO if g is ZERO else g.get(k, ZERO), v) for k, v in like.items()}
+    if isinstance(like, (list, tuple)):
+        entries = [ZERO] * len(like) if g is ZERO else g
+        return type(like)(finalize(e, v) for e, v in zip(entries, like))
     if g is ZERO:
         g = zeros_like(like)
     if isinstance(like, (float, int)) and not isinstance(like, bool):

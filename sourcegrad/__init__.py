@@ -24,13 +24,15 @@ from .errors import (
     UnsupportedSyntaxError,
     WrtError,
 )
+from .runtime import Function, no_grad, stop_gradient
 from .testing import check_grad
 from .transforms.rules import adjoint
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "grad", "value_and_grad", "vjp", "source", "check_grad", "adjoint",
+    "grad", "value_and_grad", "vjp", "source", "check_grad", "adjoint", "Function", "no_grad",
+    "stop_gradient",
     "SourcegradError", "UnsupportedSyntaxError", "MissingAdjointError", "NonScalarOutputError",
     "NoSourceError", "WrtError", "InternalCompilerError",
 ]

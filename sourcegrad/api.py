@@ -73,10 +73,7 @@ class _Compiled:
             return  # the generated function's own signature reports the mismatch
         for name, i in zip(self.names, self.positions):
             a = args[i]
-            if type(a) is float:
-                continue
-            kind = getattr(getattr(a, "dtype", None), "kind", None)
-            if kind in ("f", "c"):
+            if type(a) is float or _float_leaves(a):
                 continue
             raise WrtError(
                 f"cannot differentiate {_fname(self.fn)} with respect to {name!r}: it is "
@@ -86,6 +83,17 @@ class _Compiled:
 
     def __repr__(self):
         return f"<sourcegrad.{self.kind} of {_fname(self.fn)} wrt {self.names if not self.single else self.names[0]!r}>"
+
+
+def _float_leaves(a):
+    """Is ``a`` a float array, or a list/tuple/dict whose leaves all are (or Python floats)?"""
+    if type(a) is float:
+        return True
+    if isinstance(a, (list, tuple)):
+        return len(a) > 0 and all(_float_leaves(x) for x in a)
+    if isinstance(a, dict):
+        return len(a) > 0 and all(_float_leaves(x) for x in a.values())
+    return getattr(getattr(a, "dtype", None), "kind", None) in ("f", "c")
 
 
 def _describe(a):

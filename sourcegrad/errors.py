@@ -13,7 +13,7 @@ class LocatedError(SourcegradError):
     """An error about a place in the user's source: file, line, column, the line and a hint."""
 
     def __init__(self, msg, filename=None, lineno=None, offset=None, text=None, hint=None):
-        self.msg = msg
+        self.message = msg
         self.filename = filename
         self.lineno = lineno
         self.offset = offset
@@ -22,7 +22,7 @@ class LocatedError(SourcegradError):
         super().__init__(self._render())
 
     def _render(self):
-        parts = [self.msg]
+        parts = [self.message]
         if self.filename is not None and self.lineno is not None:
             col = f", column {self.offset}" if self.offset else ""
             parts.append(f'  File "{self.filename}", line {self.lineno}{col}')
@@ -46,8 +46,10 @@ class UnsupportedSyntaxError(LocatedError, SyntaxError):
 
     def __init__(self, msg, filename=None, lineno=None, offset=None, text=None, hint=None):
         LocatedError.__init__(self, msg, filename, lineno, offset, text, hint)
-        # SyntaxError's own fields, so tools that format SyntaxErrors point at the user's line.
+        # SyntaxError's own fields: Python's traceback prints the location from these, then msg.
         self.args = (self._render(), (filename, lineno, offset, text))
+        self.filename, self.lineno, self.offset, self.text = filename, lineno, offset, text
+        self.msg = msg + (f"\nhint: {hint}" if hint else "")
 
     def __str__(self):
         return self._render()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from sourcegrad.errors import InternalCompilerError, SourcegradError, UnsupportedSyntaxError
 
-from . import ir
+from . import aliasing, ir
 from . import rules as R
 from .analyze import Analysis, bind
 from .emit import load, render
@@ -36,6 +36,8 @@ def compile_gradient(fn, wrt, mode):
         stage = "normalize"
         normalizer = Normalizer(src)
         irfn = normalizer.run()
+        stage = "aliasing"
+        aliasing.check(irfn, src, normalizer.naming)
         stage = "bind"
         bindings = _bind_all(src, irfn)
         stage = "analyze"

@@ -126,7 +126,7 @@ class Analysis:
         for s in self.stmts:
             if isinstance(s, ir.Assign):
                 yield s.target, diff_operands(s.op, self.binding(s.op))
-            elif isinstance(s, ir.SetItem):
+            elif isinstance(s, (ir.SetItem, ir.Append)):
                 yield s.target, set(_names(s.value)) | {s.target}
 
     def _varied(self):
@@ -157,7 +157,7 @@ class Analysis:
     def is_active_stmt(self, s):
         if isinstance(s, ir.Assign):
             return s.target in self.active and bool(diff_operands(s.op, self.binding(s.op)) & self.active)
-        if isinstance(s, ir.SetItem):
+        if isinstance(s, (ir.SetItem, ir.Append)):
             return s.target in self.active
         return False
 
@@ -170,6 +170,8 @@ class Analysis:
             if isinstance(s, ir.SetItem):
                 reads.update(s.index.names())
                 reads.update(_names(s.value))
+                continue
+            if isinstance(s, ir.Append):
                 continue
             if s.op.kind != "call":
                 continue

@@ -148,6 +148,15 @@ class SetItem:
 
 
 @dataclass(frozen=True)
+class Append:
+    """``target.append(value)`` on a list this function built."""
+
+    target: str
+    value: Atom
+    pos: Pos
+
+
+@dataclass(frozen=True)
 class Effect:
     """A call kept only for its side effect (``print``): runs in the forward, not the backward."""
 

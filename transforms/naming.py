@@ -13,6 +13,7 @@ class Naming:
         self.taken = set(reserved)
         self._adjoints = {}
         self._counter = 0
+        self.temps = set()  # every temporary handed out (never a user's name)
 
     def reserve(self, *names):
         self.taken.update(names)
@@ -32,14 +33,15 @@ class Naming:
             self._counter += 1
             if name not in self.taken:
                 self.taken.add(name)
+                self.temps.add(name)
                 return name
 
     def snapshot(self):
-        return (set(self.taken), dict(self._adjoints), self._counter)
+        return (set(self.taken), dict(self._adjoints), self._counter, set(self.temps))
 
     def restore(self, snap):
-        taken, adjoints, counter = snap
-        self.taken, self._adjoints, self._counter = set(taken), dict(adjoints), counter
+        taken, adjoints, counter, temps = snap
+        self.taken, self._adjoints, self._counter, self.temps = set(taken), dict(adjoints), counter, set(temps)
 
     def adjoint(self, name):
         """The adjoint variable of a primal variable: ``x`` -> ``x_bar`` (``_t3`` -> ``_t3_bar``)."""

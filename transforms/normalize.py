@@ -259,6 +259,14 @@ class Normalizer:
         if isinstance(v, (cst.SimpleString, cst.ConcatenatedString)):
             return  # docstring
         if isinstance(v, cst.Call):
+            func = v.func
+            if (isinstance(func, cst.Attribute) and func.attr.value == "append" and isinstance(func.value, cst.Name)
+                    and func.value.value in self.locals):
+                if len(v.args) != 1 or v.args[0].keyword is not None or v.args[0].star:
+                    fence.refuse(self.src, v, msg="append takes one value")
+                value = self._atom(v.args[0].value)
+                self._emit(ir.Append(self._local(func.value.value), value, self._pos(s)))
+                return
             callee = self._static_callee(v.func)
             if callee in _SIDE_EFFECT_ONLY:
                 self._emit(ir.Effect(self._text(v), self._pos(s)))
@@ -600,6 +608,62 @@ class Normalizer:
         fence.refuse(self.src, node, msg="and/or are only supported in if/while conditions",
                      hint="use np.logical_and / np.logical_or, or an if statement")
 
+    def _expr_ListComp(self, node):
+        return self._comprehension(node)
+
+    def _expr_GeneratorExp(self, node):
+        return self._comprehension(node)
+
+    def _comprehension(self, node):
+        """``[elt for x in xs if c]``: a list built by a loop (its names stay inside it)."""
+        result = self.naming.temp("list")
+        pos = self._pos(node)
+        self._emit(ir.Assign(result, self._copy_op(_tup([], True)), pos))
+        saved_locals, saved_rename = set(self.locals), dict(self.rename)
+        try:
+            self._comp_loops(node, node.for_in, result, pos)
+        finally:
+            self.locals, self.rename = saved_locals, saved_rename
+        return ir.Name(result)
+
+    def _comp_loops(self, node, comp_for, result, pos):
+        if comp_for.asynchronous is not None:
+            fence.refuse(self.src, comp_for, kind="AsyncFunctionDef")
+        for name in _target_names(comp_for.target):
+            self.locals.add(name)
+            self.rename[name] = self.naming.unique(name)
+        fake = cst.For(target=comp_for.target, iter=comp_for.iter, body=cst.IndentedBlock(body=[]))
+        self._src_alias(fake, comp_for)
+        range_text, target, prologue = self._loop_iter(fake)
+        self._loop_depth += 1
+        self._depth = getattr(self, "_depth", 0) + 1
+        saved, self.block = self.block, []
+        try:
+            for build in prologue:
+                build()
+            self._comp_body(node, comp_for, list(comp_for.ifs), result, pos)
+            body, self.block = tuple(self.block), saved
+        finally:
+            self._loop_depth -= 1
+            self._depth -= 1
+        self._emit(ir.For(target, range_text, body, pos))
+
+    def _comp_body(self, node, comp_for, ifs, result, pos):
+        if ifs:
+            test = self._test(ifs[0].test)
+            saved, self.block = self.block, []
+            self._comp_body(node, comp_for, ifs[1:], result, pos)
+            body, self.block = tuple(self.block), saved
+            self._emit(ir.If(test, body, (), pos))
+        elif comp_for.inner_for_in is not None:
+            self._comp_loops(node, comp_for.inner_for_in, result, pos)
+        else:
+            self._emit(ir.Append(result, self._atom(node.elt), pos))
+
+    def _src_alias(self, new, old):
+        """Positions of a node built here are those of the node it stands for."""
+        self.src.alias(new, old)
+
     def _expr_IfExp(self, node):
         tmp = self.naming.temp()
         self._ifexp(tmp, node, self._pos(node))
@@ -827,6 +891,14 @@ class _Renamer(cst.CSTTransformer):
 
     def leave_Arg(self, original, updated):
         return updated.with_changes(keyword=original.keyword)
+
+
+def _target_names(target):
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for el in target.elements for n in _target_names(el.value)]
+    return []
 
 
 def _find(node, kind):

@@ -75,6 +75,9 @@ class Reverser:
                 if s.target in self.reads:
                     self.saves[id(s)] = "tape" if in_loop else self.naming.saved(s.target)
                     self.uses_tape |= in_loop
+            elif isinstance(s, ir.Append):
+                if s.target in self.reads:
+                    self.saves[id(s)] = "pop"  # undone by popping: nothing to keep
             elif isinstance(s, ir.If):
                 p1, d1 = set(possibly), set(definitely)
                 p2, d2 = set(possibly), set(definitely)
@@ -101,7 +104,7 @@ class Reverser:
     def has_backward(self, s):
         key = id(s)
         if key not in self._bw_cache:
-            if isinstance(s, (ir.Assign, ir.SetItem)):
+            if isinstance(s, (ir.Assign, ir.SetItem, ir.Append)):
                 r = self.an.is_active_stmt(s) or key in self.saves
             elif isinstance(s, ir.If):
                 r = any(self.has_backward(t) for t in s.body + s.orelse)
@@ -138,6 +141,8 @@ class Reverser:
                 if id(s) in self.saves:
                     self.free.add("copy_value")
                 out.append(Line(depth, f"{sub} = {s.value.render()}", s.pos))
+            elif isinstance(s, ir.Append):
+                out.append(Line(depth, f"{s.target}.append({s.value.render()})", s.pos))
             elif isinstance(s, ir.Effect):
                 out.append(Line(depth, s.text, s.pos))
             elif isinstance(s, ir.LoopExit):
@@ -232,6 +237,8 @@ class Reverser:
                 state = self._bwd_assign(s, depth, state, out)
             elif isinstance(s, ir.SetItem):
                 state = self._bwd_setitem(s, depth, state, out)
+            elif isinstance(s, ir.Append):
+                state = self._bwd_append(s, depth, state, out)
             elif isinstance(s, ir.If) and self.has_backward(s):
                 state = self._bwd_if(s, depth, in_loop, state, out)
             elif isinstance(s, (ir.For, ir.While)) and self.has_backward(s):
@@ -368,6 +375,25 @@ class Reverser:
                 return st
             state = self._guarded(adj, state, depth, out, body)
         self._restore(s, s.target, depth, out, expr=f"{s.target}[{s.index.render()}]")
+        return state
+
+    def _bwd_append(self, s, depth, state, out):
+        adj = self.naming.adjoint(s.target)
+        if self.an.is_active_stmt(s) and state.get(adj, ZERO) != ZERO:
+            v = s.value
+            if isinstance(v, ir.Name) and v.id in self.an.active:
+                last = self.naming.temp("a")
+                out.append(Line(depth, f"{last}, {adj} = split_last({adj})", s.pos))
+                vadj = self.naming.adjoint(v.id)
+                out.append(Line(depth, f"{vadj} = acc({vadj}, {last})" if state.get(vadj, ZERO) != ZERO else f"{vadj} = {last}", s.pos))
+                state[vadj] = MAYBE
+                self.free.update({"split_last", "acc"})
+            else:
+                out.append(Line(depth, f"{adj} = split_last({adj})[1]", s.pos))
+                self.free.add("split_last")
+            state[adj] = MAYBE
+        if id(s) in self.saves:
+            out.append(Line(depth, f"{s.target}.pop()", s.pos))
         return state
 
     def _bwd_if(self, s, depth, in_loop, state, out):

@@ -36,9 +36,11 @@ class Source:
         self._module = None
         self._positions = None
         self._stmt_lines = {}
+        self._aliases = {}
 
     def pos_of(self, node):
         """The user's position of a libcst node (statements are cheap, other nodes resolve once)."""
+        node = self._aliases.get(id(node), node)
         line = self._stmt_lines.get(id(node))
         if line is not None:
             return Pos(self.filename, line[0] + self.first_line - 1, line[1] + self.col_shift + 1)
@@ -49,6 +51,10 @@ class Source:
         if p is None:
             return Pos(self.filename, self.first_line, 0)
         return Pos(self.filename, p.start.line + self.first_line - 1, p.start.column + self.col_shift + 1)
+
+    def alias(self, new, old):
+        """Report errors about ``new`` (a node the compiler built) at ``old``'s position."""
+        self._aliases[id(new)] = old
 
     def line_text(self, line):
         return linecache.getline(self.filename, line) or _nth_line(self.text, line - self.first_line + 1)
