@@ -1,0 +1,169 @@
+"""Compile time: from ``sg.grad(f)`` to its first result, minus the time of a later call.
+
+Straight-line functions of 10, 100 and 1000 lines (generated into a temporary module, since
+sourcegrad reads source files), and a function with nested loops, branches and a ``while``,
+with and without calls to a helper function. Each is compiled afresh (a new module, a new
+function object) several times; the table gives the median. For reference, where JAX is
+installed, the same for ``jax.jit(jax.value_and_grad(f))`` (tracing and XLA compilation).
+"""
+
+import importlib.util
+import itertools
+import os
+import statistics
+import sys
+import tempfile
+import time
+import timeit
+import types
+
+import numpy as np
+
+_counter = itertools.count()
+
+NESTED = '''
+import numpy as np
+
+
+def f(x, w):
+    total = 0.0
+    for i in range(4):
+        y = x * w
+        if np.sum(y) > 0:
+            for j in range(3):
+                y = np.sin(y) * w
+                if j == 1:
+                    y = y + x
+        else:
+            k = 0
+            while k < 3:
+                y = np.tanh(y) + 0.5 * x
+                k += 1
+        total = total + np.sum(y * y)
+    return total
+'''
+
+NESTED_WITH_HELPERS = '''
+import numpy as np
+
+
+def squash(y, x):
+    return np.tanh(y) + 0.5 * x
+
+
+def energy(y):
+    return np.sum(y * y)
+
+
+def f(x, w):
+    total = 0.0
+    for i in range(4):
+        y = x * w
+        if np.sum(y) > 0:
+            for j in range(3):
+                y = np.sin(y) * w
+                if j == 1:
+                    y = y + x
+        else:
+            k = 0
+            while k < 3:
+                y = squash(y, x)
+                k += 1
+        total = total + energy(y)
+    return total
+'''
+
+
+def straight_line(n):
+    """A function body of ``n`` lines, each an operation on earlier results, bounded values."""
+    body = ["    a0 = np.tanh(x * w)"]
+    for i in range(1, n - 1):
+        j = max(0, i - 3)
+        body.append([
+            f"    a{i} = np.tanh(a{i - 1} * w + x)",
+            f"    a{i} = a{i - 1} + 0.5 * np.sin(a{j})",
+            f"    a{i} = a{i - 1} * np.cos(a{j})",
+        ][i % 3])
+    body.append(f"    return np.sum(a{n - 2})")
+    return "import numpy as np\n\n\ndef f(x, w):\n" + "\n".join(body) + "\n"
+
+
+def load(source, directory):
+    """A fresh module from ``source``, written to a file so that ``inspect`` can read it."""
+    name = f"_sg_compile_bench_{next(_counter)}"
+    path = os.path.join(directory, name + ".py")
+    with open(path, "w") as fh:
+        fh.write(source)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def first_call_minus_run(make_grad, f, args, block=lambda r: r):
+    """Seconds from building the gradient to its first result, less one steady-state call."""
+    start = time.perf_counter()
+    g = make_grad(f)
+    block(g(*args))
+    first = time.perf_counter() - start
+    timer = timeit.Timer(lambda: block(g(*args)))
+    number = max(1, int(0.02 / max(min(timer.repeat(3, 1)), 1e-7)))
+    run = min(timer.repeat(3, number)) / number
+    return first - run, run, g
+
+
+def sourcegrad_compile(source, directory, args, repeat):
+    import sourcegrad as sg
+
+    results = [first_call_minus_run(lambda f: sg.grad(f, wrt=(0, 1)), load(source, directory).f, args)
+               for _ in range(repeat)]
+    g = results[-1][2]
+    lines = len(sg.source(g).splitlines())
+    return statistics.median(r[0] for r in results), statistics.median(r[1] for r in results), lines
+
+
+def jax_compile(source, directory, args, repeat):
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError:
+        return "-"
+    jax.config.update("jax_enable_x64", True)
+    times = []
+    for _ in range(repeat):
+        f = load(source, directory).f
+        f = types.FunctionType(f.__code__, {**f.__globals__, "np": jnp}, f.__name__)
+        try:
+            times.append(first_call_minus_run(lambda f: jax.jit(jax.value_and_grad(f, argnums=(0, 1))), f,
+                                              args, jax.block_until_ready)[0])
+        except Exception as e:  # noqa: BLE001 — e.g. Python control flow on traced values
+            return f"n/a ({type(e).__name__})"
+    return f"{statistics.median(times) * 1e3:.1f}"
+
+
+def report(quick):
+    start = time.perf_counter()
+    import sourcegrad  # noqa: F401 — imports libcst
+    import_ms = (time.perf_counter() - start) * 1e3
+
+    sizes = (10, 100) if quick else (10, 100, 1000)
+    repeat = 1 if quick else 5
+    rng = np.random.default_rng(0)
+    args = (rng.standard_normal(8), rng.standard_normal(8))
+    functions = [(f"straight line, {n} lines", straight_line(n)) for n in sizes]
+    functions += [("nested loops/branches/while", NESTED), ("... with helper calls", NESTED_WITH_HELPERS)]
+
+    headers = ["function", "sourcegrad compile ms", "run us", "generated lines", "jax.jit compile ms"]
+    rows = [["import sourcegrad (with libcst)", f"{import_ms:.1f}", "-", "-", "-"]]
+    with tempfile.TemporaryDirectory() as directory:
+        first = sourcegrad_compile(straight_line(10), directory, args, 1)
+        rows.append(["first compile in the process (10 lines)", f"{first[0] * 1e3:.1f}", "-", "-", "-"])
+        for label, source in functions:
+            try:
+                compile_s, run_s, lines = sourcegrad_compile(source, directory, args, repeat)
+                row = [label, f"{compile_s * 1e3:.1f}", f"{run_s * 1e6:.1f}", str(lines)]
+            except Exception as e:  # noqa: BLE001 — report what the compiler does not support yet
+                row = [label, f"FAILED: {type(e).__name__}", "-", "-"]
+            rows.append(row + [jax_compile(source, directory, args, 1 if quick else 3)])
+    return headers, rows
