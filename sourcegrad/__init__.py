@@ -26,9 +26,20 @@ from .errors import (
 )
 from .runtime import Function, no_grad, stop_gradient
 from .testing import check_grad
-from .transforms.rules import adjoint
 
 __version__ = "0.1.0"
+
+
+def adjoint(fn):
+    """Register an adjoint rule for a library function (see ``sourcegrad.transforms.rules.adjoint``)::
+
+        @sourcegrad.adjoint(scipy.special.expit)
+        def _(y, x):
+            d[x] += d[y] * y * (1.0 - y)
+    """
+    from .transforms.rules import adjoint as register
+
+    return register(fn)
 
 __all__ = [
     "grad", "value_and_grad", "vjp", "source", "check_grad", "adjoint", "Function", "no_grad",

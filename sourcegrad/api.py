@@ -10,7 +10,13 @@ import functools
 import threading
 
 from .errors import WrtError
-from .transforms import compile_gradient, parameters_of
+
+# The compiler (and libcst) loads on the first compilation, not on ``import sourcegrad``.
+
+
+def parameters_of(fn):
+    code = fn.__code__
+    return list(code.co_varnames[: code.co_argcount])
 
 _MODES = ("value_and_grad", "vjp")
 
@@ -64,6 +70,8 @@ class _Compiled:
             with self._lock:
                 c = self._compiled
                 if c is None:
+                    from .transforms import compile_gradient
+
                     c = self._compiled = compile_gradient(self.fn, self.names, self.mode)
         return c
 

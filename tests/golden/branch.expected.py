@@ -1,0 +1,16 @@
+def branch_value_and_grad(x):
+    _c1 = np.sum(x) > 0  # functions.py:22
+    if _c1:
+        y = np.sin(x)  # functions.py:23
+    else:
+        y = x * x  # functions.py:25
+    _t0 = np.sum(y)  # functions.py:26
+    check_scalar(_t0, 'branch')
+    _t0_bar = 1.0
+    y_bar = unreduce(_t0_bar, y, None, False)  # functions.py:26
+    if _c1:  # functions.py:22
+        x_bar = y_bar * np.cos(x)  # functions.py:23
+    else:
+        x_bar = unbroadcast(y_bar * x, x)  # functions.py:25
+        x_bar = x_bar + unbroadcast(y_bar * x, x)
+    return _t0, finalize(x_bar, x)

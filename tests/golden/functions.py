@@ -1,0 +1,40 @@
+"""Functions whose generated code is pinned by tests/test_golden.py."""
+
+import numpy as np
+
+
+def two_layer(w1, w2, x, y):
+    h = x.dot(w1)
+    h_relu = np.maximum(h, 0)
+    y_pred = h_relu.dot(w2)
+    loss = np.square(y_pred - y).sum()
+    return loss
+
+
+def basics(x):
+    y = x + 2
+    z = y * y * 3
+    out = z.mean()
+    return out
+
+
+def branch(x):
+    if np.sum(x) > 0:
+        y = np.sin(x)
+    else:
+        y = x * x
+    return np.sum(y)
+
+
+def rnn(W, xs):
+    h = np.zeros(W.shape[0])
+    for x in xs:
+        h = np.tanh(W @ h + x)
+    return np.sum(h)
+
+
+def doubling(x):
+    y = x * 2
+    while np.linalg.norm(y) < 100:
+        y = y * 2
+    return y

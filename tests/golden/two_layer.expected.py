@@ -1,0 +1,17 @@
+def two_layer_value_and_grad(w1, w2, x, y):
+    h = x.dot(w1)  # functions.py:7
+    h_relu = np.maximum(h, 0)  # functions.py:8
+    y_pred = h_relu.dot(w2)  # functions.py:9
+    _t0 = y_pred - y  # functions.py:10
+    _t1 = np.square(_t0)
+    loss = _t1.sum()
+    check_scalar(loss, 'two_layer')
+    loss_bar = 1.0
+    _t1_bar = unreduce(loss_bar, _t1, None, False)  # functions.py:10
+    _t0_bar = _t1_bar * 2.0 * _t0
+    y_pred_bar = unbroadcast(_t0_bar, y_pred)
+    h_relu_bar = dot_adjoint_a(y_pred_bar, h_relu, w2)  # functions.py:9
+    w2_bar = dot_adjoint_b(y_pred_bar, h_relu, w2)
+    h_bar = h_relu_bar * ((h > 0) + 0.5 * (h == 0))  # functions.py:8
+    w1_bar = dot_adjoint_b(h_bar, x, w1)  # functions.py:7
+    return loss, (finalize(w1_bar, w1), finalize(w2_bar, w2))
