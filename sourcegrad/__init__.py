@@ -24,6 +24,7 @@ from .errors import (
     UnsupportedSyntaxError,
     WrtError,
 )
+from .profiler import profile
 from .runtime import Function, no_grad, stop_gradient
 from .testing import check_grad
 
@@ -43,7 +44,7 @@ def adjoint(fn):
 
 __all__ = [
     "grad", "value_and_grad", "vjp", "source", "check_grad", "adjoint", "Function", "no_grad",
-    "stop_gradient",
+    "stop_gradient", "profile",
     "SourcegradError", "UnsupportedSyntaxError", "MissingAdjointError", "NonScalarOutputError",
     "NoSourceError", "WrtError", "InternalCompilerError",
 ]

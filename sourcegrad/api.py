@@ -51,13 +51,14 @@ def _fname(fn):
 class _Compiled:
     """A lazily compiled gradient of ``fn``; the callable users hold."""
 
-    def __init__(self, fn, wrt, mode, kind):
+    def __init__(self, fn, wrt, mode, kind, check_finite=False):
         if not callable(fn):
             raise TypeError(f"sourcegrad.{kind} needs a function, got {fn!r}")
         self.fn = fn
         self.wrt = wrt
         self.mode = mode
         self.kind = kind
+        self.check_finite = check_finite
         self.names, self.single, self.positions = _wrt_names(fn, wrt)
         self._compiled = None
         self._lock = threading.Lock()
@@ -72,7 +73,7 @@ class _Compiled:
                 if c is None:
                     from .transforms import compile_gradient
 
-                    c = self._compiled = compile_gradient(self.fn, self.names, self.mode)
+                    c = self._compiled = compile_gradient(self.fn, self.names, self.mode, self.check_finite)
         return c
 
     def _check_args(self, args, kwargs):
@@ -88,6 +89,15 @@ class _Compiled:
                 f"{_describe(a)}; gradients need floating-point values. Pass e.g. "
                 f"{name}.astype(float) or {name} * 1.0."
             )
+
+    def _run(self, args, kwargs):
+        self._check_args(args, kwargs)
+        compiled = self.compiled()
+        try:
+            return compiled.function(*args, **kwargs)
+        except Exception as e:
+            _annotate(e)
+            raise
 
     def __repr__(self):
         return f"<sourcegrad.{self.kind} of {_fname(self.fn)} wrt {self.names if not self.single else self.names[0]!r}>"
@@ -115,35 +125,61 @@ def _describe(a):
     return f"a {type(a).__name__}"
 
 
+def _annotate(e):
+    from .transforms.emit import annotate
+
+    annotate(e, e.__traceback__)
+
+
 class ValueAndGrad(_Compiled):
     def __call__(self, *args, **kwargs):
-        self._check_args(args, kwargs)
-        value, grads = self.compiled().function(*args, **kwargs)
-        return value, (grads if self.single or isinstance(grads, tuple) else (grads,))
+        return self._run(args, kwargs)
 
 
 class Grad(_Compiled):
     def __call__(self, *args, **kwargs):
-        self._check_args(args, kwargs)
-        return self.compiled().function(*args, **kwargs)[1]
+        return self._run(args, kwargs)[1]
 
 
 class Vjp(_Compiled):
     def __call__(self, *args, **kwargs):
-        self._check_args(args, kwargs)
-        return self.compiled().function(*args, **kwargs)
+        value, pullback = self._run(args, kwargs)
+        return value, Pullback(pullback)
+
+
+class Pullback:
+    """``pullback(cotangent)`` -> the gradient. Runs once: the backward consumes the tape."""
+
+    __slots__ = ("_fn",)
+
+    def __init__(self, fn):
+        self._fn = fn
+
+    def __call__(self, cotangent):
+        fn = self._fn
+        if fn is None:
+            raise RuntimeError(
+                "this pullback was already called; a pullback runs once (it consumes its tape). "
+                "Call the vjp function again for another cotangent."
+            )
+        self._fn = None
+        try:
+            return fn(cotangent)
+        except Exception as e:
+            _annotate(e)
+            raise
 
 
 def _decorator(cls, mode, kind):
-    def make(f=None, wrt=0):
+    def make(f=None, wrt=0, check_finite=False):
         if f is None:
-            return lambda g: cls(g, wrt, mode, kind)
-        return cls(f, wrt, mode, kind)
+            return lambda g: cls(g, wrt, mode, kind, check_finite)
+        return cls(f, wrt, mode, kind, check_finite)
 
     return make
 
 
-def grad(f=None, wrt=0):
+def grad(f=None, wrt=0, check_finite=False):
     """The gradient of a scalar-valued function, compiled from its source.
 
     ``wrt`` selects the arguments to differentiate: an index, a parameter name, or a tuple of
@@ -156,20 +192,24 @@ def grad(f=None, wrt=0):
 
     The gradient has each argument's shape and dtype (a Python float for a float argument). A
     function whose value is not a scalar raises ``NonScalarOutputError``: use ``vjp`` for those.
+
+    ``check_finite=True`` (for debugging) checks every intermediate adjoint as it is computed and
+    raises ``FloatingPointError`` naming the first one that holds a NaN or inf and the line of
+    your code it belongs to.
     """
-    return _decorator(Grad, "value_and_grad", "grad")(f, wrt)
+    return _decorator(Grad, "value_and_grad", "grad")(f, wrt, check_finite)
 
 
-def value_and_grad(f=None, wrt=0):
+def value_and_grad(f=None, wrt=0, check_finite=False):
     """Like ``grad``, but returns ``(value, gradient)`` from one run of the forward."""
-    return _decorator(ValueAndGrad, "value_and_grad", "value_and_grad")(f, wrt)
+    return _decorator(ValueAndGrad, "value_and_grad", "value_and_grad")(f, wrt, check_finite)
 
 
-def vjp(f=None, wrt=0):
+def vjp(f=None, wrt=0, check_finite=False):
     """Vector-Jacobian products: ``vf(*args)`` returns ``(value, pullback)``; ``pullback(ct)``
     returns the gradient of ``sum(value * ct)`` with respect to ``wrt``. Any output shape.
     A pullback can be called once (it consumes the forward's tape)."""
-    return _decorator(Vjp, "vjp", "vjp")(f, wrt)
+    return _decorator(Vjp, "vjp", "vjp")(f, wrt, check_finite)
 
 
 def source(g):

@@ -25,11 +25,13 @@ def parameters_of(fn):
     return list(code.co_varnames[: code.co_argcount])
 
 
-def compile_gradient(fn, wrt, mode):
+def compile_gradient(fn, wrt, mode, check_finite=False):
     """Compile ``fn``'s reverse mode for the parameters named in ``wrt``.
 
     ``mode`` is ``"value_and_grad"`` (one function: value and gradient) or ``"vjp"`` (returns the
-    value and a pullback). Returns an ``emit.Compiled``."""
+    value and a pullback). ``check_finite`` adds a check after every adjoint update that raises
+    ``FloatingPointError`` naming the variable and the user's line where a NaN or inf appears.
+    Returns an ``emit.Compiled``."""
     stage = "source"
     try:
         src = get_source(fn)
@@ -43,7 +45,7 @@ def compile_gradient(fn, wrt, mode):
         stage = "analyze"
         analysis = Analysis(irfn, wrt, bindings)
         stage = "reverse"
-        rev = Reverser(irfn, analysis, normalizer.naming, wrt)
+        rev = Reverser(irfn, analysis, normalizer.naming, wrt, check_finite)
         rev.plan()
         fwd = rev.forward()
         result = irfn.body[-1].value
@@ -55,7 +57,7 @@ def compile_gradient(fn, wrt, mode):
         bwd, outputs = rev.backward(rev.seed_name, result)
         stage = "emit"
         lines = render(irfn.name, irfn.params, rev, fwd, bwd, outputs, mode, result, src.filename)
-        names = {n: R.NAMESPACE[n] for n in set(rev.free) | {"check_scalar", "once", "copy_value"}}
+        names = {n: R.NAMESPACE[n] for n in set(rev.free) | {"check_scalar", "copy_value"}}
         names.update(rev.free_objects)
         names.update(normalizer.extra_ns)
         return load(fn, irfn.qualname, mode, lines, names, normalizer.locals)

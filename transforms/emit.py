@@ -29,6 +29,37 @@ class Compiled:
     line_map: dict  # generated line -> ir.Pos of the user's statement
     first_line: int  # line of the displayed function within the compiled text
 
+    def user_line(self, line):
+        """The user's position a generated line comes from (the nearest mapped line above)."""
+        while line > 0 and line not in self.line_map:
+            line -= 1
+        return self.line_map.get(line)
+
+
+REGISTRY = {}  # linecache name -> Compiled, for error notes and the profiler
+
+
+def annotate(exc, tb):
+    """Add a note to an exception raised in generated code: the generated line and the user's."""
+    frames = []
+    while tb is not None:
+        compiled = REGISTRY.get(tb.tb_frame.f_code.co_filename)
+        if compiled is not None:
+            frames.append((compiled, tb.tb_lineno))
+        tb = tb.tb_next
+    if not frames or not hasattr(exc, "add_note"):
+        return
+    compiled, line = frames[-1]
+    pos = compiled.user_line(line)
+    generated = linecache.getline(compiled.filename, line).strip()
+    note = f"in sourcegrad's generated code, line {line}: {generated}"
+    if pos is not None:
+        user = linecache.getline(pos.filename, pos.line).strip()
+        note += f"\n  which comes from {pos.filename}:{pos.line}: {user}"
+    note += f"\n  (see sourcegrad.source(...) for the generated code)"
+    if note not in getattr(exc, "__notes__", ()):
+        exc.add_note(note)
+
 
 def render(name, params, rev, fwd, bwd, outputs, mode, result, fn_filename):
     """Source text of the generated function. ``mode``: 'value_and_grad' or 'vjp'."""
@@ -57,7 +88,7 @@ def render(name, params, rev, fwd, bwd, outputs, mode, result, fn_filename):
         _add_lines(add, bwd, 2)
         add(2, f"return {out_expr}")
         value = f"copy_value({res})" if rev.mutates else res
-        add(1, f"return {value}, once({name}_pullback)")
+        add(1, f"return {value}, {name}_pullback")
     return lines
 
 
@@ -114,4 +145,6 @@ def load(fn, qualname, mode, lines, names, user_names):
     generated = factory(**{k: args[k] for k in factory_params})
     generated.__defaults__ = fn.__defaults__
     line_map = {i + 2: pos for i, (_, pos) in enumerate(lines) if pos is not None}
-    return Compiled(generated, "\n".join(texts) + "\n", filename, line_map, 2)
+    compiled = Compiled(generated, "\n".join(texts) + "\n", filename, line_map, 2)
+    REGISTRY[filename] = compiled
+    return compiled

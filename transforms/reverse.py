@@ -15,6 +15,7 @@ loops) cost a run-time test.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 from . import ir
@@ -44,7 +45,7 @@ class Reversed:
 
 
 class Reverser:
-    def __init__(self, fn, analysis, naming, wrt):
+    def __init__(self, fn, analysis, naming, wrt, check_finite=False):
         self.fn = fn
         self.an = analysis
         self.naming = naming
@@ -59,6 +60,7 @@ class Reverser:
         self.restored = set()
         self.uses_tape = False
         self._bw_cache = {}
+        self.check_finite = check_finite
 
     # ---- planning ----------------------------------------------------------------------------
     def plan(self):
@@ -361,6 +363,10 @@ class Reverser:
             self.free.add("acc")
         out.append(Line(depth, text, pos))
         state[adj] = DENSE
+        if self.check_finite:
+            where = f"{adj} at {os.path.basename(pos.filename)}:{pos.line}" if pos else adj
+            out.append(Line(depth, f"check_finite({adj}, {where!r})", pos))
+            self.free.add("check_finite")
 
     def _bwd_setitem(self, s, depth, state, out):
         adj = self.naming.adjoint(s.target)

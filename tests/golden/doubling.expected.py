@@ -14,4 +14,4 @@ def doubling_vjp(x):
             y_bar = _g1 * 2
         x_bar = y_bar * 2  # functions.py:37
         return finalize(x_bar, x)
-    return y, once(doubling_pullback)
+    return y, doubling_pullback
