@@ -151,18 +151,17 @@ def _norm_axes(axis, ndim):
 def unreduce(g, like, axis=None, keepdims=False):
     """Broadcast the adjoint of a reduction over ``axis`` back to ``like``'s shape."""
     shape = _shape(like)
-    if not keepdims and shape:
-        for a in _norm_axes(axis, len(shape)):
-            g = _expand(g, a)
-    if _shape(g) == shape:
+    if not shape:
         return g
-    return _broadcast_to(g, shape)
-
-
-def _expand(g, axis):
     if not hasattr(g, "shape"):
-        g = np.asarray(g)
-    return g.reshape(g.shape[:axis] + (1,) + g.shape[axis:])
+        # a Python number (the seed 1.0): an array of like's module and float dtype, no upcast
+        g = array_module(like).asarray(g, dtype=_float_dtype(like))
+    if not keepdims:
+        for a in _norm_axes(axis, len(shape)):
+            g = g.reshape(g.shape[:a] + (1,) + g.shape[a:])
+    if g.shape == shape:
+        return g
+    return np.broadcast_to(g, shape)
 
 
 def _broadcast_to(g, shape):
@@ -174,7 +173,7 @@ def _broadcast_to(g, shape):
 def reduce_max_mask(x, y, axis=None, keepdims=False):
     """Where ``x`` attains the reduced extremum ``y``, shared evenly among ties."""
     y = unreduce(y, x, axis, keepdims)
-    mask = x == y
+    mask = (x == y).astype(_float_dtype(x))
     return mask / mask.sum(axis=axis, keepdims=True)
 
 

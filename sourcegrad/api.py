@@ -51,7 +51,7 @@ def _fname(fn):
 class _Compiled:
     """A lazily compiled gradient of ``fn``; the callable users hold."""
 
-    def __init__(self, fn, wrt, mode, kind, check_finite=False):
+    def __init__(self, fn, wrt, mode, kind, check_finite=False, unroll=8):
         if not callable(fn):
             raise TypeError(f"sourcegrad.{kind} needs a function, got {fn!r}")
         self.fn = fn
@@ -59,6 +59,7 @@ class _Compiled:
         self.mode = mode
         self.kind = kind
         self.check_finite = check_finite
+        self.unroll = unroll
         self.names, self.single, self.positions = _wrt_names(fn, wrt)
         self._compiled = None
         self._lock = threading.Lock()
@@ -73,7 +74,7 @@ class _Compiled:
                 if c is None:
                     from .transforms import compile_gradient
 
-                    c = self._compiled = compile_gradient(self.fn, self.names, self.mode, self.check_finite)
+                    c = self._compiled = compile_gradient(self.fn, self.names, self.mode, self.check_finite, self.unroll)
         return c
 
     def _check_args(self, args, kwargs):
@@ -171,15 +172,15 @@ class Pullback:
 
 
 def _decorator(cls, mode, kind):
-    def make(f=None, wrt=0, check_finite=False):
+    def make(f=None, wrt=0, check_finite=False, unroll=8):
         if f is None:
-            return lambda g: cls(g, wrt, mode, kind, check_finite)
-        return cls(f, wrt, mode, kind, check_finite)
+            return lambda g: cls(g, wrt, mode, kind, check_finite, unroll)
+        return cls(f, wrt, mode, kind, check_finite, unroll)
 
     return make
 
 
-def grad(f=None, wrt=0, check_finite=False):
+def grad(f=None, wrt=0, check_finite=False, unroll=8):
     """The gradient of a scalar-valued function, compiled from its source.
 
     ``wrt`` selects the arguments to differentiate: an index, a parameter name, or a tuple of
@@ -196,20 +197,24 @@ def grad(f=None, wrt=0, check_finite=False):
     ``check_finite=True`` (for debugging) checks every intermediate adjoint as it is computed and
     raises ``FloatingPointError`` naming the first one that holds a NaN or inf and the line of
     your code it belongs to.
+
+    ``unroll`` (default 8): a ``for`` loop over ``range`` whose bounds are literals or
+    module-level constants and that runs at most this many times is unrolled at compile time
+    (no tape); ``unroll=0`` keeps every loop a loop. ``source()`` shows which form was chosen.
     """
-    return _decorator(Grad, "value_and_grad", "grad")(f, wrt, check_finite)
+    return _decorator(Grad, "value_and_grad", "grad")(f, wrt, check_finite, unroll)
 
 
-def value_and_grad(f=None, wrt=0, check_finite=False):
+def value_and_grad(f=None, wrt=0, check_finite=False, unroll=8):
     """Like ``grad``, but returns ``(value, gradient)`` from one run of the forward."""
-    return _decorator(ValueAndGrad, "value_and_grad", "value_and_grad")(f, wrt, check_finite)
+    return _decorator(ValueAndGrad, "value_and_grad", "value_and_grad")(f, wrt, check_finite, unroll)
 
 
-def vjp(f=None, wrt=0, check_finite=False):
+def vjp(f=None, wrt=0, check_finite=False, unroll=8):
     """Vector-Jacobian products: ``vf(*args)`` returns ``(value, pullback)``; ``pullback(ct)``
     returns the gradient of ``sum(value * ct)`` with respect to ``wrt``. Any output shape.
     A pullback can be called once (it consumes the forward's tape)."""
-    return _decorator(Vjp, "vjp", "vjp")(f, wrt, check_finite)
+    return _decorator(Vjp, "vjp", "vjp")(f, wrt, check_finite, unroll)
 
 
 def source(g):

@@ -25,18 +25,19 @@ def parameters_of(fn):
     return list(code.co_varnames[: code.co_argcount])
 
 
-def compile_gradient(fn, wrt, mode, check_finite=False):
+def compile_gradient(fn, wrt, mode, check_finite=False, unroll=8):
     """Compile ``fn``'s reverse mode for the parameters named in ``wrt``.
 
     ``mode`` is ``"value_and_grad"`` (one function: value and gradient) or ``"vjp"`` (returns the
     value and a pullback). ``check_finite`` adds a check after every adjoint update that raises
     ``FloatingPointError`` naming the variable and the user's line where a NaN or inf appears.
-    Returns an ``emit.Compiled``."""
+    ``unroll``: loops over ``range`` with literal or module-constant bounds and at most this
+    many trips are unrolled (0 never unrolls). Returns an ``emit.Compiled``."""
     stage = "source"
     try:
         src = get_source(fn)
         stage = "normalize"
-        normalizer = Normalizer(src)
+        normalizer = Normalizer(src, options={"unroll": unroll})
         irfn = normalizer.run()
         stage = "aliasing"
         aliasing.check(irfn, src, normalizer.naming)

@@ -107,7 +107,7 @@ class _Locals(cst.CSTVisitor):
 class Normalizer:
     MAX_INLINE_DEPTH = 32
 
-    def __init__(self, src, parent=None):
+    def __init__(self, src, parent=None, options=None):
         self.src = src
         self.fn = src.fn
         tree = src.tree
@@ -126,6 +126,7 @@ class Normalizer:
         self._loop_depth = 0
         self.no_grad = False
         self.parent = parent
+        self.options = parent.options if parent is not None else dict(options or {})
         if parent is None:
             self.naming = Naming(finder.all_names | set(self.params))
             self.naming.root_locals = self.locals
@@ -433,6 +434,10 @@ class Normalizer:
                          hint="use a flag variable and an if after the loop")
         if s.asynchronous is not None:
             fence.refuse(self.src, s, kind="AsyncFunctionDef")
+        trips = self._static_trips(s)
+        if trips is not None:
+            self._unroll(s, trips, pos)
+            return
         range_text, target, prologue = self._loop_iter(s)
         self._depth = getattr(self, "_depth", 0) + 1
         self._loop_depth += 1
@@ -447,6 +452,42 @@ class Normalizer:
             self._depth -= 1
             self._loop_depth -= 1
         self._emit(ir.For(target, range_text, body, pos))
+
+    def _static_trips(self, s):
+        """The values of ``for i in range(...)`` when its bounds are literals or module-level
+        constants, the trip count is at most the unroll limit, and the body has no exit."""
+        it = s.iter
+        if not (isinstance(it, cst.Call) and isinstance(s.target, cst.Name)
+                and self._static_callee(it.func) is builtins.range and 1 <= len(it.args) <= 3):
+            return None
+        if _find(s.body, (cst.Break, cst.Continue, cst.Return)) is not None:
+            return None
+        bounds = []
+        for a in it.args:
+            v = a.value
+            if a.keyword is not None or a.star:
+                return None
+            if isinstance(v, cst.Integer):
+                bounds.append(int(v.evaluated_value))
+            elif isinstance(v, cst.UnaryOperation) and isinstance(v.operator, cst.Minus) and isinstance(v.expression, cst.Integer):
+                bounds.append(-int(v.expression.evaluated_value))
+            elif isinstance(v, (cst.Name, cst.Attribute)) and not self._is_local_expr(v):
+                value = self._static_value(v)
+                if type(value) is not int:
+                    return None
+                bounds.append(value)
+            else:
+                return None
+        trips = range(*bounds)
+        return list(trips) if len(trips) <= self.options.get("unroll", 0) else None
+
+    def _unroll(self, s, trips, pos):
+        """A loop with a small trip count known now: its body once per value, in order."""
+        target = self._local(s.target.value)
+        for value in trips:
+            self._emit(ir.Assign(target, self._copy_op(ir.Const(value, str(value))), pos))
+            for stmt in s.body.body:
+                self._stmt(stmt)
 
     def _loop_iter(self, s):
         """(range text, index variable, statements that bind the user's targets per iteration)."""
