@@ -80,6 +80,7 @@ class _Locals(cst.CSTVisitor):
     def __init__(self):
         self.names = set()
         self.all_names = set()
+        self.counts = {}
 
     def visit_Name(self, node):
         self.all_names.add(node.value)
@@ -99,6 +100,7 @@ class _Locals(cst.CSTVisitor):
     def _bind(self, target):
         if isinstance(target, cst.Name):
             self.names.add(target.value)
+            self.counts[target.value] = self.counts.get(target.value, 0) + 1
         elif isinstance(target, (cst.Tuple, cst.List)):
             for el in target.elements:
                 self._bind(el.value)
@@ -121,6 +123,8 @@ class Normalizer:
         tree.body.visit(finder)
         self.locals = set(self.params) | finder.names
         self.assigned = finder.names
+        self.bind_counts = finder.counts
+        self.static_locals = {}  # local names bound once to a module-level callable (relu = F.apply)
         self.subst = {}  # parameter -> the caller's atom, for inlined parameters never rebound
         self.block = []
         self._loop_depth = 0
@@ -386,6 +390,8 @@ class Normalizer:
             self._ifexp(name, value, pos)
             return
         op = self._op(value)
+        if isinstance(op, ir.Const) and callable(op.value) and self.bind_counts.get(name, 0) == 1 and not self._loop_depth:
+            self.static_locals[name] = op.value
         if isinstance(op, (ir.Name, ir.Const, Tup)):
             op = self._copy_op(op)
         self._emit(ir.Assign(name, op, pos))
@@ -884,6 +890,8 @@ class Normalizer:
         return True
 
     def _static_callee(self, func):
+        if isinstance(func, cst.Name) and self._local(func.value) in self.static_locals:
+            return self.static_locals[self._local(func.value)]
         if isinstance(func, (cst.Name, cst.Attribute)) and not self._is_local_expr(func):
             return self._static_value(func)
         return None
