@@ -16,7 +16,7 @@ import numpy as np
 __all__ = [
     "ZERO", "acc", "unbroadcast", "unreduce", "unindex", "zero_at", "finalize", "array_module",
     "Context", "is_zero", "reduce_max_mask", "copy_value", "check_finite", "zeros_like",
-    "SeqAdjoint", "MapAdjoint", "split_last",
+    "SeqAdjoint", "MapAdjoint", "split_last", "shape_of", "ShapeOf",
 ]
 
 
@@ -239,6 +239,35 @@ def zero_at(g, idx):
     g = g.copy()
     g[idx] = 0
     return g
+
+
+class ShapeOf:
+    """Stands in for an array whose shape and dtype, but not values, the backward needs."""
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, shape, dtype):
+        self.shape = shape
+        self.dtype = dtype
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        n = 1
+        for k in self.shape:
+            n *= k
+        return n
+
+
+def shape_of(x):
+    """What the backward keeps of an overwritten value it reads only the shape of."""
+    shape = getattr(x, "shape", None)
+    if shape is None or x is None:
+        return x
+    return ShapeOf(shape, x.dtype)
 
 
 def copy_value(x):

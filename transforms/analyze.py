@@ -162,14 +162,24 @@ class Analysis:
         return False
 
     def backward_reads(self):
-        """Names whose values some adjoint statement reads."""
-        reads = set()
+        """Names whose values some adjoint statement reads (see ``shape_reads`` for the rest)."""
+        return self._reads()[0]
+
+    def shape_reads(self):
+        """Names the backward reads only for their shape and dtype."""
+        values, shapes = self._reads()
+        return shapes - values
+
+    def _reads(self):
+        if hasattr(self, "_reads_cache"):
+            return self._reads_cache
+        reads, shapes = set(), set()
         for s in self.stmts:
             if not self.is_active_stmt(s):
                 continue
             if isinstance(s, ir.SetItem):
                 reads.update(s.index.names())
-                reads.update(_names(s.value))
+                shapes.update(_names(s.value))  # unbroadcast(a_bar[i], v)
                 continue
             if isinstance(s, ir.Append):
                 continue
@@ -181,8 +191,10 @@ class Analysis:
                 if st.accumulate and st.target not in active_params:
                     continue
                 for p in st.reads_values:
+                    into = shapes if p in st.shape_only else reads
                     if p == b.template.params[0]:
-                        reads.add(s.target)
+                        into.add(s.target)
                     else:
-                        reads.update(ir.atom_names(b.values[p]))
-        return reads
+                        into.update(ir.atom_names(b.values[p]))
+        self._reads_cache = (reads, shapes)
+        return self._reads_cache

@@ -392,6 +392,12 @@ class Normalizer:
         op = self._op(value)
         if isinstance(op, ir.Const) and callable(op.value) and self.bind_counts.get(name, 0) == 1 and not self._loop_depth:
             self.static_locals[name] = op.value
+        last = self.block[-1] if self.block else None
+        if (isinstance(op, ir.Name) and op.id in self.naming.temps and isinstance(last, ir.Assign)
+                and last.target == op.id):
+            # h = helper(...) where the helper's result is a fresh temporary: bind h directly
+            self.block[-1] = ir.Assign(name, last.op, last.pos)
+            return
         if isinstance(op, (ir.Name, ir.Const, Tup)):
             op = self._copy_op(op)
         self._emit(ir.Assign(name, op, pos))

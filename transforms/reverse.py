@@ -51,6 +51,8 @@ class Reverser:
         self.naming = naming
         self.wrt = list(wrt)
         self.reads = analysis.backward_reads() | set(self.wrt)
+        self.shapes = analysis.shape_reads() - self.reads  # only shape and dtype are read
+        self.shape_saves = set()  # ids of definitions that save shape_of(old value)
         self.saves = {}  # id(stmt) -> "tape" | saved variable name
         self.needs_init = set()
         self.conds = {}  # id(If) -> condition variable
@@ -96,7 +98,9 @@ class Reverser:
                 possibly |= inner
 
     def _plan_def(self, s, name, possibly, definitely, in_loop):
-        if name in self.reads and name in possibly:
+        if name in self.shapes and name in possibly:
+            self.shape_saves.add(id(s))
+        if (name in self.reads or name in self.shapes) and name in possibly:
             self.saves[id(s)] = "tape" if in_loop else self.naming.saved(name)
             self.uses_tape |= in_loop
             if name not in definitely:
@@ -127,6 +131,9 @@ class Reverser:
 
     def _save(self, s, expr, depth, out):
         where = self.saves.get(id(s))
+        if where and id(s) in self.shape_saves:
+            expr = f"shape_of({expr})"  # the backward needs only its shape: keep no array alive
+            self.free.add("shape_of")
         if where == "tape":
             out.append(Line(depth, f"_tape.append({expr})", s.pos))
         elif where:

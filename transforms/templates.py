@@ -29,6 +29,7 @@ class TemplateStmt:
     accumulate: bool
     fmt: str  # format string; fields V_<param>, A_<param>, L_<local>
     reads_values: frozenset
+    shape_only: frozenset  # parameters read only for their shape/dtype (unbroadcast(g, x), np.shape(x))
     reads_adjoints: frozenset
     reads_locals: frozenset
 
@@ -103,6 +104,62 @@ def _free_names(expr_code, params, local_names):
     return {n for n in names if not n.startswith("__") and n not in params and n not in local_names and n != "d"}
 
 
+_SHAPE_CALLS = ("np.shape(", "np.size(", "np.ndim(")
+
+
+def _shape_only(code, param):
+    """Is every use of ``param`` in ``code`` one that needs only its shape and dtype: the last
+    argument of ``unbroadcast``, the second of ``unreduce``, or ``np.shape/size/ndim(param)``?"""
+    field = f"__V_{param}__"
+    start = 0
+    while True:
+        i = code.find(field, start)
+        if i < 0:
+            return True
+        start = i + len(field)
+        before, after = code[:i], code[start:]
+        if any(before.endswith(c) for c in _SHAPE_CALLS) and after.startswith(")"):
+            continue
+        opener = _call_of_argument(before)
+        if opener == "unbroadcast" and after.startswith(")"):
+            continue
+        if opener == "unreduce" and _argument_index(before) == 1:
+            continue
+        return False
+
+
+def _call_of_argument(before):
+    """The name of the call whose argument list ``before`` ends inside."""
+    depth = 0
+    for j in range(len(before) - 1, -1, -1):
+        ch = before[j]
+        if ch in ")]}":
+            depth += 1
+        elif ch in "([{":
+            if depth == 0:
+                k = j
+                while k > 0 and (before[k - 1].isalnum() or before[k - 1] in "_."):
+                    k -= 1
+                return before[k:j] if ch == "(" else None
+            depth -= 1
+    return None
+
+
+def _argument_index(before):
+    """How many top-level commas precede the argument ``before`` ends at, in its call."""
+    depth, commas = 0, 0
+    for ch in reversed(before):
+        if ch in ")]}":
+            depth += 1
+        elif ch in "([{":
+            if depth == 0:
+                return commas
+            depth -= 1
+        elif ch == "," and depth == 0:
+            commas += 1
+    return commas
+
+
 def _escape(code):
     return code.replace("{", "{{").replace("}", "}}")
 
@@ -149,6 +206,7 @@ def parse_template(text, params, defaults, namespace, origin):
                 accumulate=accumulate,
                 fmt=_to_fmt(fcode),
                 reads_values=frozenset(n for k, n in fields if k == "V"),
+                shape_only=frozenset(n for k, n in fields if k == "V" and _shape_only(fcode, n)),
                 reads_adjoints=frozenset(n for k, n in fields if k == "A"),
                 reads_locals=frozenset(n for k, n in fields if k == "L"),
             )

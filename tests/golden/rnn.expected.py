@@ -7,7 +7,7 @@ def rnn_value_and_grad(W, xs):
     _r6 = range(len(xs))  # functions.py:31
     for _k2 in _r6:
         x = xs[_k2]
-        _tape.append(_t3)  # functions.py:32
+        _tape.append(shape_of(_t3))  # functions.py:32
         _t3 = W @ h
         _t4 = _t3 + x
         _tape.append(h)
