@@ -106,6 +106,32 @@ def _names(atom):
     return []
 
 
+def others_scalar(binding, param):
+    """Are all operands other than ``param`` Python numbers (so broadcasting kept its shape)?"""
+    others = [v for p, v in binding.values.items() if p != param and p in binding.diff]
+    return bool(others) and all(isinstance(v, ir.Const) and type(v.value) in (int, float) for v in others)
+
+
+def _outer_unbroadcast(fmt, param):
+    field = "{V_" + param + "}"
+    return fmt.startswith("unbroadcast(") and fmt.endswith(f", {field})") and fmt.count(field) == 1
+
+
+def strip_unbroadcast(expr, name):
+    """``unbroadcast(E, name)`` -> ``E`` (the caller knows the shapes already match)."""
+    head, tail = "unbroadcast(", f", {name})"
+    if not (expr.startswith(head) and expr.endswith(tail)):
+        return expr
+    inner = expr[len(head): -len(tail)]
+    depth = 0
+    for ch in inner:
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        if depth < 0:
+            return expr
+    return inner if depth == 0 else expr
+
+
 class Analysis:
     """Runs the analyses once for a function and a set of ``wrt`` parameter names."""
 
@@ -190,7 +216,10 @@ class Analysis:
             for st in b.template.stmts:
                 if st.accumulate and st.target not in active_params:
                     continue
+                stripped = st.accumulate and others_scalar(b, st.target) and _outer_unbroadcast(st.fmt, st.target)
                 for p in st.reads_values:
+                    if stripped and p == st.target:
+                        continue  # unbroadcast(g, x) against scalars is dropped: x is not read
                     into = shapes if p in st.shape_only else reads
                     if p == b.template.params[0]:
                         into.add(s.target)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from . import ir
 from .normalize import Tup
+from .analyze import others_scalar, strip_unbroadcast
 from .templates import instantiate
 
 ZERO, DENSE, MAYBE = "zero", "dense", "maybe"
@@ -342,8 +343,8 @@ class Reverser:
                         self._accumulate(self.naming.adjoint(a.id), f"{inst.target}[{k}]", state, depth, out, s.pos)
             else:
                 expr = inst.expr
-                if inst.source_param in b.values and _others_scalar(b, inst.source_param):
-                    expr = _strip_unbroadcast(expr, values[inst.source_param])
+                if inst.source_param in b.values and others_scalar(b, inst.source_param):
+                    expr = strip_unbroadcast(expr, values[inst.source_param])
                 self._accumulate(inst.target, expr, state, depth, out, s.pos)
         return state
 
@@ -486,27 +487,6 @@ def _join(a, b):
         if y == ZERO:
             fix_b.append(n)
     return merged, fix_a, fix_b
-
-
-def _others_scalar(binding, param):
-    """Are all operands other than ``param`` Python numbers (so broadcasting kept its shape)?"""
-    others = [v for p, v in binding.values.items() if p != param and p in binding.diff]
-    return bool(others) and all(isinstance(v, ir.Const) and type(v.value) in (int, float) for v in others)
-
-
-def _strip_unbroadcast(expr, name):
-    """``unbroadcast(E, name)`` -> ``E`` (the caller knows the shapes already match)."""
-    head, tail = "unbroadcast(", f", {name})"
-    if not (expr.startswith(head) and expr.endswith(tail)):
-        return expr
-    inner = expr[len(head): -len(tail)]
-    depth = 0
-    for ch in inner:
-        depth += ch in "([{"
-        depth -= ch in ")]}"
-        if depth < 0:
-            return expr
-    return inner if depth == 0 else expr
 
 
 def _render(v):
