@@ -20,8 +20,9 @@ def load_example(name):
     return module
 
 
-def run_script(*argv, timeout=120):
-    proc = subprocess.run([sys.executable, *argv], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+def run_script(*argv, timeout=120, env=None):
+    proc = subprocess.run([sys.executable, *argv], cwd=ROOT, capture_output=True, text=True, timeout=timeout,
+                          env=None if env is None else {**os.environ, **env})
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc.stdout
 
@@ -143,3 +144,15 @@ def test_benchmark_smoke_run():
 def test_benchmark_smoke_run_others(name):
     out = run_script("benchmarks/run.py", "--quick", "--systems", "manual,sourcegrad", name, timeout=60)
     assert f"== {name}" in out and "FAILED" not in out, out
+
+
+def test_benchmark_skips_systems_that_do_not_import(tmp_path):
+    for name in ("autograd", "torch", "jax"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "__init__.py").write_text("raise ImportError('simulated: not installed')\n")
+    out = run_script("benchmarks/run.py", "--quick", "--systems", "manual,sourcegrad,autograd,torch,jax,jax_jit",
+                     "small_ops", timeout=60, env={"PYTHONPATH": str(tmp_path)})
+    for label in ("HIPS autograd", "PyTorch eager CPU", "JAX (no jit)", "JAX jit"):
+        row = next(line for line in out.splitlines() if label in line)
+        assert "skipped:" in row and "not installed" in row, out
+    assert "FAILED" not in out, out
