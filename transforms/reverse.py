@@ -125,9 +125,9 @@ class Reverser:
     # ---- forward -----------------------------------------------------------------------------
     def forward(self):
         out = [Line(0, f"{n} = None") for n in sorted(self.needs_init)]
-        if self.uses_tape:
-            out.insert(0, Line(0, "_tape = []"))
         self._fwd_block(self.fn.body, 0, False, out)
+        if self.uses_tape:  # known only now: branch flags and trip counts are taped as emitted
+            out.insert(0, Line(0, "_tape = []"))
         return out
 
     def _save(self, s, expr, depth, out):
