@@ -1,0 +1,518 @@
+"""The error catalogue: what a user can write that sourcegrad refuses, and how it says so.
+
+Every row of ``CATALOGUE`` runs one bad input (a function of ``tests/bad_inputs.py``, or a bad
+use of the API) and asserts:
+
+- the exception type: one of the documented ``SourcegradError`` subclasses, never an internal
+  error type (``AttributeError``, ``KeyError``, ... or ``InternalCompilerError``) -- except for rows
+  marked ``natural``, where a plain Python error (``TypeError``, ``ValueError``) comes from the
+  user's own code at run time, exactly as calling the function itself would raise it;
+- fragments of the message (checked with the "(in <function>)" tags removed, so a fragment never
+  matches a function's name by accident);
+- for errors about the user's code: the exact file and line in ``bad_inputs.py`` (that line
+  carries a ``# E: <row id>`` marker, checked below), the column where one is meaningful (given
+  as the text the caret must point at), the rendered caret, and a hint. Errors that are not
+  located (raised at run time) must name ``bad_inputs.py:<line>`` in their message or notes.
+
+Rows marked xfail(strict=True) state the correct behaviour that sourcegrad does not have yet
+(an internal error leaking, a wrong location, a missing hint, a confusing message, or no error
+and a silently wrong gradient). Fix the compiler, then delete the row's ``xfail=``.
+
+``NEVER_WRONG`` holds inputs where a correct gradient is as good as a refusal: sourcegrad must
+either raise a documented error or return the finite-difference gradient, and must raise when
+the function itself raises.
+"""
+
+import functools
+import math
+import os
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+import sourcegrad as sg
+from sourcegrad.errors import (
+    InternalCompilerError,
+    LocatedError,
+    MissingAdjointError,
+    NonScalarOutputError,
+    NoSourceError,
+    SourcegradError,
+    UnsupportedSyntaxError,
+    WrtError,
+)
+
+from . import bad_inputs as B
+from .oracle import assert_close, fd_grad
+
+X = np.array([0.5, 0.25, 0.75])
+BAD_FILE = os.path.realpath(B.__file__)
+LINES = open(BAD_FILE, encoding="utf-8").read().splitlines()
+
+US = UnsupportedSyntaxError
+MA = MissingAdjointError
+
+
+@dataclass(frozen=True)
+class Row:
+    id: str
+    run: object  # () -> anything; must raise
+    exc: object  # the expected type (or a tuple of acceptable types)
+    msg: tuple = ()  # fragments of str(e)
+    line: int = None  # the line of bad_inputs.py the error must name
+    col: str = None  # the text on that line the caret must point at
+    hint: bool = True  # a located error must carry a hint
+    natural: bool = False  # a plain Python error from the user's own code at run time
+    hint_excludes: str = None  # text the hint must not contain
+    xfail: str = None  # why sourcegrad fails this row today
+
+
+def grad_of(name, *args, wrt=0):
+    """Run the gradient of ``bad_inputs.<name>`` (compilation is lazy: the call compiles)."""
+    return lambda: sg.grad(getattr(B, name), wrt=wrt)(*(args or (X,)))
+
+
+def R(id, exc, msg, line=None, col=None, run=None, **kw):
+    if isinstance(msg, str):
+        msg = (msg,)
+    return Row(id, run or grad_of(id), exc, msg, line, col, **kw)
+
+
+def _pullback_twice():
+    _, pullback = sg.vjp(B.vector_valued)(X)
+    pullback(np.ones(3))
+    pullback(np.ones(3))
+
+
+NO_HINT = "the error carries no hint"
+
+CATALOGUE = [
+    # ---- generators and coroutines ----------------------------------------------------------------
+    R("yield_stmt", US, "yield", 33, "yield",
+      xfail="a bare `yield x` statement is refused as 'an expression statement whose value is discarded'"),
+    R("yield_value", US, "yield", 38, "yield"),
+    R("yield_from", US, "yield", 43, "yield",
+      xfail="a bare `yield from` statement is refused as 'an expression statement whose value is discarded'"),
+    R("async_def", US, "async", 47, "async",
+      xfail="async def is compiled as if it were a plain function: no error, and a gradient for a coroutine"),
+    R("await_expr", US, "async", 51, "async",
+      xfail="async def is not refused itself; today the `await` on the next line is"),
+    # ---- scope declarations ----------------------------------------------------------------------
+    R("global_write", US, "global", 59, "global"),
+    R("nonlocal_write", US, "nonlocal", 68, "nonlocal"),
+    # ---- refused statements ----------------------------------------------------------------------
+    R("try_except", US, "try", 81, "try"),
+    R("try_finally", US, "try", 89, "try"),
+    R("with_open", US, "no_grad", 97, "with"),
+    R("with_no_grad_as", US, "no_grad", 103, "with"),
+    R("with_errstate", US, "no_grad", 109, "with"),
+    R("with_no_grad_uncalled", US, "no_grad", 115, "with"),
+    R("class_inside", US, "class", 121, "class"),
+    R("del_stmt", US, "del", 128, "del"),
+    R("import_inside", US, "import", 133, "import"),
+    R("from_import_inside", US, "import", 138, "from"),
+    R("raise_stmt", US, "raise", 144, "raise"),
+    R("assert_stmt", US, "assert", 149, "assert"),
+    R("match_stmt", US, "match", 154, "match"),
+    R("nested_def", US, "def", 163, "def"),
+    R("for_else", US, "for/else", 172, "else"),
+    R("while_else", US, "while/else", 183, "else"),
+    R("unreachable_after_return", US, "never run", 190, "y = x"),
+    R("unreachable_if_after_return", US, "never run", 196, "if s",
+      xfail="a compound statement after return is silently dropped (only simple statements are refused)"),
+    R("unreachable_after_break", US, "never run", 204, "s = s + v"),
+    R("expr_stmt", US, "discarded", 209, "np.sum"),
+    R("global_list_append", US, "G_LIST.append", 214, "G_LIST",
+      xfail="confusing: 'an expression statement whose value is discarded', hint 'assign the value to a "
+            "variable', for a call made for its side effect on a global; the message should name the call"),
+    R("bare_return", US, "return a value", 220, "return", xfail=NO_HINT),
+    R("no_return", US, "return statement", 223, "def"),
+    R("annotation_only", US, "annotation", 228, "y: float", xfail=NO_HINT),
+    # ---- refused expressions ---------------------------------------------------------------------
+    R("lambda_assign", US, "lambda", 235, "lambda"),
+    R("lambda_arg", US, "lambda", 240, "lambda"),
+    R("walrus_value", US, ":=", 245, "z :="),
+    R("walrus_in_if", US, ":=", 250, "n :="),
+    R("walrus_lambda", US, ":=", 255, "y :="),
+    R("set_comp", US, "set comprehension", 259, "{v for"),
+    R("dict_comp", US, "dict comprehension", 264, "{i:"),
+    R("dict_literal", US, "dict literal", 269, '{"x"'),
+    R("set_literal", US, "set literal", 274, "{1.0"),
+    R("star_args_call", US, "unpacking", 280, "*xs"),
+    R("double_star_call", US, "unpacking", 285, "**{"),
+    R("fstring_value", US, "f-string", 290, 'f"'),
+    R("chained_comparison", US, "chained comparison", 295, "0.0 <"),
+    R("and_value", US, "and/or", 300, "(x > 0.0) and"),
+    R("or_value", US, "and/or", 305, "np.sum(x) or"),
+    R("in_value", US, "`in`", 310, "0.0 in", xfail=NO_HINT),
+    R("lshift_value", US, "<<", 315, "x.ndim <<",
+      xfail="confusing message 'the BinaryOperation expression is not supported' (names no operator) and no hint"),
+    R("ellipsis_value", US, "...", 320, "..."),
+    R("nested_list_literal", US, "nested", 325, "[x[0]"),
+    R("tuple_in_index", US, "tuple inside an index", 330, "0, 1)"),
+    R("fancy_index_literal", US, "list inside an index", 335, "[0, 1]",
+      xfail="a list index x[[0, 1]] is refused as 'a tuple inside an index'"),
+    # ---- parameters ------------------------------------------------------------------------------
+    R("star_params", US, "*args", 341, "*rest"),
+    R("kwargs_params", US, "**kwargs", 345, "**kw"),
+    R("kwonly_params", US, "keyword-only", 349),
+    R("posonly_params", US, "positional-only", 353, run=grad_of("posonly_params", X, X)),
+    R("varargs_only", US, "*args", 357, "*xs",
+      xfail="grad(f) of `def f(*xs)` raises WrtError 'wrt=0 is out of range: f has 0 parameter(s)' "
+            "instead of refusing *args"),
+    # ---- assignment targets ----------------------------------------------------------------------
+    R("starred_target", US, "starred", 364, "*b",
+      xfail="`a, *b = x` is not refused: b silently becomes x[1], so the gradient is wrong"),
+    R("starred_target_literal", US, "starred", 369, "*b",
+      xfail="`a, *b = x, x` is not refused: b becomes x instead of [x] (len(b) == 3): wrong gradient"),
+    R("attribute_assign", US, "assigned to", 375, "y.a", xfail=NO_HINT),
+    R("shape_assign", US, "assigned to", 381, "y.shape", xfail=NO_HINT),
+    R("global_subscript_assign", US, "local variable", 386, "G[0]"),
+    R("nested_subscript_assign", US, "[0, 1]", 392, "a[0][1]",
+      xfail="`a[0][1] = v` on a local array says 'only an array held in a local variable can be "
+            "assigned into' (a is one) and hints at a view that the aliasing pass then refuses; "
+            "the hint should suggest a[0, 1]"),
+    R("unpack_count_mismatch", US, "unpacking", 397, "a, b", xfail=NO_HINT),
+    R("augassign_lshift", US, "<<=", 403, "n <<=",
+      xfail="no hint, and the message names libcst's LeftShiftAssign instead of <<="),
+    R("augassign_and", US, "&=", 409, "m &=",
+      xfail="no hint, and the message names libcst's BitAndAssign instead of &="),
+    # ---- in-place writes the gradient could not see -----------------------------------------------
+    R("mutate_wrt_arg", US, "argument", 416, "x[0]"),
+    R("mutate_other_arg", US, "argument", 421, "y[0]", run=grad_of("mutate_other_arg", X, X.copy())),
+    R("augassign_into_arg", US, "argument", 426, "x[0]"),
+    R("write_into_transpose_view", US, "share memory", 432, "y[0]"),
+    R("write_into_alias", US, "share memory", 439, "b[0]"),
+    R("write_with_live_view", US, "view", 446, "a[0]"),
+    R("write_with_live_view_of_view", US, "view", 453, "a[0]",
+      xfail="v = a[0:2].T keeps a view of a through a temporary; the write into a is not refused "
+            "and the gradient is silently wrong"),
+    R("write_with_view_from_helper", US, "view", 464, "a[0]"),
+    R("augassign_alias", US, "in-place", 471, "b +=",
+      xfail="`b = a; b += 1.0` is compiled as b = b + 1.0, but numpy adds in place so a changes too: "
+            "silently wrong gradient"),
+    R("augassign_view", US, "in-place", 478, "v +=",
+      xfail="`v = a[0:2]; v += 1.0` is compiled as v = v + 1.0, but numpy writes through the view "
+            "into a: silently wrong gradient"),
+    R("for_row_write", US, "share memory", 485, "row[0]"),
+    # ---- calls -----------------------------------------------------------------------------------
+    R("call_local_value", US, "can be called", 493, "g(x)"),
+    R("call_parameter_function", US, "can be called", 497, "fn(x)"),
+    R("call_undefined", US, "undefined_helper", 501, "undefined_helper"),
+    R("read_undefined_global", US, "UNDEFINED_SCALE", 505, "UNDEFINED_SCALE"),
+    R("missing_module_attr", US, "np.sinn", 509, "np.sinn", xfail=NO_HINT),
+    R("no_rule_frexp", MA, "np.frexp", 513, "np.frexp"),
+    R("no_rule_convolve", MA, "np.convolve", 518, "np.convolve"),
+    R("no_rule_math_gamma", MA, "math.gamma", 522, "math.gamma", run=grad_of("no_rule_math_gamma", 0.5)),
+    R("no_rule_cumprod", MA, "np.cumprod", 526, "np.cumprod"),
+    R("no_rule_spacing", MA, "np.spacing", 530, "np.spacing"),
+    R("method_tolist", US, ".tolist()", 535, "x.tolist", hint_excludes="np.tolist",
+      xfail="the hint suggests np.tolist(x, ...), which does not exist"),
+    R("method_fill", US, ".fill", 541, "y.fill",
+      xfail="confusing: in-place y.fill(0.0) is refused as 'an expression statement whose value is "
+            "discarded' with the hint 'assign the value to a variable'"),
+    R("method_sort_stmt", US, ".sort", 547, "y.sort",
+      xfail="confusing: in-place y.sort() is refused as 'an expression statement whose value is "
+            "discarded' with the hint 'assign the value to a variable'"),
+    R("method_sort_value", US, ".sort()", 552, "x.sort"),
+    R("dict_items_loop", US, ".items()", 558, "p.items", hint_excludes="np.items",
+      run=grad_of("dict_items_loop", {"a": X}),
+      xfail="the hint suggests np.items(x, ...), which does not exist (and p is a dict, not an array)"),
+    R("attr_flags", US, ".flags", 564, "x.flags"),
+    R("attr_imag", US, ".imag", 569, "x.imag"),
+    R("out_keyword", US, "out=", 574, "out=y",
+      xfail="np.multiply(x, 2.0, out=y) as a statement is refused as 'an expression statement whose "
+            "value is discarded'; the out= check never runs"),
+    R("out_keyword_value", US, "out=", 580, "out=y"),
+    R("out_positional_ufunc", US, "out", 586, "np.multiply",
+      xfail="a positional out array is refused as 'too many positional arguments' (numpy accepts it)"),
+    R("where_keyword", US, "'where'", 590, "np.sum"),
+    R("where_keyword_assigned", US, "'where'", 594, "np.sum",
+      xfail="wrong column: the caret points at the assigned name `s`, not at the call"),
+    R("initial_keyword", US, "'initial'", 599, "np.max"),
+    R("clip_min_max_keywords", US, "'min'", 611, "np.clip"),
+    R("largest_of_list", US, "max", 603, "max(",
+      xfail="max(list) says \"missing a required argument: 'b'\": names neither max nor its one-iterable form"),
+    R("indices_above", US, "np.where", 607, "np.where",
+      xfail="np.where(cond) says \"missing a required argument: 'x'\": names neither np.where nor its "
+            "one-argument form"),
+    R("einsum_four_operands", US, "einsum", 615, "np.einsum",
+      xfail="says 'too many positional arguments' for valid numpy; should name einsum's operand limit"),
+    R("pad_mode_without_rule", MA, "np.pad", 619, "np.pad",
+      xfail="np.pad(mode='mean') compiles; the backward then raises a plain NotImplementedError"),
+    R("recursive", US, "recursive", 624, "recursive(x * 0.5)"),
+    R("mutual_recursion", US, "recursive", 633, "ping(x)", run=grad_of("ping")),
+    R("helper_wrong_arity", US, "cannot call helper", 637, "helper(", xfail=NO_HINT),
+    R("calls_bad_helper", US, "try", 641, "try"),
+    R("stdlib_python_function", (MA, US), "statistics.fmean", 653, "statistics.fmean",
+      xfail="a standard-library Python function is inlined: the error points into statistics.py "
+            "(its try/except), not at the user's call"),
+    R("stdlib_deepcopy", (MA, US), "copy.deepcopy", 657, "copy.deepcopy",
+      xfail="copy.deepcopy is inlined: the error points into copy.py ('dict literals'), not at the "
+            "user's call"),
+    R("nested_grad", US, "can be called", 662, "sg.grad"),
+    R("custom_function_keyword", US, "positional arguments", 679, "Cube.apply", xfail=NO_HINT),
+    R("loop_over_global_constant", US, "constant", 684, "G_CONSTS", xfail=NO_HINT),
+    R("enumerate_one_target", US, "enumerate", 691, "t in", xfail=NO_HINT),
+    R("zip_one_target", US, "zip", 698, "t in", run=grad_of("zip_one_target", X, X), xfail=NO_HINT),
+    R("calls_exec_made", NoSourceError, "exec", 767,
+      xfail="InternalCompilerError (AttributeError: 'NoneType' object has no attribute 'startswith': "
+            "the exec-made function has no __module__)"),
+    # ---- functions without source ------------------------------------------------------------------
+    R("grad_of_ufunc", NoSourceError, "source", run=lambda: sg.grad(np.sin)(X),
+      xfail="AttributeError: 'numpy.ufunc' object has no attribute '__code__' (raised by grad itself)"),
+    R("grad_of_builtin", NoSourceError, "source", run=lambda: sg.grad(len)(X),
+      xfail="AttributeError: 'builtin_function_or_method' object has no attribute '__code__'"),
+    R("grad_of_math_function", NoSourceError, "source", run=lambda: sg.grad(math.sin)(0.5),
+      xfail="AttributeError: 'builtin_function_or_method' object has no attribute '__code__'"),
+    R("grad_of_grad", SourcegradError, (), run=lambda: sg.grad(sg.grad(B.plain))(X),
+      xfail="AttributeError: 'Grad' object has no attribute '__code__'"),
+    R("grad_of_exec_function", NoSourceError, "exec", run=lambda: sg.grad(B.made_by_exec)(X)),
+    R("grad_of_exec_lambda", NoSourceError, "exec", run=lambda: sg.grad(B.lambda_by_exec)(X)),
+    R("grad_of_non_callable", SourcegradError, "needs a function", run=lambda: sg.grad(3.0),
+      xfail="a plain TypeError from sourcegrad itself (policy: every deliberate error is a "
+            "SourcegradError; NoSourceError is also a TypeError)"),
+    R("source_of_plain_function", SourcegradError, "grad", run=lambda: sg.source(B.plain),
+      xfail="a plain TypeError from sourcegrad itself (policy: every deliberate error is a SourcegradError)"),
+    # ---- outputs ---------------------------------------------------------------------------------
+    R("non_scalar", NonScalarOutputError, "vjp", 706),
+    R("vector_valued_value_and_grad", NonScalarOutputError, "vjp",
+      run=lambda: sg.value_and_grad(B.vector_valued)(X)),
+    R("return_bool", NonScalarOutputError, "bool", 718),
+    R("return_string", NonScalarOutputError, "str", 722,
+      xfail="returning a string is not refused: grad returns zeros"),
+    R("return_tuple", US, "tuple", 710, "return"),
+    R("return_list", US, "return", 714, "return"),
+    # ---- wrt: the arguments to differentiate ---------------------------------------------------
+    R("wrt_int_array", WrtError, ("int64", "astype(float)"), run=lambda: sg.grad(B.plain)(np.arange(3))),
+    R("wrt_int_scalar", WrtError, "an int", run=lambda: sg.grad(B.plain)(3)),
+    R("wrt_numpy_int_scalar", WrtError, "int64", run=lambda: sg.grad(B.plain)(np.int64(3))),
+    R("wrt_bool_array", WrtError, "bool", run=lambda: sg.grad(B.plain)(X > 0.3)),
+    R("wrt_bool_scalar", WrtError, "bool", run=lambda: sg.grad(B.plain)(True)),
+    R("wrt_int_list", WrtError, "list", run=lambda: sg.grad(B.plain)([1, 2])),
+    R("wrt_none", WrtError, "NoneType", run=lambda: sg.grad(B.plain)(None)),
+    R("wrt_int_dict", WrtError, "dict", run=lambda: sg.grad(B.plain)({"a": np.arange(3)})),
+    R("wrt_int_second_argument", WrtError, "'y'", run=lambda: sg.grad(B.two_params, wrt=1)(X, np.arange(3))),
+    R("wrt_int_array_by_keyword", WrtError, "int64", run=lambda: sg.grad(B.plain)(x=np.arange(3)),
+      xfail="the dtype check is skipped when arguments are passed by keyword: a 'gradient' of an int array"),
+    R("wrt_out_of_range", WrtError, "out of range", run=lambda: sg.grad(B.plain, wrt=1)),
+    R("wrt_negative_out_of_range", WrtError, "out of range", run=lambda: sg.grad(B.two_params, wrt=-3)),
+    R("wrt_names_no_parameter", WrtError, "names no parameter", run=lambda: sg.grad(B.plain, wrt="y")),
+    R("wrt_bool", WrtError, "True", run=lambda: sg.grad(B.two_params, wrt=True)),
+    R("wrt_float", WrtError, "0.0", run=lambda: sg.grad(B.plain, wrt=0.0)),
+    R("wrt_none_value", WrtError, "None", run=lambda: sg.grad(B.plain, wrt=None)),
+    R("wrt_set", WrtError, "{0}", run=lambda: sg.grad(B.plain, wrt={0})),
+    R("wrt_duplicate", WrtError, "twice", run=lambda: sg.grad(B.two_params, wrt=(0, 0))),
+    R("wrt_duplicate_name_and_index", WrtError, "twice", run=lambda: sg.grad(B.two_params, wrt=(0, "x"))),
+    R("wrt_empty", WrtError, "no argument", run=lambda: sg.grad(B.plain, wrt=())),
+    R("wrt_decorator_out_of_range", WrtError, "out of range", run=lambda: sg.grad(wrt=2)(B.plain)),
+    R("wrt_vjp_out_of_range", WrtError, "out of range", run=lambda: sg.vjp(B.plain, wrt=1)),
+    R("wrt_value_and_grad_bad_name", WrtError, "'nope'", run=lambda: sg.value_and_grad(B.plain, wrt="nope")),
+    R("check_grad_int_argument", WrtError, "int64", run=lambda: sg.check_grad(B.plain, np.arange(3))),
+    R("check_grad_wrt_out_of_range", WrtError, "out of range", run=lambda: sg.check_grad(B.plain, X, wrt=5)),
+    # ---- calling the gradient wrongly: Python's own TypeError, as calling f would raise -------------
+    R("too_many_arguments", TypeError, ("plain", "1 positional argument"), natural=True,
+      run=lambda: sg.grad(B.plain)(X, X)),
+    R("too_few_arguments", TypeError, ("two_params", "missing 1 required positional argument: 'y'"),
+      natural=True, run=lambda: sg.grad(B.two_params)(X)),
+    R("unexpected_keyword", TypeError, "unexpected keyword argument 'z'", natural=True,
+      run=lambda: sg.grad(B.plain)(X, z=1.0)),
+    # ---- pullbacks ---------------------------------------------------------------------------------
+    R("pullback_called_twice", SourcegradError, "already called", run=_pullback_twice,
+      xfail="a plain RuntimeError (policy: every deliberate error is a SourcegradError)"),
+    R("pullback_wrong_cotangent_shape", SourcegradError, ("cotangent", "(3,)"),
+      run=lambda: sg.vjp(B.vector_valued)(X)[1](np.ones(2)),
+      xfail="numpy's 'operands could not be broadcast together' from the generated backward"),
+    R("pullback_cotangent_with_more_dims", SourcegradError, ("cotangent", "(3,)"),
+      run=lambda: sg.vjp(B.vector_valued)(X)[1](np.ones((2, 3))),
+      xfail="ValueError 'input operand has more dimensions than allowed by the axis remapping' from "
+            "the runtime"),
+    # ---- run-time errors in the user's own code: Python's, with a note naming the user's line -------
+    R("shape_mismatch", ValueError, "mismatch", 733, natural=True),
+    R("truth_of_array", ValueError, "ambiguous", 737, natural=True),
+]
+
+_TAG = re.compile(r"\((?:called )?in [^()\n]*\)")
+
+
+def _params():
+    out = []
+    for row in CATALOGUE:
+        marks = [pytest.mark.xfail(strict=True, reason=row.xfail)] if row.xfail else []
+        out.append(pytest.param(row, id=row.id, marks=marks))
+    return out
+
+
+def _located_checks(row, e):
+    assert os.path.realpath(e.filename) == BAD_FILE, f"error points into {e.filename}, not bad_inputs.py"
+    assert e.lineno == row.line, f"error names line {e.lineno}, expected {row.line}"
+    expected_text = LINES[row.line - 1]
+    assert (e.text or "").strip() == expected_text.strip(), f"quoted line {e.text!r}"
+    rendered = str(e)
+    assert f'line {row.line}' in rendered and os.path.basename(BAD_FILE) in rendered
+    if row.col is not None:
+        want = expected_text.index(row.col) + 1
+        assert e.offset == want, (
+            f"caret at column {e.offset} ({expected_text[(e.offset or 1) - 1:][:12]!r}), expected "
+            f"column {want} ({row.col!r})"
+        )
+        lines = rendered.splitlines()
+        k = lines.index("    " + expected_text.strip())
+        indent = len(expected_text) - len(expected_text.lstrip())
+        assert lines[k + 1] == "    " + " " * (want - 1 - indent) + "^", "caret rendered in the wrong place"
+    if row.hint:
+        assert e.hint, "no hint"
+        assert f"hint: {e.hint}" in rendered
+    if row.hint_excludes:
+        assert row.hint_excludes not in (e.hint or ""), f"hint mentions {row.hint_excludes!r}: {e.hint!r}"
+
+
+@pytest.mark.parametrize("row", _params())
+def test_bad_input_is_refused_clearly(row):
+    try:
+        result = row.run()
+    except Exception as e:  # noqa: BLE001 (the point is to inspect whatever comes out)
+        err = e
+    else:
+        pytest.fail(f"no error; returned {result!r}")
+
+    assert not isinstance(err, InternalCompilerError), f"internal compiler error: {err}"
+    if row.natural:
+        assert isinstance(err, row.exc), f"{type(err).__name__}: {err}"
+    else:
+        assert isinstance(err, SourcegradError), (
+            f"{type(err).__module__}.{type(err).__name__} reached the user instead of a SourcegradError: {err}"
+        )
+        assert isinstance(err, row.exc), f"{type(err).__name__} instead of {row.exc}: {err}"
+
+    text = str(err)
+    notes = "\n".join(getattr(err, "__notes__", ()))
+    # what sourcegrad says, without the quoted source line (fragments must not match the user's code)
+    said = f"{err.message}\n{err.hint or ''}" if isinstance(err, LocatedError) else text
+    bare = _TAG.sub("", said)
+    for fragment in row.msg:
+        assert fragment in bare, f"{fragment!r} not in the message:\n{text}"
+
+    if row.line is not None:
+        if isinstance(err, LocatedError):
+            _located_checks(row, err)
+        else:
+            where = f"{os.path.basename(BAD_FILE)}:{row.line}"
+            assert where in text + "\n" + notes, f"{where} named neither in the message nor in a note:\n{text}\n{notes}"
+
+
+def test_catalogue_is_large_and_ids_are_unique():
+    ids = [row.id for row in CATALOGUE]
+    assert len(ids) == len(set(ids))
+    assert len(CATALOGUE) >= 60
+
+
+def test_expected_lines_carry_their_markers():
+    """Each expected line of bad_inputs.py is marked ``# E: <row id>``: the numbers cannot drift."""
+    marked = {}
+    for n, text in enumerate(LINES, 1):
+        m = re.search(r"# E: ([\w ]+)$", text)
+        if m:
+            for name in m.group(1).split():
+                marked[name] = n
+    for row in CATALOGUE:
+        if row.line is not None:
+            assert marked.get(row.id) == row.line, f"{row.id}: expected line {row.line}, marker at {marked.get(row.id)}"
+        if row.col is not None:
+            assert row.col in LINES[row.line - 1], f"{row.id}: {row.col!r} is not on line {row.line}"
+
+
+# ---- never silently wrong: refuse, or get it right -------------------------------------------------
+
+X6 = np.array([0.5, 0.25, 0.75, 0.1, 0.9, 0.4])
+
+
+@dataclass(frozen=True)
+class Either:
+    id: str
+    fn: object
+    args: tuple
+    wrt: int = 0
+    xfail: str = None
+
+
+NEVER_WRONG = [
+    Either("astype_int", B.astype_int, (X6,),
+           xfail="x.astype(int) passes the gradient through the cast: ones instead of zeros"),
+    Either("reshape_order_f", B.reshape_order_f, (X6,),
+           xfail="np.reshape(..., order='F'): the adjoint ignores order (silently wrong gradient)"),
+    Either("method_reshape_order_f", B.method_reshape_order_f, (X6,),
+           xfail="x.reshape(..., order='F'): the adjoint ignores order (silently wrong gradient)"),
+    Either("setitem_repeated_index", B.setitem_repeated_index, (X6,),
+           xfail="a[[0, 0]] = v: numpy keeps the last write, the adjoint credits every written value"),
+    Either("iadd_repeated_index", B.iadd_repeated_index, (X6,),
+           xfail="a[[0, 0]] += v: numpy applies the last update only, the adjoint credits every one"),
+    Either("var_positional_ddof", B.var_positional_ddof, (X6,),
+           xfail="np.var(x, 0, None, None, 1): positional out/ddof bind to the template's ddof/keepdims; "
+                 "the backward raises TypeError (float - NoneType)"),
+    Either("prod_with_zero", B.prod_with_zero, (np.array([0.0, 2.0, 3.0]),),
+           xfail="np.prod's adjoint divides by the input: nan where an entry is 0 (should be 6.0)"),
+    Either("dict_iteration", B.dict_iteration, ({"a": X, "b": 2.0 * X},),
+           xfail="`for k in p` over a dict indexes p[0], p[1], ...: KeyError 0 leaks from generated code"),
+    Either("dict_int_keys", B.dict_int_keys, ({0: 0.5, 1: 1.5},),
+           xfail="`for k in p` over an int-keyed dict binds k to the values: silently wrong gradient"),
+    Either("unpack_too_many_values", B.unpack_too_many_values, (X,),
+           xfail="`a, b = x` with 3 entries raises ValueError in Python; sourcegrad returns a gradient"),
+    Either("grad_of_partial", functools.partial(B.two_params, y=X), (X,),
+           xfail="AttributeError: 'functools.partial' object has no attribute '__code__'"),
+    Either("grad_of_callable_object", B.model, (X,),
+           xfail="AttributeError: 'Model' object has no attribute '__code__'"),
+    Either("grad_of_bound_method", B.model.loss, (X,),
+           xfail="wrt=0 selects `self`; the call then fails with TypeError: "
+                 "_factory.<locals>.loss_value_and_grad() missing 1 required positional argument: 'x'"),
+    Either("grad_of_lru_cached", B.lru_cached, (0.5,),
+           xfail="AttributeError: 'functools._lru_cache_wrapper' object has no attribute '__code__'"),
+]
+
+
+def _fd(fn, args, wrt):
+    a = args[wrt]
+    if isinstance(a, dict):
+        out = {}
+        for k in a:
+            def with_entry(v, k=k):
+                new = list(args)
+                new[wrt] = {**a, k: v}
+                return fn(*new)
+            out[k] = fd_grad(with_entry, (a[k],), 0)
+        return out
+    return fd_grad(fn, args, wrt)
+
+
+@pytest.mark.parametrize(
+    "case",
+    [pytest.param(c, id=c.id, marks=[pytest.mark.xfail(strict=True, reason=c.xfail)] if c.xfail else [])
+     for c in NEVER_WRONG],
+)
+def test_never_silently_wrong(case):
+    try:
+        case.fn(*case.args)
+        raised = None
+    except Exception as e:  # noqa: BLE001
+        raised = e
+    try:
+        g = sg.grad(case.fn, wrt=case.wrt)(*case.args)
+    except SourcegradError as e:
+        assert not isinstance(e, InternalCompilerError), str(e)
+        if isinstance(e, LocatedError):
+            assert os.path.realpath(e.filename) == BAD_FILE and e.hint, str(e)
+        return  # a clear refusal is a correct outcome
+    except Exception as e:  # noqa: BLE001
+        if raised is not None and type(e) is type(raised):
+            return  # the function's own error, as calling it raises
+        pytest.fail(f"{type(e).__name__} leaked from sourcegrad: {e}")
+    assert raised is None, f"sourcegrad returned a gradient for a function that raises {raised!r}"
+    want = _fd(case.fn, case.args, case.wrt)
+    if isinstance(want, dict):
+        assert set(g) == set(want)
+        for k in want:
+            assert_close(g[k], want[k], what=f"gradient[{k!r}]")
+    else:
+        assert_close(g, want)
