@@ -500,7 +500,8 @@ BUGS = {
     "value_restored": Bug(
         "compiler: value_and_grad returns the result variable after the backward sweep restored "
         "it (`total = _tape.pop()` in the loop's adjoint), i.e. the accumulator's initial 0.0, not "
-        "the function's value (transforms/reverse.py; plain numpy arrays too)",
+        "the function's value (transforms/emit.py renders `return {res}, ...` after the backward "
+        "lines; the vjp path returns the value before them; plain numpy arrays too)",
         AssertionError,
     ),
 }
