@@ -102,6 +102,8 @@ def _container_zeros(like):
 def array_module(*xs):
     """numpy, or the module of the first argument that is an array of another library."""
     for x in xs:
+        if type(x) is ShapeOf:
+            return x.module
         mod = type(x).__module__
         if mod != "numpy" and hasattr(x, "__array_namespace__"):
             return x.__array_namespace__()
@@ -244,11 +246,12 @@ def zero_at(g, idx):
 class ShapeOf:
     """Stands in for an array whose shape and dtype, but not values, the backward needs."""
 
-    __slots__ = ("shape", "dtype")
+    __slots__ = ("shape", "dtype", "module")
 
-    def __init__(self, shape, dtype):
+    def __init__(self, shape, dtype, module):
         self.shape = shape
         self.dtype = dtype
+        self.module = module  # the array's module, for arrays made in its place
 
     @property
     def ndim(self):
@@ -267,7 +270,7 @@ def shape_of(x):
     shape = getattr(x, "shape", None)
     if shape is None or x is None:
         return x
-    return ShapeOf(shape, x.dtype)
+    return ShapeOf(shape, x.dtype, array_module(x))
 
 
 def copy_value(x):
@@ -294,7 +297,7 @@ def finalize(g, like):
         g = _broadcast_to(g, like.shape)
     if g.dtype != like.dtype and like.dtype.kind in "fc":
         g = g.astype(like.dtype)
-    if not g.flags.writeable:
+    if not getattr(g.flags, "writeable", True):
         g = g.copy()
     return g
 

@@ -457,7 +457,7 @@ def _pos(rng, *shape):
     return rng.uniform(0.5, 2.0, shape)
 
 
-# Known failures: sourcegrad code that breaks on device arrays (or, for "value_restored", on any
+# Known failures: sourcegrad code that breaks on device arrays, kept until that is fixed.
 # arrays). Each row names the ones it hits. When one is fixed, delete its entry: the rows it marked
 # then run for real (the marks are strict, so a fixed row that is still marked fails as XPASS).
 
@@ -470,13 +470,6 @@ class Bug:
 
 
 BUGS = {
-    "shape_of_seed": Bug(
-        "runtime: unreduce() makes a Python-scalar adjoint an array with "
-        "`array_module(like).asarray(g, ...)` (runtime/__init__.py, unreduce), but inside loops "
-        "`like` is the ShapeOf stand-in that shape_of() saved on the tape, whose module is numpy: "
-        "the adjoint becomes a host array, which then meets device arrays (TypeError on cupy)",
-        TypeError,
-    ),
     "untrace_seed": Bug(
         "runtime: untrace() calls `np.expand_dims(g, -1)` on the Python-float adjoint "
         "(runtime/adjoints.py, untrace): a host array, which undiagonal() then writes into the "
@@ -488,21 +481,6 @@ BUGS = {
         "(transforms/rules/indexing.py, rule for _item), makes a Python-float adjoint a host 0-d "
         "array, which then meets the device array (TypeError on cupy)",
         TypeError,
-    ),
-    "branch_retest": Bug(
-        "compiler: the backward sweep re-tests each branch condition (`if _c1:`, from "
-        "transforms/reverse.py _bwd_if; _fwd_if stores the condition array itself, `_c1 = <test>`, "
-        "and pushes it on the tape inside loops), so bool() of the device array runs again: one "
-        "extra host synchronization per branch; the forward should keep the Python bool it computed",
-        AssertionError,
-        on_gpu=False,
-    ),
-    "value_restored": Bug(
-        "compiler: value_and_grad returns the result variable after the backward sweep restored "
-        "it (`total = _tape.pop()` in the loop's adjoint), i.e. the accumulator's initial 0.0, not "
-        "the function's value (transforms/emit.py renders `return {res}, ...` after the backward "
-        "lines; the vjp path returns the value before them; plain numpy arrays too)",
-        AssertionError,
     ),
 }
 
@@ -564,15 +542,15 @@ CASES = [
     Case("sort", f_sort, lambda r: (_n(r, 3, 4), _n(r, 3, 4))),
     Case("take", f_take, lambda r: (_n(r, 4, 3), np.array([3, 1, 3]))),
     # control flow
-    Case("if", f_if, lambda r: (_n(r, 3, 4),), bugs=("branch_retest",)),
+    Case("if", f_if, lambda r: (_n(r, 3, 4),)),
     Case("while", f_while, lambda r: (_n(r, 3),)),
     Case("for_range", f_for_range, lambda r: (_n(r, 2, 3), _n(r, 3, 3) * 0.5), wrt=(0, 1)),
-    Case("for_rows", f_for_rows, lambda r: (_n(r, 3, 4),), bugs=("shape_of_seed", "value_restored")),
+    Case("for_rows", f_for_rows, lambda r: (_n(r, 3, 4),)),
     Case("break", f_break_early, lambda r: (_n(r, 2, 3), _n(r, 3, 3)), wrt=(0, 1)),
     Case("data_break", f_data_break, lambda r: (_n(r, 2, 3), _n(r, 3, 3) * 1.5), wrt=(0, 1)),
-    Case("early_return", f_early_return, lambda r: (_n(r, 3, 4),), bugs=("branch_retest",)),
-    Case("if_in_loop", f_if_in_loop, lambda r: (_n(r, 3, 4),), bugs=("branch_retest",)),
-    Case("ternary", f_ternary, lambda r: (_n(r, 3, 4),), bugs=("branch_retest",)),
+    Case("early_return", f_early_return, lambda r: (_n(r, 3, 4),)),
+    Case("if_in_loop", f_if_in_loop, lambda r: (_n(r, 3, 4),)),
+    Case("ternary", f_ternary, lambda r: (_n(r, 3, 4),)),
     # mutation
     Case("setitem_loop", f_setitem_loop, lambda r: (_n(r, 3, 4),)),
     Case("relu_mask", f_relu_mask, lambda r: (_n(r, 5, 3), _n(r, 3, 4)), wrt=(0, 1)),
@@ -585,7 +563,7 @@ CASES = [
         wrt="params",
     ),
     Case("list_arg", f_list_arg, lambda r: ([_n(r, 3), _n(r, 3), _n(r, 2, 2)],)),
-    Case("list_append", f_list_append, lambda r: (_n(r, 2, 3), _n(r, 3, 3) * 0.5), wrt=(0, 1), bugs=("shape_of_seed",)),
+    Case("list_append", f_list_append, lambda r: (_n(r, 2, 3), _n(r, 3, 3) * 0.5), wrt=(0, 1)),
     # custom derivatives, no_grad, stop_gradient
     Case("custom_function", f_custom_function, lambda r: (_n(r, 4, 3), _n(r, 3, 2)), wrt=(0, 1)),
     Case("stop_gradient", f_stop_gradient, lambda r: (_n(r, 3),)),
@@ -621,7 +599,7 @@ CASES = [
         "example_rnn", rnn_loss,
         lambda r: (_n(r, 3, 4) * 0.5, _n(r, 4, 4) * 0.5, _n(r, 4), _n(r, 4, 2),
                    [_n(r, n, 3) for n in (2, 4, 1)], [_n(r, 2) for _ in range(3)]),
-        wrt=(0, 1, 2, 3), bugs=("shape_of_seed",),
+        wrt=(0, 1, 2, 3),
     ),
 ]
 

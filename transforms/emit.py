@@ -17,6 +17,8 @@ import re
 import types
 from dataclasses import dataclass
 
+from . import ir
+
 
 _counter = itertools.count()
 
@@ -76,6 +78,10 @@ def render(name, params, rev, fwd, bwd, outputs, mode, result, fn_filename):
     out_expr = _outputs(outputs)
     if mode == "value_and_grad":
         add(1, f"check_scalar({res}, {name!r})")
+        if isinstance(result, ir.Name) and result.id in rev.restored:
+            value = rev.naming.temp("value")  # the backward restores the result's variable
+            add(1, f"{value} = {res}")
+            res = value
         if rev.seed_name:
             add(1, f"{rev.seed_name} = 1.0")
         _add_lines(add, bwd, 1)

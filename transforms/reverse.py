@@ -172,7 +172,8 @@ class Reverser:
             test = s.test
         else:
             test = self.conds[id(s)] = self.naming.temp("c")
-            out.append(Line(depth, f"{test} = {s.test}", s.pos))
+            # a Python bool: the backward tests it again, and must not sync with a device again
+            out.append(Line(depth, f"{test} = bool({s.test})", s.pos))
         out.append(Line(depth, f"if {test}:", s.pos))
         n = len(out)
         self._fwd_block(s.body, depth + 1, in_loop, out)

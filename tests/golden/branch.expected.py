@@ -1,5 +1,5 @@
 def branch_value_and_grad(x):
-    _c1 = np.sum(x) > 0  # functions.py:22
+    _c1 = bool(np.sum(x) > 0)  # functions.py:22
     if _c1:
         y = np.sin(x)  # functions.py:23
     else:
