@@ -458,7 +458,7 @@ def _pos(rng, *shape):
 
 
 # Known failures: sourcegrad code that breaks on device arrays, kept until that is fixed.
-# arrays). Each row names the ones it hits. When one is fixed, delete its entry: the rows it marked
+# Each row names the ones it hits. When one is fixed, delete its entry: the rows it marked
 # then run for real (the marks are strict, so a fixed row that is still marked fails as XPASS).
 
 
