@@ -5,9 +5,11 @@ Each takes the output adjoint ``g`` first and works through the arrays' own modu
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from . import unbroadcast, _shape
+from . import ZERO, _scatter_add, _shape, unbroadcast, unreduce, zeros_like
 
 
 def _nd(x):
@@ -90,14 +92,14 @@ def tensordot_adjoint(g, a, b, axes, which):
     free_a = [i for i in range(na) if i not in axes_a]
     free_b = [i for i in range(nb) if i not in axes_b]
     ga = len(free_a)
+    # g's axes are free_a + free_b; contracting it with the other operand leaves that operand's
+    # summed axes in ascending order, each standing for its partner in this operand
     if which == 0:
-        # g: free_a + free_b ; contract with b over free_b
-        out = np.tensordot(g, b, axes=(list(range(ga, g.ndim)), free_b))
-        # out axes: free_a + axes_b order -> corresponding a axes: free_a + axes_a
-        perm = free_a + axes_a
-        return np.transpose(out, np.argsort(perm))
-    out = np.tensordot(a, g, axes=(free_a, list(range(ga))))
-    perm = axes_b + free_b
+        out = np.tensordot(g, b, axes=(list(range(ga, np.ndim(g))), free_b))
+        perm = free_a + [axes_a[k] for k in np.argsort(axes_b)]
+    else:
+        out = np.tensordot(a, g, axes=(free_a, list(range(ga))))
+        perm = [axes_b[k] for k in np.argsort(axes_a)] + free_b
     return np.transpose(out, np.argsort(perm))
 
 
@@ -124,7 +126,7 @@ def einsum_adjoint(g, subscripts, operands, which):
     if uniq == target:
         return res
     # repeated letters (a diagonal): write into the diagonal of a zero array
-    full = np.zeros(_shape(operands[which]), dtype=res.dtype)
+    full = zeros_like(operands[which])
     np.einsum(target + "->" + uniq, full)[...] = res
     return full
 
@@ -136,11 +138,6 @@ def untranspose(g, axes):
     if axes is None:
         return np.transpose(g)
     return np.transpose(g, np.argsort(axes))
-
-
-def unsqueeze_like(g, like):
-    """Adjoint of reshape-like functions: ``g`` with ``like``'s shape."""
-    return np.reshape(g, _shape(like))
 
 
 def unconcatenate(g, xs, axis=0):
@@ -157,21 +154,30 @@ def unstack(g, xs, axis=0):
     return [np.take(g, i, axis=axis) for i in range(len(xs))]
 
 
-def unhstack(g, xs):
-    pieces = unconcatenate(g, [np.atleast_1d(x) for x in xs], 0 if _nd(xs[0]) <= 1 else 1)
+def _unjoin(g, xs, as_joined, axis):
+    pieces = unconcatenate(g, [as_joined(x) for x in xs], axis)
     return [np.reshape(p, _shape(x)) for p, x in zip(pieces, xs)]
+
+
+def unhstack(g, xs):
+    """Adjoint of ``np.hstack(xs)``."""
+    return _unjoin(g, xs, np.atleast_1d, 0 if _nd(xs[0]) <= 1 else 1)
+
+
+def uncolumn_stack(g, xs):
+    """Adjoint of ``np.column_stack(xs)``: 0-d and 1-d entries were columns."""
+    return _unjoin(g, xs, lambda x: np.reshape(x, (-1, 1)) if _nd(x) < 2 else x, 1)
 
 
 def unvstack(g, xs):
-    pieces = unconcatenate(g, [np.atleast_2d(x) for x in xs], 0)
-    return [np.reshape(p, _shape(x)) for p, x in zip(pieces, xs)]
+    """Adjoint of ``np.vstack(xs)``."""
+    return _unjoin(g, xs, np.atleast_2d, 0)
 
 
 def unsplit(gs, x, indices_or_sections, axis=0):
-    """Adjoint of ``np.split``: the pieces' adjoints (``ZERO`` where unused) joined again."""
-    from . import ZERO
-
-    pieces = np.split(np.zeros(_shape(x)), indices_or_sections, axis=axis)
+    """Adjoint of ``np.split`` and ``np.array_split``: the pieces' adjoints (``ZERO`` where
+    unused) joined again."""
+    pieces = np.array_split(zeros_like(x), indices_or_sections, axis=axis)
     return np.concatenate([p if gi is ZERO else gi for p, gi in zip(pieces, gs)], axis=axis)
 
 
@@ -189,34 +195,32 @@ def untile(g, x, reps):
 
 
 def unrepeat(g, x, repeats, axis=None):
-    shape = _shape(x)
-    if axis is None:
-        n = int(np.size(x))
-        if isinstance(repeats, int):
-            return np.reshape(g.reshape(n, repeats).sum(axis=1), shape)
-        idx = np.repeat(np.arange(n), repeats)
-        out = np.zeros(n, dtype=g.dtype)
-        np.add.at(out, idx, g)
-        return np.reshape(out, shape)
-    axis = axis % len(shape)
-    n = shape[axis]
-    idx = np.repeat(np.arange(n), repeats)
-    out = np.zeros(shape, dtype=g.dtype)
-    np.add.at(np.moveaxis(out, axis, 0), idx, np.moveaxis(g, axis, 0))
+    """Adjoint of ``np.repeat(x, repeats, axis)``: the copies' gradients summed back."""
+    out = zeros_like(x)
+    target = out.reshape(-1) if axis is None else np.moveaxis(out, axis, 0)  # views of out
+    copies = np.repeat(np.arange(target.shape[0]), repeats)
+    _scatter_add(target, copies, g if axis is None else np.moveaxis(g, axis, 0))
     return out
 
 
-def unpad(g, x, pad_width):
-    nd = _nd(x)
-    pw = np.broadcast_to(np.asarray(pad_width, dtype=int).reshape(-1, 2) if np.ndim(pad_width) else np.full((1, 2), pad_width), (nd, 2))
-    idx = tuple(slice(int(lo), g.shape[i] - int(hi)) for i, (lo, hi) in enumerate(pw))
-    return g[idx]
+def unpad(g, x, pad_width, mode="constant"):
+    """Adjoint of ``np.pad``: each padded entry's gradient goes back to the entry it copies
+    (constants copy none)."""
+    if mode == "constant":
+        pw = np.broadcast_to(np.asarray(pad_width, dtype=int), (_nd(x), 2))
+        return g[tuple(slice(int(lo), n - int(hi)) for (lo, hi), n in zip(pw, g.shape))]
+    if mode not in ("edge", "reflect", "symmetric", "wrap"):
+        raise NotImplementedError(f"the adjoint of np.pad with mode={mode!r} is not implemented")
+    n = int(np.size(x))
+    source = np.pad(np.arange(n).reshape(_shape(x)), pad_width, mode=mode)
+    out = zeros_like(x).reshape(-1)
+    _scatter_add(out, source.reshape(-1), np.reshape(g, -1))
+    return out.reshape(_shape(x))
 
 
 def untake(g, x, indices, axis=None):
-    from . import _scatter_add
-
-    out = np.zeros(_shape(x), dtype=g.dtype)
+    """Adjoint of ``np.take(x, indices, axis)``: repeated indices accumulate."""
+    out = zeros_like(x)
     if axis is None:
         flat = out.reshape(-1)
         _scatter_add(flat, np.ravel(indices), np.ravel(g))
@@ -230,25 +234,32 @@ def untake(g, x, indices, axis=None):
 
 def unsort(g, x, axis=-1):
     """Adjoint of ``np.sort``: ``g`` sent back to the positions the sorted entries came from."""
+    out = zeros_like(x)
     if axis is None:
-        order = np.argsort(x, axis=None, kind="stable")
-        out = np.zeros(np.size(x), dtype=g.dtype)
-        out[order] = g
-        return out.reshape(_shape(x))
-    order = np.argsort(x, axis=axis, kind="stable")
-    out = np.zeros(_shape(x), dtype=g.dtype)
-    np.put_along_axis(out, order, g, axis=axis)
+        out.reshape(-1)[np.argsort(x, axis=None, kind="stable")] = g
+        return out
+    np.put_along_axis(out, np.argsort(x, axis=axis, kind="stable"), g, axis=axis)
     return out
 
 
 def clip_mask(x, lo, hi):
-    """1 where ``np.clip`` passed ``x`` through, else 0."""
+    """True where ``np.clip(x, lo, hi)`` passed ``x`` through."""
     m = True
     if lo is not None:
         m = x >= lo
     if hi is not None:
         m = m & (x <= hi)
     return m
+
+
+def clip_lo_mask(x, lo, hi):
+    """True where ``np.clip(x, lo, hi)`` returned ``lo``."""
+    return (x < lo) & ((lo <= hi) if hi is not None else True)
+
+
+def clip_hi_mask(x, lo, hi):
+    """True where ``np.clip(x, lo, hi)`` returned ``hi`` (which wins when ``lo > hi``)."""
+    return (x if lo is None else np.maximum(x, lo)) > hi
 
 
 def reverse_cumsum(g, x, axis=None):
@@ -261,29 +272,25 @@ def reverse_cumsum(g, x, axis=None):
 
 
 def undiag(g, x, k=0):
-    """Adjoint of ``np.diag(x, k)``."""
+    """Adjoint of ``np.diag(x, k)``: builds a matrix from a vector, or takes a matrix's diagonal."""
     if _nd(x) == 1:
         return np.diagonal(g, k).copy()
-    return np.diag(g, k) if _shape(g) else g
+    return undiagonal(g, x, k)
 
 
 def undiagonal(g, x, offset=0, axis1=0, axis2=1):
     """Adjoint of ``np.diagonal(x, offset, axis1, axis2)``."""
-    out = np.zeros(_shape(x), dtype=g.dtype)
-    n = g.shape[-1]
-    i = np.arange(n)
-    sl = [slice(None)] * _nd(x)
-    sl[axis1], sl[axis2] = i + max(0, -offset), i + max(0, offset)
-    out[tuple(sl)] = np.moveaxis(g, -1, 0)
+    out = zeros_like(x)
+    i = np.arange(np.shape(g)[-1])
+    np.moveaxis(out, (axis1, axis2), (-2, -1))[..., i + max(0, -offset), i + max(0, offset)] = g
     return out
 
 
-def untrace(g, x, offset=0):
-    out = np.zeros(_shape(x), dtype=np.result_type(g, float))
-    n = min(out.shape[0] - max(0, -offset), out.shape[1] - max(0, offset))
-    i = np.arange(max(n, 0))
-    out[i + max(0, -offset), i + max(0, offset)] = g
-    return out
+def untrace(g, x, offset=0, axis1=0, axis2=1):
+    """Adjoint of ``np.trace(x, offset, axis1, axis2)``: ``g`` all along the diagonal."""
+    n = np.diagonal(x, offset, axis1, axis2).shape[-1]
+    g = np.expand_dims(g, -1)
+    return undiagonal(np.broadcast_to(g, g.shape[:-1] + (n,)), x, offset, axis1, axis2)
 
 
 # --- reductions -----------------------------------------------------------------------------
@@ -295,34 +302,97 @@ def fanout(g, xs):
     return np.broadcast_to(g, _shape(xs))  # sum over an array's first axis
 
 
-def norm_adjoint(g, x, y, ord, axis=None, keepdims=False):
-    """Adjoint of ``np.linalg.norm`` for vector orders 1, 2 and inf and the Frobenius norm."""
-    from . import unreduce
+def centered(a, axis=None):
+    """``a`` minus its mean over ``axis`` (the slope of ``var`` and ``std``)."""
+    return a - np.mean(a, axis=axis, keepdims=True)
 
+
+def share(mask, axis=None, dtype=None):
+    """``mask`` as numbers that sum to one along ``axis``: ties share evenly."""
+    m = mask.astype(dtype or np.float64)
+    return m / m.sum(axis=axis, keepdims=True)
+
+
+def norm_adjoint(g, x, y, ord=None, axis=None, keepdims=False):
+    """Adjoint of ``np.linalg.norm``: every vector order, and the matrix orders ``'fro'``,
+    ``'nuc'``, 1, -1, 2, -2, inf and -inf (over ``axis``, a pair of axes, for stacks)."""
+    matrix = isinstance(axis, tuple) and len(axis) == 2 or axis is None and _nd(x) == 2 and ord is not None
     gb = unreduce(g, x, axis, keepdims)
-    yb = unreduce(y, x, axis, keepdims)
-    if ord in (2, "fro") and (axis is None or isinstance(axis, int) or ord == "fro"):
-        if ord == 2 and (axis is None and _nd(x) == 2 or isinstance(axis, tuple)):
-            raise NotImplementedError("the adjoint of the matrix 2-norm (spectral norm) is not implemented")
-        return gb * x / yb
-    if ord == 1 and (_nd(x) == 1 or isinstance(axis, int)):
-        return gb * np.sign(x)
-    if ord in (np.inf, float("inf")) and (_nd(x) == 1 or isinstance(axis, int)):
-        mask = np.abs(x) == yb
-        return gb * np.sign(x) * mask / mask.sum(axis=axis, keepdims=True)
-    raise NotImplementedError(f"the adjoint of np.linalg.norm with ord={ord!r} is not implemented")
+    if ord is None or ord == "fro" or ord == 2 and not matrix:
+        return gb * x / unreduce(y, x, axis, keepdims)
+    if matrix:
+        return gb * _matrix_norm_slope(x, ord, axis or (0, 1))
+    return gb * _vector_norm_slope(x, unreduce(y, x, axis, keepdims), ord, axis)
 
 
-def average_adjoint(g, a, axis, weights, keepdims=False):
-    """Adjoint of ``np.average(a, axis, weights)`` with respect to ``a``."""
-    from . import unreduce
+def _vector_norm_slope(x, y, ord, axis):
+    if ord == 0:  # counts the nonzeros
+        return np.zeros_like(x)
+    if np.isinf(ord):
+        return np.sign(x) * share(np.abs(x) == y, axis, x.dtype)
+    return np.sign(x) * (np.abs(x) / y) ** (ord - 1)
 
-    w = np.asarray(weights) if not hasattr(weights, "shape") else weights
-    if axis is not None and _nd(w) == 1 and _nd(a) > 1:
+
+def _matrix_norm_slope(x, ord, axes):
+    m = np.moveaxis(x, axes, (-2, -1))
+    if ord in ("nuc", 2, -2):
+        u, _, vt = np.linalg.svd(m, full_matrices=False)
+        k = 0 if ord == 2 else -1
+        slope = u @ vt if ord == "nuc" else u[..., :, k, None] * vt[..., k, None, :]
+    else:  # 1: the largest column sum; inf: the largest row sum; negative: the smallest
+        summed, kept = (-2, -1) if abs(ord) == 1 else (-1, -2)
+        sums = np.abs(m).sum(axis=summed, keepdims=True)
+        best = sums.max(axis=kept, keepdims=True) if ord > 0 else sums.min(axis=kept, keepdims=True)
+        slope = np.sign(m) * share(sums == best, kept, x.dtype)
+    return np.moveaxis(slope, (-2, -1), axes)
+
+
+def _weights_like(weights, a, axis):
+    """``np.average``'s weights, shaped to broadcast against ``a``."""
+    if axis is not None and _nd(weights) == 1 and _nd(a) > 1:
         shape = [1] * _nd(a)
-        shape[axis] = w.shape[0]
-        w = w.reshape(shape)
-    return unreduce(g, a, axis, keepdims) * w / w.sum(axis=axis, keepdims=True)
+        shape[axis] = np.shape(weights)[0]
+        return np.reshape(weights, shape)
+    return weights
+
+
+def average_adjoint(g, a, axis=None, weights=None, keepdims=False):
+    """Adjoint of ``np.average(a, axis, weights)`` with respect to ``a``."""
+    gb = unreduce(g, a, axis, keepdims)
+    if weights is None:
+        return gb * (np.size(g) / np.size(a))
+    w = _weights_like(weights, a, axis)
+    return gb * w / np.sum(w, axis=axis, keepdims=True)
+
+
+def average_weights_adjoint(g, a, y, axis=None, weights=None, keepdims=False):
+    """Adjoint of ``np.average(a, axis, weights)`` with respect to ``weights``."""
+    w = _weights_like(weights, a, axis)
+    slope = unreduce(g, a, axis, keepdims) * (a - unreduce(y, a, axis, keepdims)) / np.sum(w, axis=axis, keepdims=True)
+    return np.reshape(unbroadcast(slope, w), np.shape(weights))
+
+
+def log_of_base(base):
+    """The natural log of a logarithm's base (1.0 for ``None``, base e)."""
+    return 1.0 if base is None else math.log(base)
+
+
+def cast_like(g, x):
+    """``g`` in ``x``'s floating dtype: the adjoint of ``x.astype(...)``."""
+    dtype = getattr(x, "dtype", None)
+    if dtype is None or dtype.kind not in "fc" or not hasattr(g, "astype"):
+        return g
+    return g.astype(dtype, copy=False)
+
+
+def inner_adjoint(g, a, b, which):
+    """Adjoint of ``a`` (which=0) or ``b`` (which=1) in ``np.inner(a, b)``."""
+    if _nd(a) == 0 or _nd(b) == 0:
+        return unbroadcast(g * b, a) if which == 0 else unbroadcast(g * a, b)
+    lead = _nd(a) - 1  # g's axes: a's free axes, then b's
+    if which == 0:
+        return np.tensordot(g, b, axes=(list(range(lead, np.ndim(g))), list(range(_nd(b) - 1))))
+    return np.tensordot(g, a, axes=(list(range(lead)), list(range(lead))))
 
 
 # --- dense linear algebra ---------------------------------------------------------------------
@@ -348,8 +418,10 @@ def solve_adjoint_a(gb, a, x):
 
 def slogdet_adjoint(g, a):
     """Adjoint of ``np.linalg.slogdet(a)`` through its ``logabsdet`` (the sign has none)."""
-    gl = g[1] if isinstance(g, tuple) else g
-    return np.asarray(gl)[..., None, None] * np.swapaxes(np.linalg.inv(a), -1, -2)
+    gl = g[1] if isinstance(g, (list, tuple)) else g
+    if gl is ZERO:
+        return zeros_like(a)
+    return np.expand_dims(gl, (-2, -1)) * np.swapaxes(np.linalg.inv(a), -1, -2)
 
 
 def kron_adjoint(g, a, b, which):
@@ -364,11 +436,11 @@ def kron_adjoint(g, a, b, which):
 
 def untake_along_axis(g, x, indices, axis):
     """Adjoint of ``np.take_along_axis(x, indices, axis)``."""
-    out = np.zeros(_shape(x), dtype=g.dtype)
+    out = zeros_like(x)
     if axis is None:
-        np.add.at(out.reshape(-1), np.ravel(indices), np.ravel(g))
+        _scatter_add(out.reshape(-1), np.ravel(indices), np.ravel(g))
         return out
     idx = list(np.ix_(*[np.arange(n) for n in _shape(indices)]))
     idx[axis % _nd(x)] = indices
-    np.add.at(out, tuple(idx), g)
+    _scatter_add(out, tuple(idx), g)
     return out

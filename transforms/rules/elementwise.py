@@ -42,7 +42,7 @@ unary([np.exp, math.exp], "d[y] * y")
 unary(np.exp2, f"d[y] * y * {LN2}")
 unary([np.expm1, math.expm1], "d[y] * (y + 1.0)")
 unary(np.log, "d[y] / x")
-rule(math.log, "y, x, base=None", "d[x] += d[y] / x if base is None else d[y] / (x * np.log(base))")
+rule(math.log, "y, x, base=None", "d[x] += d[y] / (x * log_of_base(base))\nd[base] += -d[y] * y / (base * np.log(base))")
 unary([np.log2, math.log2], f"d[y] / (x * {LN2})")
 unary([np.log10, math.log10], f"d[y] / (x * {LN10})")
 unary([np.log1p, math.log1p], "d[y] / (1.0 + x)")
@@ -71,11 +71,12 @@ unary([math.erf], "d[y] * 1.1283791670955126 * np.exp(-x * x)")
 unary([math.erfc], "-d[y] * 1.1283791670955126 * np.exp(-x * x)")
 
 # ---- extrema: ties share the gradient evenly (as JAX does) ------------------------------------
-binary([np.maximum, np.fmax], "d[z] * ((x > y) + 0.5 * (x == y))", "d[z] * ((y > x) + 0.5 * (x == y))")
-binary([np.minimum, np.fmin], "d[z] * ((x < y) + 0.5 * (x == y))", "d[z] * ((y < x) + 0.5 * (x == y))")
+binary([np.maximum, np.fmax, builtins.max], "d[z] * ((x > y) + 0.5 * (x == y))", "d[z] * ((y > x) + 0.5 * (x == y))")
+binary([np.minimum, np.fmin, builtins.min], "d[z] * ((x < y) + 0.5 * (x == y))", "d[z] * ((y < x) + 0.5 * (x == y))")
 
 # ---- conversions that keep the value ----------------------------------------------------------
-unary([float, np.asarray, np.asanyarray, np.array, np.float64, np.float32, np.ascontiguousarray], "d[y]")
+unary([float, np.asarray, np.asanyarray, np.array, np.float64, np.float32], "d[y]")
+unary(np.ascontiguousarray, "np.reshape(d[y], np.shape(x))")  # makes a 0-d input 1-d
 unary([np.real], "d[y]")
 
 # ---- no gradient ------------------------------------------------------------------------------

@@ -11,7 +11,11 @@ rule(np.where, "z, condition, x, y", """
 d[x] += unbroadcast(np.where(condition, d[z], 0.0), x)
 d[y] += unbroadcast(np.where(condition, 0.0, d[z]), y)
 """)
-rule(np.clip, "y, a, a_min=None, a_max=None", "d[a] += d[y] * clip_mask(a, a_min, a_max)")
+rule(np.clip, "y, a, a_min=None, a_max=None", """
+d[a] += unbroadcast(d[y] * clip_mask(a, a_min, a_max), a)
+d[a_min] += unbroadcast(d[y] * clip_lo_mask(a, a_min, a_max), a_min)
+d[a_max] += unbroadcast(d[y] * clip_hi_mask(a, a_min, a_max), a_max)
+""")
 rule(np.take, "y, a, indices, axis=None", "d[a] += untake(d[y], a, indices, axis)")
 rule(np.take_along_axis, "y, arr, indices, axis", "d[arr] += untake_along_axis(d[y], arr, indices, axis)")
 rule(np.sort, "y, a, axis=-1", "d[a] += unsort(d[y], a, axis)")
@@ -21,7 +25,7 @@ def _astype(x, dtype):  # stands for the method ``x.astype(dtype)``
     return x.astype(dtype)
 
 
-rule(_astype, "y, x, dtype", "d[x] += d[y].astype(x.dtype) if hasattr(d[y], 'astype') else d[y]")
+rule(_astype, "y, x, dtype", "d[x] += cast_like(d[y], x)")
 
 
 def _item(x):  # stands for the method ``x.item()``

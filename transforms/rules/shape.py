@@ -25,7 +25,8 @@ rule(np.pad, "y, array, pad_width, mode='constant', constant_values=0", "d[array
 rule(np.copy, "y, a", "d[a] += d[y]")
 rule(np.concatenate, "y, arrays, axis=0", "d[arrays] += unconcatenate(d[y], arrays, axis)")
 rule(np.stack, "y, arrays, axis=0", "d[arrays] += unstack(d[y], arrays, axis)")
-rule([np.hstack, np.column_stack], "y, tup", "d[tup] += unhstack(d[y], tup)")
+rule(np.hstack, "y, tup", "d[tup] += unhstack(d[y], tup)")
+rule(np.column_stack, "y, tup", "d[tup] += uncolumn_stack(d[y], tup)")
 rule([np.vstack, np.row_stack] if hasattr(np, "row_stack") else np.vstack, "y, tup", "d[tup] += unvstack(d[y], tup)")
-rule(np.split, "ys, ary, indices_or_sections, axis=0", "d[ary] += unsplit(d[ys], ary, indices_or_sections, axis)")
-rule(np.array_split, "ys, ary, indices_or_sections, axis=0", "d[ary] += unsplit(d[ys], ary, indices_or_sections, axis)")
+rule([np.split, np.array_split], "ys, ary, indices_or_sections, axis=0",
+     "d[ary] += unsplit(d[ys], ary, indices_or_sections, axis)")

@@ -1,0 +1,937 @@
+"""The rule table: every adjoint rule checked against central finite differences.
+
+One row per primitive, like HIPS autograd's ``test_systematic.py``. Each row is a module-level
+``def`` (sourcegrad reads source) that applies the primitive and reduces the result to a scalar
+with a random weight ``w`` of the result's shape, so every entry of the adjoint is exercised.
+``w`` is always the last parameter; the harness finds the result's shape with a probe and draws
+``w`` to match. Hypothesis draws shapes (0-d, scalars and broadcasting pairs included), the dtype
+(float64, float32) and a seed for values inside the function's domain, away from kinks.
+
+The oracle is ``tests/oracle.py`` (finite differences in float64), never ``sourcegrad.testing``.
+"""
+
+import ast
+import builtins
+import inspect
+import math
+import operator
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import sourcegrad
+from sourcegrad import runtime
+from sourcegrad.transforms import rules as R
+
+from .oracle import assert_close, fd_grad
+
+# ---- input domains -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Dom:
+    """Where a function's argument values are drawn.
+
+    kind: ``uniform`` in [lo, hi]; ``signed``: |x| in [lo, hi] with either sign (away from 0);
+    ``distinct``: entries at least (hi - lo) / 2n apart (no ties for max/sort);
+    ``grid0``/``grid1``: near 0.2 k resp. 0.2 k + 0.1 in [lo, hi], so an x from one and a y from the
+    other never tie; ``quarter``: near k + 1/4 or k + 3/4, away from integers and halves (floor, round)."""
+
+    lo: float = -2.0
+    hi: float = 2.0
+    kind: str = "uniform"
+
+
+DEPRECATED = pytest.mark.filterwarnings("ignore::DeprecationWarning")  # np.row_stack, still registered
+ANY = Dom()
+POS = Dom(0.2, 3.0)
+NONZERO = Dom(0.3, 2.0, "signed")
+UNIT = Dom(-0.9, 0.9)
+DISTINCT = Dom(-2.0, 2.0, "distinct")
+GRID0, GRID1 = Dom(-1.6, 1.6, "grid0"), Dom(-1.6, 1.4, "grid1")
+NONINT = Dom(-3, 3, "quarter")
+SEEDS = st.integers(0, 2**32 - 1)
+SHAPES = hnp.array_shapes(min_dims=0, max_dims=3, min_side=1, max_side=3)
+
+
+def values(draw, shape, dtype, dom=ANY, scalars=True):
+    """An array of ``shape`` and ``dtype`` in ``dom``; a 0-d shape may come as a numpy scalar or a
+    Python float (``scalars``)."""
+    rng = np.random.default_rng(draw(SEEDS))
+    n = int(np.prod(shape))
+    if dom.kind == "signed":
+        v = rng.uniform(dom.lo, dom.hi, n) * rng.choice([-1.0, 1.0], n)
+    elif dom.kind == "distinct":
+        v = dom.lo + (dom.hi - dom.lo) * (rng.permutation(n) + rng.uniform(0.25, 0.75, n)) / n
+    elif dom.kind in ("grid0", "grid1"):
+        k = rng.integers(math.ceil(dom.lo / 0.2), math.floor(dom.hi / 0.2), n, endpoint=True)
+        v = 0.2 * k + 0.02 * rng.uniform(-1, 1, n) + (0.1 if dom.kind == "grid1" else 0.0)
+    elif dom.kind == "quarter":
+        v = rng.integers(dom.lo, dom.hi, n) + rng.choice([0.25, 0.75], n) + 0.05 * rng.uniform(-1, 1, n)
+    else:
+        v = rng.uniform(dom.lo, dom.hi, n)
+    v = v.reshape(shape).astype(dtype)
+    if shape == () and scalars:
+        form = draw(st.sampled_from(["0-d", "numpy scalar", "python float"] if dtype == np.float64 else ["0-d", "numpy scalar"]))
+        return {"0-d": v, "numpy scalar": v[()], "python float": float(v)}[form]
+    return v
+
+
+def matrix(draw, shape, dtype):
+    """A well-conditioned square matrix (or a stack of them): identity plus small noise."""
+    n = shape[-1]
+    return (values(draw, shape, np.float64, Dom(-0.3, 0.3)) + 2.0 * np.eye(n)).astype(dtype)
+
+
+# ---- generators: (draw, dtype) -> the arguments before ``w`` ---------------------------------------
+
+
+def unary(dom=ANY, shapes=SHAPES, scalars=True):
+    def gen(draw, dtype):
+        return (values(draw, draw(shapes), dtype, dom, scalars),)
+    return gen
+
+
+def binary(dx=ANY, dy=ANY):
+    """Two arrays of mutually broadcastable shapes (either may be 0-d or a scalar)."""
+    def gen(draw, dtype):
+        sx, sy = draw(hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=3, max_side=3)).input_shapes
+        return values(draw, sx, dtype, dx), values(draw, sy, dtype, dy)
+    return gen
+
+
+def floats(*doms):
+    """Python floats (for ``math`` functions)."""
+    def gen(draw, dtype):
+        return tuple(float(values(draw, (), np.float64, d, scalars=False)) for d in doms)
+    return gen
+
+
+def shaped(*shapes, dom=ANY):
+    """Arrays of fixed shapes."""
+    def gen(draw, dtype):
+        return tuple(values(draw, s, dtype, dom, scalars=False) for s in shapes)
+    return gen
+
+
+def one_of(*gens):
+    def gen(draw, dtype):
+        return draw(st.sampled_from(gens))(draw, dtype)
+    return gen
+
+
+def with_args(gen, *strategies):
+    """``gen``'s arrays followed by extra (non-differentiated) arguments drawn from ``strategies``,
+    each a function of the first array's shape."""
+    def out(draw, dtype):
+        arrays = gen(draw, dtype)
+        shape = np.shape(arrays[0])
+        return arrays + tuple(draw(s(shape)) for s in strategies)
+    return out
+
+
+def axes(shape):
+    """``None``, an int (possibly negative) or a tuple of distinct axes of ``shape``."""
+    nd = len(shape)
+    ints = [st.integers(-nd, nd - 1)] if nd else []
+    return st.one_of(st.none(), *ints, hnp.valid_tuple_axes(nd))
+
+
+def axis(shape):
+    return st.integers(-len(shape), len(shape) - 1)
+
+
+def axis_or_none(shape):
+    return st.one_of(st.none(), axis(shape)) if shape else st.none()
+
+
+def keepdims(shape):
+    return st.booleans()
+
+
+def min_dims(n, max_dims=3, min_side=1):
+    return hnp.array_shapes(min_dims=n, max_dims=max(n, max_dims), min_side=min_side, max_side=3)
+
+
+# ---- the harness ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Row:
+    f: object
+    gen: object
+    wrt: object = 0
+    dtypes: tuple = (np.float64, np.float32)
+    h: float = 1e-6  # finite-difference step (relative); larger where the function rounds to float32
+    marks: tuple = ()
+
+    @property
+    def id(self):
+        return self.f.__name__.removeprefix("f_")
+
+
+class _Shape(Exception):
+    pass
+
+
+class _Probe:
+    """Stands in for ``w`` once to learn the shape of what it multiplies."""
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        raise _Shape(np.shape(inputs[0]), type(inputs[0]))
+
+    def __rmul__(self, other):
+        raise _Shape(np.shape(other), type(other))
+
+
+def weights(row, args, dtype, draw):
+    try:
+        row.f(*args, _Probe())
+    except _Shape as e:
+        shape, kind = e.args
+    else:
+        raise AssertionError(f"{row.f.__name__} never multiplies by w")
+    rng = np.random.default_rng(draw(SEEDS))
+    w = rng.uniform(0.5, 1.5, shape) * rng.choice([-1.0, 1.0], shape)
+    return float(w) if kind is float else w.astype(dtype)
+
+
+_GRADS = {}
+
+
+def gradient(f, wrt):
+    if (f, wrt) not in _GRADS:  # compile once per function, not once per example
+        _GRADS[f, wrt] = sourcegrad.grad(f, wrt=wrt)
+    return _GRADS[f, wrt]
+
+
+def check(row, args, dtype):
+    wrt = row.wrt if isinstance(row.wrt, tuple) else (row.wrt,)
+    got = gradient(row.f, row.wrt)(*args)
+    got = got if isinstance(row.wrt, tuple) else (got,)
+    f64 = dtype == np.float64
+    for i, g in zip(wrt, got):
+        a = args[i]
+        want = fd_grad(row.f, args, i, h=row.h)
+        if type(a) is float:
+            assert type(g) is float, f"gradient of a Python float is a {type(g).__name__}"
+        else:
+            assert np.shape(g) == np.shape(a), f"gradient shape {np.shape(g)} != argument shape {np.shape(a)}"
+            assert np.asarray(g).dtype == a.dtype, f"gradient dtype {np.asarray(g).dtype} != argument dtype {a.dtype}"
+        scale = 1.0 + float(np.max(np.abs(want), initial=0.0))
+        rtol = max(1e-5 if f64 else 2e-3, 10 * row.h)
+        assert_close(g, want, rtol=rtol, atol=rtol * scale, what=f"d/d{list(inspect.signature(row.f).parameters)[i]}")
+
+
+def run_row(row, data):
+    dtype = data.draw(st.sampled_from(row.dtypes), label="dtype")
+    args = list(row.gen(data.draw, dtype))
+    args.append(weights(row, args, dtype, data.draw))
+    check(row, args, dtype)
+
+
+# ==== elementwise: unary ===========================================================================
+def f_negative(x, w): return np.sum(np.negative(x) * w)
+def f_positive(x, w): return np.sum(np.positive(x) * w)
+def f_neg_op(x, w): return np.sum(-x * w)
+def f_pos_op(x, w): return np.sum(+x * w)
+def f_square(x, w): return np.sum(np.square(x) * w)
+def f_reciprocal(x, w): return np.sum(np.reciprocal(x) * w)
+def f_sqrt(x, w): return np.sum(np.sqrt(x) * w)
+def f_cbrt(x, w): return np.sum(np.cbrt(x) * w)
+def f_absolute(x, w): return np.sum(np.absolute(x) * w)
+def f_abs_builtin(x, w): return np.sum(abs(x) * w)
+def f_fabs(x, w): return np.sum(np.fabs(x) * w)
+def f_exp(x, w): return np.sum(np.exp(x) * w)
+def f_exp2(x, w): return np.sum(np.exp2(x) * w)
+def f_expm1(x, w): return np.sum(np.expm1(x) * w)
+def f_log(x, w): return np.sum(np.log(x) * w)
+def f_log2(x, w): return np.sum(np.log2(x) * w)
+def f_log10(x, w): return np.sum(np.log10(x) * w)
+def f_log1p(x, w): return np.sum(np.log1p(x) * w)
+def f_sin(x, w): return np.sum(np.sin(x) * w)
+def f_cos(x, w): return np.sum(np.cos(x) * w)
+def f_tan(x, w): return np.sum(np.tan(x) * w)
+def f_arcsin(x, w): return np.sum(np.arcsin(x) * w)
+def f_arccos(x, w): return np.sum(np.arccos(x) * w)
+def f_arctan(x, w): return np.sum(np.arctan(x) * w)
+def f_sinh(x, w): return np.sum(np.sinh(x) * w)
+def f_cosh(x, w): return np.sum(np.cosh(x) * w)
+def f_tanh(x, w): return np.sum(np.tanh(x) * w)
+def f_arcsinh(x, w): return np.sum(np.arcsinh(x) * w)
+def f_arccosh(x, w): return np.sum(np.arccosh(x) * w)
+def f_arctanh(x, w): return np.sum(np.arctanh(x) * w)
+def f_deg2rad(x, w): return np.sum(np.deg2rad(x) * w)
+def f_radians(x, w): return np.sum(np.radians(x) * w)
+def f_rad2deg(x, w): return np.sum(np.rad2deg(x) * w)
+def f_degrees(x, w): return np.sum(np.degrees(x) * w)
+def f_sinc(x, w): return np.sum(np.sinc(x) * w)
+def f_real(x, w): return np.sum(np.real(x) * w)
+def f_asarray(x, w): return np.sum(np.asarray(x) * w)
+def f_asanyarray(x, w): return np.sum(np.asanyarray(x) * w)
+def f_array(x, w): return np.sum(np.array(x) * w)
+def f_ascontiguousarray(x, w): return np.sum(np.ascontiguousarray(x) * w)
+def f_float64(x, w): return np.sum(np.float64(x) * w)
+def f_float32(x, w): return np.sum(np.float32(x) * w)
+def f_float_builtin(x, w): return float(x) * w
+def f_pow_const(x, w): return np.sum(x ** 3 * w)
+def f_pow_half(x, w): return np.sum(x ** 0.5 * w)
+def f_rpow_const(x, w): return np.sum(2.0 ** x * w)
+
+
+ELEMENTWISE_UNARY = [
+    Row(f_negative, unary()), Row(f_positive, unary()), Row(f_neg_op, unary()), Row(f_pos_op, unary()),
+    Row(f_square, unary()), Row(f_reciprocal, unary(NONZERO)), Row(f_sqrt, unary(POS)),
+    Row(f_cbrt, unary(NONZERO)), Row(f_absolute, unary(NONZERO)), Row(f_abs_builtin, unary(NONZERO)),
+    Row(f_fabs, unary(NONZERO)), Row(f_exp, unary()), Row(f_exp2, unary()), Row(f_expm1, unary()),
+    Row(f_log, unary(POS)), Row(f_log2, unary(POS)), Row(f_log10, unary(POS)), Row(f_log1p, unary(Dom(-0.7, 2.0))),
+    Row(f_sin, unary()), Row(f_cos, unary()), Row(f_tan, unary(Dom(-1.2, 1.2))), Row(f_arcsin, unary(UNIT)),
+    Row(f_arccos, unary(UNIT)), Row(f_arctan, unary()), Row(f_sinh, unary()), Row(f_cosh, unary()),
+    Row(f_tanh, unary()), Row(f_arcsinh, unary()), Row(f_arccosh, unary(Dom(1.2, 3.0))),
+    Row(f_arctanh, unary(UNIT)), Row(f_deg2rad, unary()), Row(f_radians, unary()), Row(f_rad2deg, unary()),
+    Row(f_degrees, unary()), Row(f_sinc, unary()), Row(f_real, unary()), Row(f_asarray, unary()),
+    Row(f_asanyarray, unary()), Row(f_array, unary()), Row(f_ascontiguousarray, unary()),
+    Row(f_float64, unary()), Row(f_float32, unary(), h=1e-3), Row(f_float_builtin, unary(shapes=st.just(()))),
+    Row(f_pow_const, unary()), Row(f_pow_half, unary(POS)), Row(f_rpow_const, unary()),
+]
+
+
+# ==== elementwise: binary, broadcasting ============================================================
+def f_add(x, y, w): return np.sum(np.add(x, y) * w)
+def f_subtract(x, y, w): return np.sum(np.subtract(x, y) * w)
+def f_multiply(x, y, w): return np.sum(np.multiply(x, y) * w)
+def f_divide(x, y, w): return np.sum(np.divide(x, y) * w)
+def f_power(x, y, w): return np.sum(np.power(x, y) * w)
+def f_remainder(x, y, w): return np.sum(np.remainder(x, y) * w)
+def f_fmod(x, y, w): return np.sum(np.fmod(x, y) * w)
+def f_logaddexp(x, y, w): return np.sum(np.logaddexp(x, y) * w)
+def f_logaddexp2(x, y, w): return np.sum(np.logaddexp2(x, y) * w)
+def f_arctan2(x, y, w): return np.sum(np.arctan2(x, y) * w)
+def f_hypot(x, y, w): return np.sum(np.hypot(x, y) * w)
+def f_maximum(x, y, w): return np.sum(np.maximum(x, y) * w)
+def f_minimum(x, y, w): return np.sum(np.minimum(x, y) * w)
+def f_fmax(x, y, w): return np.sum(np.fmax(x, y) * w)
+def f_fmin(x, y, w): return np.sum(np.fmin(x, y) * w)
+def f_add_op(x, y, w): return np.sum((x + y) * w)
+def f_sub_op(x, y, w): return np.sum((x - y) * w)
+def f_mul_op(x, y, w): return np.sum((x * y) * w)
+def f_truediv_op(x, y, w): return np.sum((x / y) * w)
+def f_pow_op(x, y, w): return np.sum((x ** y) * w)
+def f_mod_op(x, y, w): return np.sum((x % y) * w)
+def f_pow_builtin(x, y, w): return np.sum(pow(x, y) * w)
+
+
+MOD_X, MOD_Y = Dom(1.0, 1.15, "signed"), Dom(0.4, 0.45, "signed")  # x / y in ±(2.2, 2.9): no jumps
+BINARY = [
+    Row(f_add, binary(), (0, 1)), Row(f_subtract, binary(), (0, 1)), Row(f_multiply, binary(), (0, 1)),
+    Row(f_divide, binary(ANY, NONZERO), (0, 1)), Row(f_power, binary(POS, ANY), (0, 1)),
+    Row(f_remainder, binary(MOD_X, MOD_Y), (0, 1)), Row(f_fmod, binary(MOD_X, MOD_Y), (0, 1)),
+    Row(f_logaddexp, binary(), (0, 1)), Row(f_logaddexp2, binary(), (0, 1)),
+    Row(f_arctan2, binary(NONZERO, NONZERO), (0, 1)), Row(f_hypot, binary(NONZERO, NONZERO), (0, 1)),
+    Row(f_maximum, binary(GRID0, GRID1), (0, 1)), Row(f_minimum, binary(GRID0, GRID1), (0, 1)),
+    Row(f_fmax, binary(GRID0, GRID1), (0, 1)), Row(f_fmin, binary(GRID0, GRID1), (0, 1)),
+    Row(f_add_op, binary(), (0, 1)), Row(f_sub_op, binary(), (0, 1)), Row(f_mul_op, binary(), (0, 1)),
+    Row(f_truediv_op, binary(ANY, NONZERO), (0, 1)), Row(f_pow_op, binary(POS, ANY), (0, 1)),
+    Row(f_mod_op, binary(MOD_X, MOD_Y), (0, 1)), Row(f_pow_builtin, binary(POS, ANY), (0, 1)),
+]
+
+
+# ==== math and builtins on Python floats ===========================================================
+def f_math_sqrt(x, w): return math.sqrt(x) * w
+def f_math_fabs(x, w): return math.fabs(x) * w
+def f_math_exp(x, w): return math.exp(x) * w
+def f_math_expm1(x, w): return math.expm1(x) * w
+def f_math_log(x, w): return math.log(x) * w
+def f_math_log_base(x, base, w): return math.log(x, base) * w
+def f_math_log2(x, w): return math.log2(x) * w
+def f_math_log10(x, w): return math.log10(x) * w
+def f_math_log1p(x, w): return math.log1p(x) * w
+def f_math_sin(x, w): return math.sin(x) * w
+def f_math_cos(x, w): return math.cos(x) * w
+def f_math_tan(x, w): return math.tan(x) * w
+def f_math_asin(x, w): return math.asin(x) * w
+def f_math_acos(x, w): return math.acos(x) * w
+def f_math_atan(x, w): return math.atan(x) * w
+def f_math_sinh(x, w): return math.sinh(x) * w
+def f_math_cosh(x, w): return math.cosh(x) * w
+def f_math_tanh(x, w): return math.tanh(x) * w
+def f_math_asinh(x, w): return math.asinh(x) * w
+def f_math_acosh(x, w): return math.acosh(x) * w
+def f_math_atanh(x, w): return math.atanh(x) * w
+def f_math_radians(x, w): return math.radians(x) * w
+def f_math_degrees(x, w): return math.degrees(x) * w
+def f_math_erf(x, w): return math.erf(x) * w
+def f_math_erfc(x, w): return math.erfc(x) * w
+def f_math_pow(x, y, w): return math.pow(x, y) * w
+def f_math_fmod(x, y, w): return math.fmod(x, y) * w
+def f_math_atan2(x, y, w): return math.atan2(x, y) * w
+def f_math_hypot(x, y, w): return math.hypot(x, y) * w
+def f_float_ops(x, y, w): return (x * y - x / y + x ** 2 - (-y) + abs(x) % 5.0) * w
+def f_builtin_max(x, y, w): return max(x, y) * w
+def f_builtin_min(x, y, w): return min(x, y) * w
+def f_builtin_sum(x, y, w): return sum([x, y, x * y], 1.0) * w
+def f_builtin_sum_arrays(x, y, w): return np.sum(sum([x, y]) * w)
+
+
+PY = (np.float64,)
+MATH = [
+    Row(f_math_sqrt, floats(POS), dtypes=PY), Row(f_math_fabs, floats(NONZERO), dtypes=PY),
+    Row(f_math_exp, floats(ANY), dtypes=PY), Row(f_math_expm1, floats(ANY), dtypes=PY),
+    Row(f_math_log, floats(POS), dtypes=PY), Row(f_math_log_base, floats(POS, Dom(1.5, 4.0)), (0, 1), dtypes=PY),
+    Row(f_math_log2, floats(POS), dtypes=PY), Row(f_math_log10, floats(POS), dtypes=PY),
+    Row(f_math_log1p, floats(Dom(-0.7, 2.0)), dtypes=PY), Row(f_math_sin, floats(ANY), dtypes=PY),
+    Row(f_math_cos, floats(ANY), dtypes=PY), Row(f_math_tan, floats(Dom(-1.2, 1.2)), dtypes=PY),
+    Row(f_math_asin, floats(UNIT), dtypes=PY), Row(f_math_acos, floats(UNIT), dtypes=PY),
+    Row(f_math_atan, floats(ANY), dtypes=PY), Row(f_math_sinh, floats(ANY), dtypes=PY),
+    Row(f_math_cosh, floats(ANY), dtypes=PY), Row(f_math_tanh, floats(ANY), dtypes=PY),
+    Row(f_math_asinh, floats(ANY), dtypes=PY), Row(f_math_acosh, floats(Dom(1.2, 3.0)), dtypes=PY),
+    Row(f_math_atanh, floats(UNIT), dtypes=PY), Row(f_math_radians, floats(ANY), dtypes=PY),
+    Row(f_math_degrees, floats(ANY), dtypes=PY), Row(f_math_erf, floats(ANY), dtypes=PY),
+    Row(f_math_erfc, floats(ANY), dtypes=PY), Row(f_math_pow, floats(POS, ANY), (0, 1), dtypes=PY),
+    Row(f_math_fmod, floats(MOD_X, MOD_Y), (0, 1), dtypes=PY), Row(f_math_atan2, floats(NONZERO, NONZERO), (0, 1), dtypes=PY),
+    Row(f_math_hypot, floats(NONZERO, NONZERO), (0, 1), dtypes=PY), Row(f_float_ops, floats(NONZERO, NONZERO), (0, 1), dtypes=PY),
+    Row(f_builtin_max, floats(GRID0, GRID1), (0, 1), dtypes=PY), Row(f_builtin_min, floats(GRID0, GRID1), (0, 1), dtypes=PY),
+    Row(f_builtin_sum, floats(ANY, ANY), (0, 1), dtypes=PY), Row(f_builtin_sum_arrays, binary(), (0, 1)),
+]
+
+
+# ==== reductions ===================================================================================
+def f_sum(x, axis, keepdims, w): return np.sum(np.sum(x, axis=axis, keepdims=keepdims) * w)
+def f_mean(x, axis, keepdims, w): return np.sum(np.mean(x, axis=axis, keepdims=keepdims) * w)
+def f_prod(x, axis, keepdims, w): return np.sum(np.prod(x, axis=axis, keepdims=keepdims) * w)
+def f_max(x, axis, keepdims, w): return np.sum(np.max(x, axis=axis, keepdims=keepdims) * w)
+def f_amax(x, axis, keepdims, w): return np.sum(np.amax(x, axis=axis, keepdims=keepdims) * w)
+def f_min(x, axis, keepdims, w): return np.sum(np.min(x, axis=axis, keepdims=keepdims) * w)
+def f_amin(x, axis, keepdims, w): return np.sum(np.amin(x, axis=axis, keepdims=keepdims) * w)
+def f_nanmax(x, axis, keepdims, w): return np.sum(np.nanmax(x, axis=axis, keepdims=keepdims) * w)
+def f_nanmin(x, axis, keepdims, w): return np.sum(np.nanmin(x, axis=axis, keepdims=keepdims) * w)
+def f_nansum(x, axis, keepdims, w): return np.sum(np.nansum(x, axis=axis, keepdims=keepdims) * w)
+def f_var(x, axis, keepdims, w): return np.sum(np.var(x, axis=axis, keepdims=keepdims) * w)
+def f_std(x, axis, keepdims, w): return np.sum(np.std(x, axis=axis, keepdims=keepdims) * w)
+def f_var_ddof(x, axis, w): return np.sum(np.var(x, axis=axis, ddof=1) * w)
+def f_std_ddof(x, axis, w): return np.sum(np.std(x, axis=axis, ddof=1) * w)
+def f_cumsum(x, axis, w): return np.sum(np.cumsum(x, axis=axis) * w)
+def f_average(x, axis, keepdims, w): return np.sum(np.average(x, axis=axis, keepdims=keepdims) * w)
+def f_average_weights(x, axis, w): return np.sum(np.average(x, axis=axis, weights=np.arange(1.0, 1.0 + x.shape[axis])) * w)
+def f_average_wrt_weights(x, v, w): return np.sum(np.average(x, axis=0, weights=v) * w)
+def f_norm(x, axis, keepdims, w): return np.sum(np.linalg.norm(x, axis=axis, keepdims=keepdims) * w)
+def f_norm_vector(x, ord, axis, w): return np.sum(np.linalg.norm(x, ord=ord, axis=axis) * w)
+def f_norm_fro(x, w): return np.linalg.norm(x, "fro") * w
+
+
+def reduction(dom=ANY, scalars=True):
+    return with_args(unary(dom, scalars=scalars), axes, keepdims)
+
+
+def some_axes(shape):
+    """Like ``axes`` but never the empty tuple: the std of a single entry has no slope."""
+    return st.one_of(st.none(), axis(shape), hnp.valid_tuple_axes(len(shape), min_size=1))
+
+
+SPREAD = min_dims(1, min_side=2)  # every axis holds two entries or more
+
+
+REDUCTIONS = [
+    Row(f_sum, reduction()), Row(f_mean, reduction()), Row(f_prod, reduction(Dom(0.5, 1.5, "signed"))),
+    Row(f_max, reduction(DISTINCT)), Row(f_amax, reduction(DISTINCT)), Row(f_min, reduction(DISTINCT)),
+    Row(f_amin, reduction(DISTINCT)), Row(f_nanmax, reduction(DISTINCT)), Row(f_nanmin, reduction(DISTINCT)),
+    Row(f_nansum, reduction()), Row(f_var, reduction()), Row(f_std, with_args(unary(shapes=SPREAD), some_axes, keepdims)),
+    Row(f_var_ddof, with_args(unary(shapes=SPREAD), axis_or_none)),
+    Row(f_std_ddof, with_args(unary(shapes=SPREAD), axis_or_none)),
+    Row(f_cumsum, with_args(unary(), axis_or_none)), Row(f_average, reduction()),
+    Row(f_average_weights, with_args(unary(shapes=min_dims(1), scalars=False), axis)),
+    Row(f_average_wrt_weights, one_of(shaped((3,), (3,), dom=POS), shaped((3, 2), (3,), dom=POS), shaped((2, 3), (2, 3), dom=POS)), (0, 1)),
+    Row(f_norm, with_args(unary(NONZERO, shapes=min_dims(1)), axis_or_none, keepdims)),
+    Row(f_norm_vector, with_args(unary(Dom(-2, 2, "distinct"), shapes=min_dims(1, 1)),
+                                 lambda s: st.sampled_from([None, 1, 2, np.inf]), axis_or_none)),
+    Row(f_norm_fro, unary(NONZERO, shapes=min_dims(2, 2))),
+]
+
+
+# ==== linear algebra ===============================================================================
+AXES_PAIRS = ([0, 2], [1, 0])
+
+
+def f_dot(a, b, w): return np.sum(np.dot(a, b) * w)
+def f_dot_method(a, b, w): return np.sum(a.dot(b) * w)
+def f_matmul(a, b, w): return np.sum(np.matmul(a, b) * w)
+def f_matmul_op(a, b, w): return np.sum((a @ b) * w)
+def f_inner(a, b, w): return np.sum(np.inner(a, b) * w)
+def f_outer(a, b, w): return np.sum(np.outer(a, b) * w)
+def f_tensordot(a, b, w): return np.sum(np.tensordot(a, b, 1) * w)
+def f_tensordot_0(a, b, w): return np.sum(np.tensordot(a, b, axes=0) * w)
+def f_tensordot_2(a, b, w): return np.sum(np.tensordot(a, b) * w)
+def f_tensordot_pairs(a, b, w): return np.sum(np.tensordot(a, b, axes=AXES_PAIRS) * w)
+def f_einsum_matmul(a, b, w): return np.sum(np.einsum("ij,jk->ik", a, b) * w)
+def f_einsum_implicit(a, b, w): return np.sum(np.einsum("ij,jk", a, b) * w)
+def f_einsum_batched(a, b, w): return np.sum(np.einsum("bij,bjk->bik", a, b) * w)
+def f_einsum_diag(a, w): return np.sum(np.einsum("ii->i", a) * w)
+def f_einsum_total(a, w): return np.einsum("ij->", a) * w
+def f_einsum_transpose(a, w): return np.sum(np.einsum("ij->ji", a) * w)
+def f_einsum_dot(a, b, w): return np.einsum("i,i->", a, b) * w
+def f_einsum_three(a, b, c, w): return np.sum(np.einsum("ij,jk,kl->il", a, b, c) * w)
+def f_trace(a, w): return np.trace(a) * w
+def f_trace_offset(a, w): return np.trace(a, 1) * w
+def f_diag_vector(v, w): return np.sum(np.diag(v) * w)
+def f_diag_vector_k(v, w): return np.sum(np.diag(v, -1) * w)
+def f_diag_matrix(a, w): return np.sum(np.diag(a) * w)
+def f_diag_matrix_k(a, w): return np.sum(np.diag(a, k=1) * w)
+def f_diagonal(a, w): return np.sum(np.diagonal(a, 1, 0, 2) * w)
+def f_tril(a, w): return np.sum(np.tril(a) * w)
+def f_triu(a, w): return np.sum(np.triu(a, -1) * w)
+def f_inv(a, w): return np.sum(np.linalg.inv(a) * w)
+def f_det(a, w): return np.sum(np.linalg.det(a) * w)
+def f_slogdet(a, w): return np.sum(np.linalg.slogdet(a)[1] * w)
+def f_solve(a, b, w): return np.sum(np.linalg.solve(a, b) * w)
+def f_kron(a, b, w): return np.sum(np.kron(a, b) * w)
+def f_cross(a, b, w): return np.sum(np.cross(a, b) * w)
+
+
+def n():
+    return st.integers(1, 3)
+
+
+def products(*pairs):
+    """Operand shapes for products, as patterns over sizes i, j, k, b: e.g. ("ij", "jk")."""
+    def gen(draw, dtype):
+        sizes = {c: draw(n()) for c in "ijkb"}
+        pattern = draw(st.sampled_from(pairs))
+        return tuple(values(draw, tuple(sizes[c] for c in p), dtype, scalars=False) for p in pattern.split(","))
+    return gen
+
+
+def square(min_n=1, batch=False, b=None):
+    """A well-conditioned matrix (maybe batched), and optionally a right-hand side of pattern ``b``."""
+    def gen(draw, dtype):
+        k = draw(st.integers(min_n, 3))
+        lead = draw(st.sampled_from([(), (2,)])) if batch else ()
+        out = (matrix(draw, lead + (k, k), dtype),)
+        if b is not None:
+            rhs = {"k": (k,), "km": lead + (k, 2), "km unbatched": (k, 2)}[draw(st.sampled_from(b))]
+            out += (values(draw, rhs, dtype, scalars=False),)
+        return out
+    return gen
+
+
+def stacked_trace_shape():
+    return hnp.array_shapes(min_dims=2, max_dims=2, min_side=1, max_side=4)
+
+
+MATMUL = ["ij,jk", "j,jk", "ij,j", "j,j", "bij,jk", "ij,bjk", "bij,bjk", "bij,j", "j,bjk"]
+LINALG = [
+    Row(f_dot, products("ij,jk", "j,jk", "ij,j", "j,j", "bij,jk", "ij,bjk", "bij,j", ",jk", "ij,"), (0, 1)),
+    Row(f_dot_method, products("ij,jk", "ij,j", "j,j"), (0, 1)),
+    Row(f_matmul, products(*MATMUL), (0, 1)), Row(f_matmul_op, products(*MATMUL), (0, 1)),
+    Row(f_inner, products("j,j", "ij,kj", "bij,j", "j,kj", ",ij"), (0, 1)),
+    Row(f_outer, products("i,j", "ij,k", ",j", "bi,jk"), (0, 1)),
+    Row(f_tensordot, products("ij,jk", "bij,jk", "j,j", "j,jk"), (0, 1)),
+    Row(f_tensordot_0, products("ij,k", ",j"), (0, 1)),
+    Row(f_tensordot_2, products("bij,ijk", "ij,ij"), (0, 1)),
+    Row(f_tensordot_pairs, products("ikb,bij"), (0, 1)),
+    Row(f_einsum_matmul, products("ij,jk"), (0, 1)), Row(f_einsum_implicit, products("ij,jk"), (0, 1)),
+    Row(f_einsum_batched, products("bij,bjk"), (0, 1)), Row(f_einsum_diag, products("ii")),
+    Row(f_einsum_total, products("ij")), Row(f_einsum_transpose, products("ij")),
+    Row(f_einsum_dot, products("i,i"), (0, 1)), Row(f_einsum_three, products("ij,jk,kb"), (0, 1, 2)),
+    Row(f_trace, unary(shapes=stacked_trace_shape())), Row(f_trace_offset, unary(shapes=stacked_trace_shape())),
+    Row(f_diag_vector, unary(shapes=min_dims(1, 1))), Row(f_diag_vector_k, unary(shapes=min_dims(1, 1))),
+    Row(f_diag_matrix, unary(shapes=stacked_trace_shape())), Row(f_diag_matrix_k, unary(shapes=stacked_trace_shape())),
+    Row(f_diagonal, unary(shapes=min_dims(3, 3))),
+    Row(f_tril, unary(shapes=min_dims(2, 3))), Row(f_triu, unary(shapes=min_dims(2, 3))),
+    Row(f_inv, square(batch=True)), Row(f_det, square(batch=True)), Row(f_slogdet, square(batch=True)),
+    Row(f_solve, square(batch=True, b=["k", "km", "km unbatched"]), (0, 1)),
+    Row(f_kron, products("i,j", "ij,kb", "i,jk"), (0, 1)),
+    Row(f_cross, one_of(shaped((3,), (3,)), shaped((2, 3), (3,)), shaped((3,), (2, 3))), (0, 1)),
+]
+
+
+# ==== shape ========================================================================================
+def f_atleast_1d(x, w): return np.sum(np.atleast_1d(x) * w)
+def f_atleast_2d(x, w): return np.sum(np.atleast_2d(x) * w)
+def f_atleast_3d(x, w): return np.sum(np.atleast_3d(x) * w)
+def f_reshape(x, w): return np.sum(np.reshape(x, (-1, 2)) * w)
+def f_reshape_flat(x, w): return np.sum(np.reshape(x, -1) * w)
+def f_ravel(x, w): return np.sum(np.ravel(x) * w)
+def f_squeeze(x, w): return np.sum(np.squeeze(x) * w)
+def f_squeeze_axis(x, w): return np.sum(np.squeeze(x, axis=1) * w)
+def f_expand_dims(x, axis, w): return np.sum(np.expand_dims(x, axis) * w)
+def f_transpose(x, w): return np.sum(np.transpose(x) * w)
+def f_transpose_axes(x, axes, w): return np.sum(np.transpose(x, axes) * w)
+def f_swapaxes(x, a1, a2, w): return np.sum(np.swapaxes(x, a1, a2) * w)
+def f_moveaxis(x, src, dst, w): return np.sum(np.moveaxis(x, src, dst) * w)
+def f_broadcast_to(x, shape, w): return np.sum(np.broadcast_to(x, shape) * w)
+def f_concatenate(x, y, axis, w): return np.sum(np.concatenate([x, y], axis=axis) * w)
+def f_concatenate_three(x, y, w): return np.sum(np.concatenate((x, y * 2.0, x), axis=None) * w)
+def f_stack(x, y, axis, w): return np.sum(np.stack([x, y], axis) * w)
+def f_hstack(x, y, w): return np.sum(np.hstack([x, y]) * w)
+def f_vstack(x, y, w): return np.sum(np.vstack([x, y]) * w)
+def f_column_stack(x, y, w): return np.sum(np.column_stack([x, y]) * w)
+def f_row_stack(x, y, w): return np.sum(np.row_stack((x, y)) * w)
+def f_split_one(x, w): return np.sum(np.split(x, [1], axis=0)[1] * w)
+def f_split_all(x, w):
+    a, b = np.split(x, 2, axis=1)
+    return np.sum((a * 2.0 + b) * w)
+def f_array_split(x, w): return np.sum(np.array_split(x, 2)[0] * w)
+def f_flip(x, axis, w): return np.sum(np.flip(x, axis) * w)
+def f_fliplr(x, w): return np.sum(np.fliplr(x) * w)
+def f_flipud(x, w): return np.sum(np.flipud(x) * w)
+def f_roll(x, shift, axis, w): return np.sum(np.roll(x, shift, axis) * w)
+def f_roll_tuple(x, w): return np.sum(np.roll(x, (1, -2), (0, 1)) * w)
+def f_rot90(x, k, w): return np.sum(np.rot90(x, k) * w)
+def f_rot90_axes(x, w): return np.sum(np.rot90(x, 1, (1, 2)) * w)
+def f_tile(x, reps, w): return np.sum(np.tile(x, reps) * w)
+def f_repeat(x, repeats, axis, w): return np.sum(np.repeat(x, repeats, axis) * w)
+def f_repeat_counts(x, w): return np.sum(np.repeat(x, np.array([2, 0, 1]), axis=0) * w)
+PAD_WIDTHS = ((1, 2), (0, 1))  # a nested tuple literal in a call is refused: name it
+
+
+def f_pad(x, w): return np.sum(np.pad(x, 1) * w)
+def f_pad_widths(x, w): return np.sum(np.pad(x, PAD_WIDTHS) * w)
+def f_pad_constant(x, w): return np.sum(np.pad(x, (2, 1), mode="constant", constant_values=3.0) * w)
+def f_pad_mode(x, mode, w): return np.sum(np.pad(x, 2, mode=mode) * w)
+def f_copy(x, w): return np.sum(np.copy(x) * w)
+
+
+def rest_of(shape, axis, size):
+    """``shape`` with ``size`` at ``axis``."""
+    s = list(shape)
+    s[axis] = size
+    return tuple(s)
+
+
+def concat_pair(draw, dtype):
+    shape = draw(min_dims(1))
+    ax = draw(st.one_of(st.none(), axis(shape)))
+    other = shape if ax is None else rest_of(shape, ax, draw(n()))
+    y_shape = draw(SHAPES) if ax is None else other
+    return values(draw, shape, dtype), values(draw, y_shape, dtype, scalars=False), ax
+
+
+def same_pair(draw, dtype):
+    shape = draw(SHAPES)
+    return values(draw, shape, dtype, scalars=False), values(draw, shape, dtype, scalars=False), draw(st.integers(-len(shape) - 1, len(shape)))
+
+
+def stack_pair(ndims):
+    def gen(draw, dtype):
+        shape = draw(st.sampled_from(ndims))
+        return values(draw, shape, dtype, scalars=False), values(draw, shape, dtype, scalars=False)
+    return gen
+
+
+def broadcast_target(shape):
+    return hnp.broadcastable_shapes(shape, min_dims=0, max_dims=4, max_side=3).map(lambda s: np.broadcast_shapes(s, shape))
+
+
+def permutation(shape):
+    return st.permutations(range(len(shape))).map(tuple)
+
+
+def shift_and_axis(draw, dtype):
+    x = values(draw, draw(min_dims(1)), dtype)
+    return x, draw(st.integers(-4, 4)), draw(axis_or_none(x.shape))
+
+
+def repeat_args(draw, dtype):
+    x = values(draw, draw(SHAPES), dtype, scalars=False)
+    return x, draw(st.integers(0, 3)), draw(axis_or_none(x.shape))
+
+
+def tile_args(draw, dtype):
+    x = values(draw, draw(SHAPES), dtype, scalars=False)
+    return x, draw(st.one_of(st.integers(1, 3), st.lists(st.integers(1, 3), min_size=1, max_size=3).map(tuple)))
+
+
+SHAPE = [
+    Row(f_atleast_1d, unary()), Row(f_atleast_2d, unary()), Row(f_atleast_3d, unary()),
+    Row(f_reshape, shaped((2, 3)) if False else unary(shapes=st.sampled_from([(2, 3), (4,), (1, 2, 3), (2, 2, 2)]))),
+    Row(f_reshape_flat, unary()), Row(f_ravel, unary()),
+    Row(f_squeeze, unary(shapes=st.sampled_from([(1, 3, 1), (2, 1), (1,), (3,)]))),
+    Row(f_squeeze_axis, unary(shapes=st.sampled_from([(2, 1), (3, 1, 2)]))),
+    Row(f_expand_dims, with_args(unary(), lambda s: st.integers(-len(s) - 1, len(s)))),
+    Row(f_transpose, unary()), Row(f_transpose_axes, with_args(unary(scalars=False), permutation)),
+    Row(f_swapaxes, with_args(unary(shapes=min_dims(1)), axis, axis)),
+    Row(f_moveaxis, with_args(unary(shapes=min_dims(1)), axis, axis)),
+    Row(f_broadcast_to, with_args(unary(), broadcast_target)),
+    Row(f_concatenate, concat_pair, (0, 1)),
+    Row(f_concatenate_three, binary(), (0, 1)),
+    Row(f_stack, same_pair, (0, 1)),
+    Row(f_hstack, stack_pair([(3,), (2, 3), (1,)]), (0, 1)), Row(f_vstack, stack_pair([(3,), (2, 3)]), (0, 1)),
+    Row(f_column_stack, stack_pair([(3,), (3, 2)]), (0, 1)), Row(f_row_stack, stack_pair([(3,), (2, 3)]), (0, 1), marks=DEPRECATED),
+    Row(f_split_one, unary(shapes=min_dims(1, min_side=2))),
+    Row(f_split_all, unary(shapes=st.sampled_from([(1, 2), (3, 4), (2, 2, 3)]))),
+    Row(f_array_split, unary(shapes=min_dims(1))),
+    Row(f_flip, with_args(unary(scalars=False), axes)),
+    Row(f_fliplr, unary(shapes=min_dims(2))), Row(f_flipud, unary(shapes=min_dims(1))),
+    Row(f_roll, shift_and_axis), Row(f_roll_tuple, unary(shapes=min_dims(2))),
+    Row(f_rot90, with_args(unary(shapes=min_dims(2)), lambda s: st.integers(-3, 4))),
+    Row(f_rot90_axes, unary(shapes=min_dims(3))),
+    Row(f_tile, tile_args), Row(f_repeat, repeat_args),
+    Row(f_repeat_counts, unary(shapes=st.sampled_from([(3,), (3, 2)]))),
+    Row(f_pad, unary(scalars=False)), Row(f_pad_widths, unary(shapes=min_dims(2, 2))),
+    Row(f_pad_constant, unary(shapes=min_dims(1, 1))),
+    Row(f_pad_mode, with_args(unary(shapes=min_dims(1, 2, min_side=3)),
+                              lambda s: st.sampled_from(["constant", "edge", "reflect", "symmetric", "wrap"]))),
+    Row(f_copy, unary()),
+]
+
+
+# ==== selection ====================================================================================
+IDX = np.array([2, 0, 2, 1, 2])  # repeated indices must accumulate
+IDX_2D = np.array([[0, 1], [1, 1]])
+
+
+def f_where(c, x, y, w): return np.sum(np.where(c > 0, x, y) * w)
+def f_where_scalar(x, w): return np.sum(np.where(x > 0, x, 0.5) * w)
+def f_clip(x, w): return np.sum(np.clip(x, -0.5, 0.7) * w)
+def f_clip_upper(x, w): return np.sum(np.clip(x, None, 0.7) * w)
+def f_clip_bounds(x, lo, hi, w): return np.sum(np.clip(x, lo, hi) * w)
+def f_take(x, w): return np.sum(np.take(x, IDX) * w)
+def f_take_axis(x, w): return np.sum(np.take(x, IDX, axis=1) * w)
+def f_take_2d(x, w): return np.sum(np.take(x, IDX_2D, axis=-1) * w)
+def f_take_along_axis(x, w): return np.sum(np.take_along_axis(x, np.argsort(x, axis=0), axis=0) * w)
+def f_take_along_axis_repeats(x, w): return np.sum(np.take_along_axis(x, IDX_2D, axis=1) * w)
+def f_sort(x, axis, w): return np.sum(np.sort(x, axis) * w)
+def f_sort_default(x, w): return np.sum(np.sort(x) * w)
+
+
+def where_args(draw, dtype):
+    s = draw(hnp.mutually_broadcastable_shapes(num_shapes=3, max_dims=3, max_side=3)).input_shapes
+    return values(draw, s[0], dtype), values(draw, s[1], dtype), values(draw, s[2], dtype)
+
+
+def clip_args(draw, dtype):
+    s = draw(hnp.mutually_broadcastable_shapes(num_shapes=3, max_dims=3, max_side=3)).input_shapes
+    return (values(draw, s[0], dtype, GRID0), values(draw, s[1], dtype, Dom(-1.6, -0.2, "grid1")),
+            values(draw, s[2], dtype, Dom(0.2, 1.4, "grid1")))
+
+
+SELECTION = [
+    Row(f_where, where_args, (1, 2)), Row(f_where_scalar, unary(NONZERO)),
+    Row(f_clip, unary(GRID0)), Row(f_clip_upper, unary(GRID0)), Row(f_clip_bounds, clip_args, (0, 1, 2)),
+    Row(f_take, unary(shapes=min_dims(1, min_side=3))), Row(f_take_axis, unary(shapes=min_dims(2, min_side=3))),
+    Row(f_take_2d, unary(shapes=min_dims(1, min_side=2))),
+    Row(f_take_along_axis, unary(DISTINCT, shapes=min_dims(1), scalars=False)),
+    Row(f_take_along_axis_repeats, unary(shapes=st.sampled_from([(2, 2), (2, 3)]))),
+    Row(f_sort, with_args(unary(DISTINCT, shapes=min_dims(1)), axis_or_none)),
+    Row(f_sort_default, unary(DISTINCT, shapes=min_dims(1))),
+]
+
+
+# ==== indexing reads ===============================================================================
+MASK = np.array([True, False, True])
+
+
+def f_index_int(x, w): return x[1] * w
+def f_index_negative(x, w): return np.sum(x[-1] * w)
+def f_index_slice(x, w): return np.sum(x[1:] * w)
+def f_index_reversed(x, w): return np.sum(x[::-1] * w)
+def f_index_step(x, w): return np.sum(x[::-2] * w)
+def f_index_negative_slice(x, w): return np.sum(x[-1:0:-1, 1] * w)
+def f_index_none(x, w): return np.sum(x[None] * w)
+def f_index_ellipsis(x, w): return np.sum(x[..., 0] * w)
+def f_index_mixed(x, w): return np.sum(x[:, None, 1] * w)
+def f_index_tuple(x, w): return x[1, 2] * w
+def f_index_array(x, w): return np.sum(x[IDX] * w)
+def f_index_array_2d(x, w): return np.sum(x[IDX_2D] * w)
+def f_index_array_slice(x, w): return np.sum(x[IDX, 1:] * w)
+def f_index_arrays(x, w): return np.sum(x[IDX_2D, IDX_2D] * w)
+def f_index_mask(x, w): return np.sum(x[x > 0] * w)
+def f_index_mask_const(x, w): return np.sum(x[MASK] * w)
+def f_index_mask_axis(x, w): return np.sum(x[:, MASK] * w)
+
+
+M34 = unary(shapes=st.sampled_from([(3, 4), (3, 3, 2)]))
+INDEXING = [
+    Row(f_index_int, unary(shapes=st.just((3,)))), Row(f_index_negative, unary(shapes=min_dims(1))),
+    Row(f_index_slice, unary(shapes=min_dims(1))), Row(f_index_reversed, unary(shapes=min_dims(1))),
+    Row(f_index_step, unary(shapes=min_dims(1))), Row(f_index_negative_slice, M34),
+    Row(f_index_none, unary(scalars=False)), Row(f_index_ellipsis, unary(shapes=min_dims(1))),
+    Row(f_index_mixed, M34), Row(f_index_tuple, unary(shapes=st.just((3, 3)))),
+    Row(f_index_array, unary(shapes=min_dims(1, min_side=3))), Row(f_index_array_2d, M34),
+    Row(f_index_array_slice, M34), Row(f_index_arrays, M34),
+    Row(f_index_mask, unary(NONZERO, shapes=min_dims(1))), Row(f_index_mask_const, unary(shapes=st.just((3,)))),
+    Row(f_index_mask_axis, unary(shapes=st.sampled_from([(2, 3), (1, 3, 2)]))),
+]
+
+
+# ==== ndarray methods and attributes ================================================================
+def f_m_sum(x, w): return np.sum(x.sum(axis=0) * w)
+def f_m_sum_keep(x, w): return np.sum(x.sum(axis=(0, -1), keepdims=True) * w)
+def f_m_sum_all(x, w): return x.sum() * w
+def f_m_mean(x, w): return np.sum(x.mean(axis=-1) * w)
+def f_m_prod(x, w): return x.prod() * w
+def f_m_max(x, w): return np.sum(x.max(axis=1) * w)
+def f_m_min(x, w): return x.min() * w
+def f_m_var(x, w): return np.sum(x.var(axis=0) * w)
+def f_m_std(x, w): return x.std() * w
+def f_m_cumsum(x, w): return np.sum(x.cumsum(axis=1) * w)
+def f_m_T(x, w): return np.sum(x.T * w)
+def f_m_transpose(x, w): return np.sum(x.transpose(1, 0, 2) * w)
+def f_m_transpose_tuple(x, w): return np.sum(x.transpose((2, 0, 1)) * w)
+def f_m_reshape(x, w): return np.sum(x.reshape(2, -1) * w)
+def f_m_reshape_tuple(x, w): return np.sum(x.reshape((-1,)) * w)
+def f_m_ravel(x, w): return np.sum(x.ravel() * w)
+def f_m_flatten(x, w): return np.sum(x.flatten() * w)
+def f_m_squeeze(x, w): return np.sum(x.squeeze() * w)
+def f_m_swapaxes(x, w): return np.sum(x.swapaxes(0, 2) * w)
+def f_m_clip(x, w): return np.sum(x.clip(-0.5, 0.7) * w)
+def f_m_repeat(x, w): return np.sum(x.repeat(2, axis=1) * w)
+def f_m_take(x, w): return np.sum(x.take(IDX, axis=0) * w)
+def f_m_diagonal(x, w): return np.sum(x.diagonal() * w)
+def f_m_trace(x, w): return np.sum(x.trace() * w)
+def f_m_copy(x, w): return np.sum(x.copy() * w)
+def f_m_astype(x, w): return np.sum(x.astype(np.float64) * w)
+def f_m_astype32(x, w): return np.sum(x.astype(np.float32) * w)
+def f_m_item(x, w): return x.item() * w
+def f_m_real(x, w): return np.sum(x.real * w)
+
+
+M323 = unary(shapes=st.just((3, 2, 3)), dom=DISTINCT)
+METHODS = [
+    Row(f_m_sum, M323), Row(f_m_sum_keep, M323), Row(f_m_sum_all, M323), Row(f_m_mean, M323),
+    Row(f_m_prod, unary(Dom(0.5, 1.5, "signed"), shapes=min_dims(1), scalars=False)),
+    Row(f_m_max, M323), Row(f_m_min, M323), Row(f_m_var, M323), Row(f_m_std, M323), Row(f_m_cumsum, M323),
+    Row(f_m_T, unary(shapes=min_dims(1), scalars=False)), Row(f_m_transpose, M323), Row(f_m_transpose_tuple, M323),
+    Row(f_m_reshape, M323), Row(f_m_reshape_tuple, M323), Row(f_m_ravel, M323), Row(f_m_flatten, M323),
+    Row(f_m_squeeze, unary(shapes=st.just((1, 3, 1)))), Row(f_m_swapaxes, M323),
+    Row(f_m_clip, unary(GRID0, shapes=min_dims(1))), Row(f_m_repeat, M323), Row(f_m_take, M323),
+    Row(f_m_diagonal, M323), Row(f_m_trace, M323), Row(f_m_copy, M323), Row(f_m_astype, M323),
+    Row(f_m_astype32, M323, h=1e-3), Row(f_m_item, unary(shapes=st.sampled_from([(), (1,), (1, 1)]), scalars=False)),
+    Row(f_m_real, M323),
+]
+
+
+# ==== non-differentiable functions: no gradient flows through them ===================================
+def f_nd_sign(x, w): return np.sum(x * np.sign(x) * w)
+def f_nd_floor(x, w): return np.sum(x * np.floor(x) * w)
+def f_nd_ceil(x, w): return np.sum(x * np.ceil(x) * w)
+def f_nd_round(x, w): return np.sum(x * np.round(x) * w)
+def f_nd_trunc(x, w): return np.sum(x * np.trunc(x) * w)
+def f_nd_rint(x, w): return np.sum(x * np.rint(x) * w)
+def f_nd_floor_divide(x, w): return np.sum((x // 2.0 + x) * w)
+def f_nd_compare(x, w): return np.sum((x * (x > 0) + x * (x <= 1.0) + (x == 2.0)) * w)
+def f_nd_argmax(x, w): return x[np.argmax(x)] * x[np.argmin(x)] * w
+def f_nd_argsort(x, w): return np.sum(x[np.argsort(x)] * w)
+def f_nd_like(x, w): return np.sum((x + np.zeros_like(x) + np.ones_like(x) * 2.0 + np.full_like(x, 3.0)) * w)
+def f_nd_shape(x, w): return np.sum(x * len(x) * x.shape[0] * np.size(x) * np.ndim(x) * w)
+def f_nd_masks(x, w): return np.sum(x * np.isfinite(x) * np.logical_and(x > -5, x < 5) * w)
+def f_nd_arange(x, w): return np.sum(x * np.arange(x.shape[-1]) * w)
+def f_nd_heaviside(x, w): return np.sum(x * np.heaviside(x, 0.5) * w)
+def f_nd_any(x, w): return np.sum(x * np.any(x > 0) * w)
+
+
+NONDIFF = [
+    Row(f_nd_sign, unary(NONZERO)), Row(f_nd_floor, unary(NONINT)), Row(f_nd_ceil, unary(NONINT)),
+    Row(f_nd_round, unary(NONINT)), Row(f_nd_trunc, unary(NONINT)), Row(f_nd_rint, unary(NONINT)),
+    Row(f_nd_floor_divide, unary(Dom(-3, 3, "quarter"))), Row(f_nd_compare, unary(NONINT)),
+    Row(f_nd_argmax, unary(DISTINCT, shapes=min_dims(1, 1))), Row(f_nd_argsort, unary(DISTINCT, shapes=min_dims(1, 1))),
+    Row(f_nd_like, unary()), Row(f_nd_shape, unary(shapes=min_dims(1))), Row(f_nd_masks, unary()),
+    Row(f_nd_arange, unary(shapes=min_dims(1))), Row(f_nd_heaviside, unary(NONZERO)),
+    Row(f_nd_any, unary(shapes=min_dims(1))),
+]
+
+
+# ==== the tests ====================================================================================
+ROWS = ELEMENTWISE_UNARY + BINARY + MATH + REDUCTIONS + LINALG + SHAPE + SELECTION + INDEXING + METHODS + NONDIFF
+
+
+@pytest.mark.parametrize("row", [pytest.param(r, id=r.id, marks=r.marks) for r in ROWS])
+@given(data=st.data())
+def test_rule(row, data):
+    run_row(row, data)
+
+
+def test_row_names_are_unique():
+    names = [r.id for r in ROWS]
+    assert len(names) == len(set(names))
+
+
+def test_sign_passes_no_gradient():
+    x = np.array([-1.5, 0.5, 2.0, -0.25])
+    g = sourcegrad.grad(f_nd_sign)(x, 1.0)
+    assert np.array_equal(g, np.sign(x))
+
+
+def f_conv_abs(x): return np.sum(np.abs(x))
+def f_conv_sqrt(x): return np.sum(np.sqrt(x))
+def f_conv_maximum(x, y): return np.sum(np.maximum(x, y))
+def f_conv_max(x): return np.max(x)
+def f_conv_builtin_max(x, y): return max(x, y)
+
+
+def test_edge_conventions():
+    """abs'(0) = 0, sqrt'(0) = inf, and ties of max / maximum share the gradient evenly."""
+    z = np.array([0.0, 1.0])
+    assert np.array_equal(sourcegrad.grad(f_conv_abs)(z), [0.0, 1.0])
+    assert np.array_equal(sourcegrad.grad(f_conv_sqrt)(z), [np.inf, 0.5])
+    gx, gy = sourcegrad.grad(f_conv_maximum, wrt=(0, 1))(z, np.array([0.0, 2.0]))
+    assert np.array_equal(gx, [0.5, 0.0]) and np.array_equal(gy, [0.5, 1.0])
+    assert np.array_equal(sourcegrad.grad(f_conv_max)(np.array([1.0, 3.0, 3.0])), [0.0, 0.5, 0.5])
+    assert sourcegrad.grad(f_conv_builtin_max, wrt=(0, 1))(2.0, 2.0) == (0.5, 0.5)
+
+
+# ---- the rule library itself --------------------------------------------------------------------------
+def _builtin_rules():
+    return {k: t for k, t in R.RULES.items() if t.origin.startswith("rule for")}
+
+
+def _is_numpy_function(fn):
+    return isinstance(fn, np.ufunc) or (callable(fn) and not isinstance(fn, type)
+                                        and (getattr(fn, "__module__", None) or "").startswith("numpy"))
+
+
+def test_at_least_100_numpy_functions_have_rules():
+    numpy_fns = {k for k in _builtin_rules() if _is_numpy_function(k)}
+    assert len(numpy_fns) >= 100, sorted(getattr(k, "__name__", str(k)) for k in numpy_fns)
+
+
+def test_templates_use_only_numpy_and_runtime_names():
+    allowed = {"np"} | set(runtime.__all__)
+    for template in _builtin_rules().values():
+        extra = set(template.free_names) - allowed
+        assert not extra, f"{template.origin} uses {sorted(extra)}"
+        for name in template.free_names & allowed:
+            assert template.namespace[name] is (np if name == "np" else getattr(runtime, name))
+
+
+_OPERATORS = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+    ast.Pow: operator.pow, ast.Mod: operator.mod, ast.MatMult: operator.matmul, ast.USub: operator.neg,
+    ast.UAdd: operator.pos,
+}
+
+
+def _primitives_used(fn):
+    """The rule keys a case function's source calls: names, ``np.x.y`` chains, operators, methods."""
+    out = set()
+    for node in ast.walk(ast.parse(inspect.getsource(fn))):
+        if isinstance(node, (ast.BinOp, ast.UnaryOp)) and type(node.op) in _OPERATORS:
+            out.add(_OPERATORS[type(node.op)])
+        elif isinstance(node, ast.Subscript):
+            out.add(operator.getitem)
+        elif isinstance(node, ast.Name) and node.id in vars(builtins):
+            out.add(getattr(builtins, node.id))
+        elif isinstance(node, ast.Attribute):
+            out.add(R.METHODS.get(node.attr))
+            out.add(R.ATTRIBUTES.get(node.attr))
+            chain = [node.attr]
+            base = node.value
+            while isinstance(base, ast.Attribute):
+                chain.insert(0, base.attr)
+                base = base.value
+            if isinstance(base, ast.Name) and base.id in fn.__globals__:
+                value = fn.__globals__[base.id]
+                for attr in chain:
+                    value = getattr(value, attr, None)
+                out.add(value)
+    return out
+
+
+def test_every_rule_has_a_row():
+    used = set().union(*(_primitives_used(r.f) for r in ROWS))
+    missing = [t.origin for k, t in _builtin_rules().items() if k not in used]
+    assert not missing, missing
