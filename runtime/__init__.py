@@ -16,7 +16,7 @@ import numpy as np
 __all__ = [
     "ZERO", "acc", "unbroadcast", "unreduce", "unindex", "zero_at", "finalize", "array_module",
     "Context", "is_zero", "reduce_max_mask", "copy_value", "check_finite", "zeros_like",
-    "SeqAdjoint", "MapAdjoint", "split_last", "shape_of", "ShapeOf",
+    "SeqAdjoint", "MapAdjoint", "split_last", "shape_of", "ShapeOf", "check_unpack",
 ]
 
 
@@ -271,6 +271,12 @@ def shape_of(x):
     if shape is None or x is None:
         return x
     return ShapeOf(shape, x.dtype, array_module(x))
+
+
+def check_unpack(value, n):
+    """``a, b = value`` unpacks by indexing: first check the count, as Python would."""
+    if len(value) != n:
+        raise ValueError(f"cannot unpack {len(value)} values into {n} targets")
 
 
 def copy_value(x):

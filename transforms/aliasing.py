@@ -41,7 +41,8 @@ _FRESH = {
 def _fresh(op):
     key = op.key
     if op.kind == "copy":
-        return isinstance(op.args[0], Tup)  # a list literal
+        a = op.args[0]
+        return isinstance(a, Tup) or (isinstance(a, ir.Const) and type(a.value) in (int, float, bool))
     if isinstance(key, np.ufunc):
         return True
     try:
@@ -55,14 +56,16 @@ def check(fn, src, naming):
     stmts = list(ir.walk(fn.body))
     written = {}
     for s in stmts:
-        if isinstance(s, (ir.SetItem, ir.Append)):
+        if isinstance(s, (ir.SetItem, ir.Append)) or (isinstance(s, ir.Assign) and s.inplace):
             written.setdefault(s.target, s)
     if not written:
         return
     for name, write in written.items():
         if name in fn.params:
-            _refuse(src, write, f"{name!r} is an argument: writing into it would change the caller's data",
-                    f"work on a copy: {name} = {name}.copy()")
+            inplace = isinstance(write, ir.Assign)
+            _refuse(src, write, f"{name!r} is an argument: {'+= on it' if inplace else 'writing into it'} "
+                    "would change the caller's data (numpy updates arrays in place)",
+                    f"write {name} = {name} + ... instead" if inplace else f"work on a copy: {name} = {name}.copy()")
     defs = {}
     for s in stmts:
         if isinstance(s, ir.Assign):
@@ -71,20 +74,44 @@ def check(fn, src, naming):
             defs.setdefault(s.target, []).append(s)
     for name, write in written.items():
         for d in defs.get(name, []):
+            if d is write or (isinstance(d, ir.Assign) and d.inplace):
+                continue
             if isinstance(d, ir.For) or not _fresh(d.op):
                 _refuse(src, write, f"{name!r} may share memory with another array here "
                         f"(it is defined at line {d.pos.line} by an operation that can return a view)",
                         f"make it a fresh array first: {name} = np.copy(...)")
     lists = {n for n, w in written.items() if isinstance(w, ir.Append)}
+    aliases = _aliases(stmts, set(written), lists)
     for s in stmts:
-        if not isinstance(s, ir.Assign) or _fresh(s.op) or s.target in naming.temps:
+        if not isinstance(s, ir.Assign) or s.target in naming.temps or s.target in written:
             continue
-        for n in set(s.op.arg_names()) & set(written):
-            if n in lists and s.op.key is operator.getitem and s.op.args[0] == ir.Name(n) and not _slices(s.op.args[1]):
-                continue  # an element of a list is not a view of the list
+        for n in sorted(aliases.get(s.target, ())):
             _refuse(src, written[n], f"{s.target!r} (line {s.pos.line}) may be a view of {n!r}, "
                     f"so this write would change it too, unseen by the gradient",
                     f"take a copy: {s.target} = ....copy()")
+
+
+def _aliases(stmts, written, lists):
+    """name -> the written arrays it may share memory with (through views, copies, temporaries)."""
+    out = {}
+    changed = True
+    while changed:
+        changed = False
+        for s in stmts:
+            if not isinstance(s, ir.Assign) or s.inplace or _fresh(s.op):
+                continue
+            srcs = set()
+            for n in s.op.arg_names():
+                if n in written:
+                    if n in lists and s.op.key is operator.getitem and not _slices(s.op.args[1]):
+                        continue  # an element of a list is not a view of the list
+                    srcs.add(n)
+                srcs |= out.get(n, set())
+            srcs.discard(s.target)
+            if srcs - out.get(s.target, set()):
+                out.setdefault(s.target, set()).update(srcs)
+                changed = True
+    return out
 
 
 def _slices(index):

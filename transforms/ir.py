@@ -135,6 +135,8 @@ class Assign:
     target: str
     op: Op
     pos: Pos
+    inplace: bool = False  # from ``x += v``: numpy would update x's array in place
+    node: Any = field(default=None, compare=False, repr=False)  # for exact error columns
 
 
 @dataclass(frozen=True)
@@ -162,6 +164,7 @@ class Effect:
 
     text: str
     pos: Pos
+    needs: tuple = ()  # runtime names the text calls
 
 
 @dataclass(frozen=True)

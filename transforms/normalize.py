@@ -118,6 +118,8 @@ class Normalizer:
             node = params.star_arg if isinstance(params.star_arg, cst.Param) else (params.star_kwarg or tree)
             fence.refuse(src, node, msg="*args, **kwargs, keyword-only and positional-only parameters are not supported",
                          hint="list the parameters one by one")
+        if tree.asynchronous is not None:
+            fence.refuse(src, tree, kind="AsyncFunctionDef")
         self.params = [p.name.value for p in params.params]
         finder = _Locals()
         tree.body.visit(finder)
@@ -245,15 +247,19 @@ class Normalizer:
         handler = getattr(self, f"_stmt_{type(stmt).__name__}", None)
         if handler is None:
             fence.refuse(self.src, stmt)
+        self._check_reachable(stmt)
         handler(stmt)
+
+    def _check_reachable(self, stmt):
+        if self.block and isinstance(self.block[-1], (ir.Return, ir.Break, ir.Continue)):
+            fence.refuse(self.src, stmt, msg="this code can never run (it follows return, break or continue)",
+                         hint="remove it")
 
     def _small(self, s):
         handler = getattr(self, f"_small_{type(s).__name__}", None)
         if handler is None:
             fence.refuse(self.src, s)
-        if self.block and isinstance(self.block[-1], (ir.Return, ir.Break, ir.Continue)):
-            fence.refuse(self.src, s, msg="this code can never run (it follows return, break or continue)",
-                         hint="remove it")
+        self._check_reachable(s)
         handler(s)
 
     def _small_Pass(self, s):
@@ -311,14 +317,22 @@ class Normalizer:
         if isinstance(target, cst.Name):
             self._assign_expr(self._local(target.value), s.value, pos)
         elif isinstance(target, (cst.Tuple, cst.List)) and isinstance(s.value, (cst.Tuple, cst.List)):
+            self._no_starred(target)
             # a, b = b, a: evaluate every right-hand value before binding any
             values = [self._value_to_temp(el.value) for el in s.value.elements]
             if len(values) != len(target.elements):
-                fence.refuse(self.src, s, msg="unpacking needs as many values as targets")
+                fence.refuse(self.src, s, msg=f"cannot unpack {len(values)} values into {len(target.elements)} targets",
+                             hint="give as many targets as values")
             for el, v in zip(target.elements, values):
                 self._assign_target(el.value, v, pos)
         else:
             self._assign_target(target, self._atom(s.value), pos)
+
+    def _no_starred(self, target):
+        for el in target.elements:
+            if isinstance(el, cst.StarredElement) or isinstance(el.value, cst.StarredElement):
+                fence.refuse(self.src, el, msg="starred unpacking (a, *b = ...) is not supported",
+                             hint="index the values instead: a, b = x[0], x[1:]")
 
     def _value_to_temp(self, node):
         atom = self._atom(node)
@@ -332,8 +346,8 @@ class Normalizer:
         if isinstance(target, cst.Name):
             self._emit(ir.Assign(self._local(target.value), self._copy_op(value), pos))
         elif isinstance(target, (cst.Tuple, cst.List)):
-            if any(isinstance(el.value, cst.StarredElement) for el in target.elements):
-                fence.refuse(self.src, target, msg="starred unpacking is not supported")
+            self._no_starred(target)
+            self._emit(ir.Effect(f"check_unpack({value.render()}, {len(target.elements)})", pos, ("check_unpack",)))
             for k, el in enumerate(target.elements):
                 index = ir.Index((ir.Const(k, str(k)),), False)
                 tmp_target = el.value
@@ -357,7 +371,7 @@ class Normalizer:
         if isinstance(s.target, cst.Name):
             left = ir.Name(self._local(s.target.value))
             right = self._atom(s.value)
-            self._emit(ir.Assign(left.id, self._binop(fn, sym, left, right, s), pos))
+            self._emit(ir.Assign(left.id, self._binop(fn, sym, left, right, s), pos, inplace=True, node=s))
         elif isinstance(s.target, cst.Subscript):
             base, index = self._subscript_parts(s.target)
             right = self._atom(s.value)

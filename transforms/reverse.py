@@ -155,6 +155,7 @@ class Reverser:
                 out.append(Line(depth, f"{s.target}.append({s.value.render()})", s.pos))
             elif isinstance(s, ir.Effect):
                 out.append(Line(depth, s.text, s.pos))
+                self.free.update(s.needs)
             elif isinstance(s, ir.LoopExit):
                 out.append(Line(depth, f"if {s.test}:", s.pos))
                 out.append(Line(depth + 1, "break"))
