@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from . import ZERO, _scatter_add, _shape, unbroadcast, unreduce, zeros_like
+from . import ZERO, _float_dtype, _norm_axes, _scatter_add, _shape, unbroadcast, unreduce, zeros_like
 
 
 def _nd(x):
@@ -75,6 +75,12 @@ def matmul_adjoint_b(g, a, b):
     if nb == 1:
         return unbroadcast((np.swapaxes(a, -1, -2) @ g[..., :, None])[..., 0], b)
     return unbroadcast(np.swapaxes(a, -1, -2) @ g, b)
+
+
+def vecdot_adjoint(g, x, other, axis=-1):
+    """Adjoint of ``x`` in ``np.vecdot(x, other, axis=axis)`` (or with the operands swapped)."""
+    along = np.expand_dims(g, -1) * np.moveaxis(other, axis, -1)
+    return unbroadcast(np.moveaxis(along, -1, axis % _nd(x) - _nd(x)), x)
 
 
 def tensordot_adjoint(g, a, b, axes, which):
@@ -174,11 +180,22 @@ def unvstack(g, xs):
     return _unjoin(g, xs, np.atleast_2d, 0)
 
 
+def undstack(g, xs):
+    """Adjoint of ``np.dstack(xs)``."""
+    return _unjoin(g, xs, np.atleast_3d, 2)
+
+
 def unsplit(gs, x, indices_or_sections, axis=0):
     """Adjoint of ``np.split`` and ``np.array_split``: the pieces' adjoints (``ZERO`` where
     unused) joined again."""
     pieces = np.array_split(zeros_like(x), indices_or_sections, axis=axis)
     return np.concatenate([p if gi is ZERO else gi for p, gi in zip(pieces, gs)], axis=axis)
+
+
+def restack(gs, x, axis=0):
+    """Adjoint of ``np.unstack(x, axis)``: the pieces' adjoints (``ZERO`` where unused) stacked."""
+    zero = np.take(zeros_like(x), 0, axis=axis)
+    return np.stack([zero if gi is ZERO else gi for gi in gs], axis=axis)
 
 
 def untile(g, x, reps):
@@ -216,6 +233,31 @@ def unpad(g, x, pad_width, mode="constant"):
     out = zeros_like(x).reshape(-1)
     _scatter_add(out, source.reshape(-1), np.reshape(g, -1))
     return out.reshape(_shape(x))
+
+
+def undelete(g, x, obj, axis=None):
+    """Adjoint of ``np.delete(x, obj, axis)``: ``g`` back in the places that were kept."""
+    out = zeros_like(x)
+    target = out.reshape(-1) if axis is None else np.moveaxis(out, axis, 0)  # views of out
+    kept = np.delete(np.arange(target.shape[0]), obj)
+    target[kept] = g if axis is None else np.moveaxis(g, axis, 0)
+    return out
+
+
+def interp_adjoint(g, x, xp, fp, which, left=None, right=None):
+    """Adjoint of ``np.interp(x, xp, fp, left, right)`` with respect to ``x`` (which=0) or the
+    values ``fp`` (which=1); outside ``xp`` the ends (or ``left``/``right``) hold."""
+    i = np.clip(np.searchsorted(xp, x, side="right") - 1, 0, len(xp) - 2)
+    width = xp[i + 1] - xp[i]
+    t = (x - xp[i]) / width
+    if which == 0:
+        return g * ((t >= 0) & (t <= 1)) * (fp[i + 1] - fp[i]) / width
+    g = g * ((t >= 0) | (left is None)) * ((t <= 1) | (right is None))  # else left/right hold
+    t = np.clip(t, 0, 1)
+    out = zeros_like(fp)
+    _scatter_add(out, np.ravel(i), np.ravel(g * (1 - t)))
+    _scatter_add(out, np.ravel(i + 1), np.ravel(g * t))
+    return out
 
 
 def untake(g, x, indices, axis=None):
@@ -262,13 +304,69 @@ def clip_hi_mask(x, lo, hi):
     return (x if lo is None else np.maximum(x, lo)) > hi
 
 
-def reverse_cumsum(g, x, axis=None):
-    """Adjoint of ``np.cumsum(x, axis)``."""
+def reverse_cumsum(g, x, axis=None, include_initial=False):
+    """Adjoint of ``np.cumsum(x, axis)`` (and of ``np.cumulative_sum``, whose ``include_initial``
+    puts a constant zero first)."""
     if axis is None:
-        flat = np.ravel(g)[::-1]
-        return np.reshape(np.cumsum(flat)[::-1], _shape(x))
-    rev = np.flip(g, axis)
-    return np.flip(np.cumsum(rev, axis=axis), axis)
+        flat = np.ravel(g)[1:] if include_initial else np.ravel(g)
+        return np.reshape(np.cumsum(flat[::-1])[::-1], _shape(x))
+    if include_initial:
+        g = np.delete(g, 0, axis)
+    return np.flip(np.cumsum(np.flip(g, axis), axis=axis), axis)
+
+
+def undiff(g, n=1, axis=-1):
+    """Adjoint of ``np.diff(x, n, axis)``: minus the difference of ``g`` padded with zeros, n times."""
+    for _ in range(n):
+        g = -np.diff(g, axis=axis, prepend=0, append=0)
+    return g
+
+
+def _trapezoid_widths(x, dx, axis):
+    """The widths of ``np.trapezoid``'s panels, with the integration axis last."""
+    if x is None:
+        return dx
+    return np.diff(x) if _nd(x) == 1 else np.moveaxis(np.diff(x, axis=axis), axis, -1)
+
+
+def trapezoid_adjoint(g, y, x=None, dx=1.0, axis=-1):
+    """Adjoint of ``np.trapezoid(y, x, dx, axis)`` with respect to ``y``: each panel gives half
+    its width to both of its ends."""
+    ym = np.moveaxis(y, axis, -1)
+    half = np.broadcast_to(np.expand_dims(g, -1) * _trapezoid_widths(x, dx, axis) / 2, ym[..., 1:].shape)
+    edge = np.zeros_like(half[..., :1])
+    return np.moveaxis(np.concatenate([edge, half], -1) + np.concatenate([half, edge], -1), -1, axis)
+
+
+def trapezoid_x_adjoint(g, y, x, axis=-1):
+    """Adjoint of ``np.trapezoid(y, x, axis=axis)`` with respect to the sample points ``x``."""
+    ym = np.moveaxis(y, axis, -1)
+    panel = np.expand_dims(g, -1) * (ym[..., 1:] + ym[..., :-1]) / 2  # d value / d panel width
+    gx = undiff(panel, 1, -1)
+    if _nd(x) == 1:
+        return np.reshape(gx, (-1, gx.shape[-1])).sum(axis=0)
+    return unbroadcast(np.moveaxis(gx, -1, axis), x)
+
+
+def prod_of_others(a, axis=None):
+    """For each entry of ``a``, the product of the other entries it is reduced with (no division,
+    so zeros are fine): the slope of ``np.prod``."""
+    axes = _norm_axes(axis, _nd(a))
+    if not axes:
+        return np.ones_like(a)
+    moved = np.moveaxis(a, axes, range(-len(axes), 0))
+    flat = np.reshape(moved, moved.shape[: _nd(a) - len(axes)] + (-1,))
+    ones = np.ones_like(flat[..., :1])
+    before = np.cumprod(np.concatenate([ones, flat[..., :-1]], -1), axis=-1)
+    after = np.flip(np.cumprod(np.concatenate([ones, np.flip(flat, -1)[..., :-1]], -1), axis=-1), -1)
+    return np.moveaxis(np.reshape(before * after, moved.shape), range(-len(axes), 0), axes)
+
+
+def ptp_adjoint(g, a, axis=None, keepdims=False):
+    """Adjoint of ``np.ptp(a, axis)``: up at the maximum, down at the minimum (ties share)."""
+    hi = np.max(a, axis=axis, keepdims=True)
+    lo = np.min(a, axis=axis, keepdims=True)
+    return unreduce(g, a, axis, keepdims) * (share(a == hi, axis, a) - share(a == lo, axis, a))
 
 
 def undiag(g, x, k=0):
@@ -307,9 +405,10 @@ def centered(a, axis=None):
     return a - np.mean(a, axis=axis, keepdims=True)
 
 
-def share(mask, axis=None, dtype=None):
-    """``mask`` as numbers that sum to one along ``axis``: ties share evenly."""
-    m = mask.astype(dtype or np.float64)
+def share(mask, axis=None, like=None):
+    """``mask`` as numbers (of ``like``'s float dtype) that sum to one along ``axis``: ties
+    share evenly."""
+    m = mask.astype(_float_dtype(like))
     return m / m.sum(axis=axis, keepdims=True)
 
 
@@ -317,20 +416,21 @@ def norm_adjoint(g, x, y, ord=None, axis=None, keepdims=False):
     """Adjoint of ``np.linalg.norm``: every vector order, and the matrix orders ``'fro'``,
     ``'nuc'``, 1, -1, 2, -2, inf and -inf (over ``axis``, a pair of axes, for stacks)."""
     matrix = isinstance(axis, tuple) and len(axis) == 2 or axis is None and _nd(x) == 2 and ord is not None
-    gb = unreduce(g, x, axis, keepdims)
-    if ord is None or ord == "fro" or ord == 2 and not matrix:
-        return gb * x / unreduce(y, x, axis, keepdims)
-    if matrix:
-        return gb * _matrix_norm_slope(x, ord, axis or (0, 1))
-    return gb * _vector_norm_slope(x, unreduce(y, x, axis, keepdims), ord, axis)
+    if matrix and ord not in (None, "fro"):
+        return unreduce(g, x, axis, keepdims) * _matrix_norm_slope(x, ord, axis or (0, 1))
+    return vector_norm_adjoint(g, x, y, 2 if ord in (None, "fro") else ord, axis, keepdims)
 
 
-def _vector_norm_slope(x, y, ord, axis):
+def vector_norm_adjoint(g, x, y, ord=2, axis=None, keepdims=False):
+    """Adjoint of ``np.linalg.vector_norm``: any order, over any axes (flattened together)."""
+    y = unreduce(y, x, axis, keepdims)
     if ord == 0:  # counts the nonzeros
-        return np.zeros_like(x)
-    if np.isinf(ord):
-        return np.sign(x) * share(np.abs(x) == y, axis, x.dtype)
-    return np.sign(x) * (np.abs(x) / y) ** (ord - 1)
+        slope = np.zeros_like(x)
+    elif np.isinf(ord):
+        slope = np.sign(x) * share(np.abs(x) == y, axis, x)
+    else:
+        slope = np.sign(x) * (np.abs(x) / y) ** (ord - 1)
+    return unreduce(g, x, axis, keepdims) * slope
 
 
 def _matrix_norm_slope(x, ord, axes):
@@ -343,7 +443,7 @@ def _matrix_norm_slope(x, ord, axes):
         summed, kept = (-2, -1) if abs(ord) == 1 else (-1, -2)
         sums = np.abs(m).sum(axis=summed, keepdims=True)
         best = sums.max(axis=kept, keepdims=True) if ord > 0 else sums.min(axis=kept, keepdims=True)
-        slope = np.sign(m) * share(sums == best, kept, x.dtype)
+        slope = np.sign(m) * share(sums == best, kept, x)
     return np.moveaxis(slope, (-2, -1), axes)
 
 
@@ -422,6 +522,18 @@ def slogdet_adjoint(g, a):
     if gl is ZERO:
         return zeros_like(a)
     return np.expand_dims(gl, (-2, -1)) * np.swapaxes(np.linalg.inv(a), -1, -2)
+
+
+def matrix_power_adjoint(g, a, n):
+    """Adjoint of ``np.linalg.matrix_power(a, n)``: the sum over k of (a^T)^k g (a^T)^(n-1-k);
+    a negative power goes through the inverse."""
+    if n < 0:
+        b = np.linalg.inv(a)
+        bt = np.swapaxes(b, -1, -2)
+        return -bt @ matrix_power_adjoint(g, b, -n) @ bt
+    at = np.swapaxes(a, -1, -2)
+    powers = [np.linalg.matrix_power(at, k) for k in range(n)]
+    return sum((powers[k] @ g @ powers[n - 1 - k] for k in range(n)), zeros_like(a))
 
 
 def kron_adjoint(g, a, b, which):

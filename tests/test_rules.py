@@ -278,6 +278,8 @@ def f_ascontiguousarray(x, w): return np.sum(np.ascontiguousarray(x) * w)
 def f_float64(x, w): return np.sum(np.float64(x) * w)
 def f_float32(x, w): return np.sum(np.float32(x) * w)
 def f_float_builtin(x, w): return float(x) * w
+def f_conjugate(x, w): return np.sum(np.conjugate(x) * w)
+def f_nan_to_num(x, w): return np.sum(np.nan_to_num(x) * w)
 def f_pow_const(x, w): return np.sum(x ** 3 * w)
 def f_pow_half(x, w): return np.sum(x ** 0.5 * w)
 def f_rpow_const(x, w): return np.sum(2.0 ** x * w)
@@ -296,7 +298,7 @@ ELEMENTWISE_UNARY = [
     Row(f_degrees, unary()), Row(f_sinc, unary()), Row(f_real, unary()), Row(f_asarray, unary()),
     Row(f_asanyarray, unary()), Row(f_array, unary()), Row(f_ascontiguousarray, unary()),
     Row(f_float64, unary()), Row(f_float32, unary(), h=1e-3), Row(f_float_builtin, unary(shapes=st.just(()))),
-    Row(f_pow_const, unary()), Row(f_pow_half, unary(POS)), Row(f_rpow_const, unary()),
+    Row(f_conjugate, unary()), Row(f_nan_to_num, unary()), Row(f_pow_const, unary()), Row(f_pow_half, unary(POS)), Row(f_rpow_const, unary()),
 ]
 
 
@@ -323,6 +325,8 @@ def f_truediv_op(x, y, w): return np.sum((x / y) * w)
 def f_pow_op(x, y, w): return np.sum((x ** y) * w)
 def f_mod_op(x, y, w): return np.sum((x % y) * w)
 def f_pow_builtin(x, y, w): return np.sum(pow(x, y) * w)
+def f_float_power(x, y, w): return np.sum(np.float_power(x, y) * w)
+def f_copysign(x, y, w): return np.sum(np.copysign(x, y) * w)
 
 
 MOD_X, MOD_Y = Dom(1.0, 1.15, "signed"), Dom(0.4, 0.45, "signed")  # x / y in ±(2.2, 2.9): no jumps
@@ -337,6 +341,7 @@ BINARY = [
     Row(f_add_op, binary(), (0, 1)), Row(f_sub_op, binary(), (0, 1)), Row(f_mul_op, binary(), (0, 1)),
     Row(f_truediv_op, binary(ANY, NONZERO), (0, 1)), Row(f_pow_op, binary(POS, ANY), (0, 1)),
     Row(f_mod_op, binary(MOD_X, MOD_Y), (0, 1)), Row(f_pow_builtin, binary(POS, ANY), (0, 1)),
+    Row(f_float_power, binary(POS, ANY), (0, 1)), Row(f_copysign, binary(NONZERO, NONZERO), (0, 1)),
 ]
 
 
@@ -421,6 +426,30 @@ def f_average_wrt_weights(x, v, w): return np.sum(np.average(x, axis=0, weights=
 def f_norm(x, axis, keepdims, w): return np.sum(np.linalg.norm(x, axis=axis, keepdims=keepdims) * w)
 def f_norm_vector(x, ord, axis, w): return np.sum(np.linalg.norm(x, ord=ord, axis=axis) * w)
 def f_norm_fro(x, w): return np.linalg.norm(x, "fro") * w
+def f_norm_matrix(x, ord, axis, keepdims, w): return np.sum(np.linalg.norm(x, ord, axis, keepdims) * w)
+def f_vector_norm(x, ord, axis, keepdims, w): return np.sum(np.linalg.vector_norm(x, axis=axis, keepdims=keepdims, ord=ord) * w)
+def f_matrix_norm(x, ord, w): return np.sum(np.linalg.matrix_norm(x, ord=ord) * w)
+def f_nanmean(x, axis, keepdims, w): return np.sum(np.nanmean(x, axis=axis, keepdims=keepdims) * w)
+def f_ptp(x, axis, keepdims, w): return np.sum(np.ptp(x, axis=axis, keepdims=keepdims) * w)
+def f_prod_zeros(x, axis, w): return np.sum(np.prod(x * (np.abs(x) > 0.5), axis=axis) * w)
+def f_nancumsum(x, axis, w): return np.sum(np.nancumsum(x, axis=axis) * w)
+def f_cumulative_sum(x, axis, w): return np.sum(np.cumulative_sum(x, axis=axis, include_initial=True) * w)
+def f_cumprod(x, axis, w): return np.sum(np.cumprod(x, axis=axis) * w)
+def f_m_cumprod(x, w): return np.sum(x.cumprod(axis=0) * w)
+def f_diff(x, n, axis, w): return np.sum(np.diff(x, n, axis) * w)
+def f_trapezoid(y, w): return np.sum(np.trapezoid(y) * w)
+def f_trapezoid_dx(y, w): return np.sum(np.trapezoid(y, dx=0.5, axis=0) * w)
+def f_trapezoid_x(y, x, w): return np.sum(np.trapezoid(y, x) * w)
+
+
+MATRIX_ORDS = [None, "fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf]
+VECTOR_ORDS = [0, 1, 2, 3, 0.5, -1, np.inf, -np.inf]
+
+
+def matrix_axes(shape):
+    """A pair of distinct axes (or ``None`` for a 2-d array)."""
+    pairs = st.permutations(range(len(shape))).map(lambda p: tuple(p[:2]))
+    return st.one_of(st.none(), pairs) if len(shape) == 2 else pairs
 
 
 def reduction(dom=ANY, scalars=True):
@@ -449,6 +478,20 @@ REDUCTIONS = [
     Row(f_norm_vector, with_args(unary(Dom(-2, 2, "distinct"), shapes=min_dims(1, 1)),
                                  lambda s: st.sampled_from([None, 1, 2, np.inf]), axis_or_none)),
     Row(f_norm_fro, unary(NONZERO, shapes=min_dims(2, 2))),
+    Row(f_norm_matrix, with_args(unary(DISTINCT, shapes=min_dims(2, 3, min_side=2)),
+                                 lambda s: st.sampled_from(MATRIX_ORDS), matrix_axes, keepdims)),
+    Row(f_vector_norm, with_args(unary(DISTINCT, shapes=min_dims(1)),
+                                 lambda s: st.sampled_from(VECTOR_ORDS), some_axes, keepdims)),
+    Row(f_matrix_norm, with_args(unary(DISTINCT, shapes=min_dims(2, 3, min_side=2)), lambda s: st.sampled_from(MATRIX_ORDS))),
+    Row(f_nanmean, reduction()), Row(f_ptp, reduction(DISTINCT)),
+    Row(f_prod_zeros, with_args(unary(Dom(0.1, 1.5, "signed"), shapes=min_dims(1), scalars=False), axis_or_none)),
+    Row(f_nancumsum, with_args(unary(), axis_or_none)),
+    Row(f_cumulative_sum, with_args(unary(shapes=min_dims(1)), lambda s: st.integers(-len(s), len(s) - 1) if len(s) > 1 else st.none())),
+    Row(f_cumprod, with_args(unary(Dom(0.5, 1.5, "signed")), axis_or_none)),
+    Row(f_m_cumprod, unary(Dom(0.5, 1.5, "signed"), shapes=min_dims(1), scalars=False)),
+    Row(f_diff, with_args(unary(shapes=min_dims(1, min_side=3), scalars=False), lambda s: st.integers(1, 2), axis)),
+    Row(f_trapezoid, unary(shapes=min_dims(1, min_side=2))), Row(f_trapezoid_dx, unary(shapes=min_dims(1, min_side=2))),
+    Row(f_trapezoid_x, one_of(shaped((3,), (3,)), shaped((2, 3), (3,)), shaped((2, 3), (2, 3))), (0, 1)),
 ]
 
 
@@ -489,6 +532,20 @@ def f_slogdet(a, w): return np.sum(np.linalg.slogdet(a)[1] * w)
 def f_solve(a, b, w): return np.sum(np.linalg.solve(a, b) * w)
 def f_kron(a, b, w): return np.sum(np.kron(a, b) * w)
 def f_cross(a, b, w): return np.sum(np.cross(a, b) * w)
+def f_vdot(a, b, w): return np.vdot(a, b) * w
+def f_vecdot(a, b, w): return np.sum(np.vecdot(a, b) * w)
+def f_vecdot_axis(a, b, w): return np.sum(np.vecdot(a, b, axis=0) * w)
+def f_matvec(a, b, w): return np.sum(np.matvec(a, b) * w)
+def f_vecmat(a, b, w): return np.sum(np.vecmat(a, b) * w)
+def f_la_matmul(a, b, w): return np.sum(np.linalg.matmul(a, b) * w)
+def f_la_outer(a, b, w): return np.sum(np.linalg.outer(a, b) * w)
+def f_la_tensordot(a, b, w): return np.sum(np.linalg.tensordot(a, b, axes=1) * w)
+def f_la_vecdot(a, b, w): return np.sum(np.linalg.vecdot(a, b) * w)
+def f_la_cross(a, b, w): return np.sum(np.linalg.cross(a, b, axis=0) * w)
+def f_la_trace(a, w): return np.sum(np.linalg.trace(a, offset=1) * w)
+def f_la_diagonal(a, w): return np.sum(np.linalg.diagonal(a) * w)
+def f_diagflat(v, w): return np.sum(np.diagflat(v, 1) * w)
+def f_matrix_power(a, n, w): return np.sum(np.linalg.matrix_power(a, n) * w)
 
 
 def n():
@@ -545,6 +602,16 @@ LINALG = [
     Row(f_solve, square(batch=True, b=["k", "km", "km unbatched"]), (0, 1)),
     Row(f_kron, products("i,j", "ij,kb", "i,jk"), (0, 1)),
     Row(f_cross, one_of(shaped((3,), (3,)), shaped((2, 3), (3,)), shaped((3,), (2, 3))), (0, 1)),
+    Row(f_vdot, products("i,i", "ij,ji"), (0, 1)),
+    Row(f_vecdot, products("j,j", "ij,j", "bij,ij", "j,bij"), (0, 1)),
+    Row(f_vecdot_axis, products("ji,j", "jb,jb", "jbi,ji"), (0, 1)),
+    Row(f_matvec, products("ij,j", "bij,j", "ij,bj"), (0, 1)), Row(f_vecmat, products("i,ij", "bi,ij", "i,bij"), (0, 1)),
+    Row(f_la_matmul, products(*MATMUL), (0, 1)), Row(f_la_outer, products("i,j"), (0, 1)),
+    Row(f_la_tensordot, products("ij,jk", "j,jk"), (0, 1)), Row(f_la_vecdot, products("ij,j"), (0, 1)),
+    Row(f_la_cross, one_of(shaped((3,), (3,)), shaped((3, 2), (3, 1))), (0, 1)),
+    Row(f_la_trace, unary(shapes=min_dims(2, 3))), Row(f_la_diagonal, unary(shapes=min_dims(2, 3))),
+    Row(f_diagflat, unary(shapes=min_dims(1, 2), scalars=False)),
+    Row(f_matrix_power, with_args(square(batch=True), lambda s: st.integers(-2, 3))),
 ]
 
 
@@ -593,6 +660,18 @@ def f_pad_widths(x, w): return np.sum(np.pad(x, PAD_WIDTHS) * w)
 def f_pad_constant(x, w): return np.sum(np.pad(x, (2, 1), mode="constant", constant_values=3.0) * w)
 def f_pad_mode(x, mode, w): return np.sum(np.pad(x, 2, mode=mode) * w)
 def f_copy(x, w): return np.sum(np.copy(x) * w)
+def f_dstack(x, y, w): return np.sum(np.dstack([x, y]) * w)
+def f_append(x, y, w): return np.sum(np.append(x, y) * w)
+def f_append_axis(x, y, w): return np.sum(np.append(x, y, axis=0) * w)
+def f_unstack(x, w): return np.sum(np.unstack(x, axis=-1)[0] * w)
+def f_unstack_all(x, w):
+    a, b = np.unstack(x)
+    return np.sum((a - 2.0 * b) * w)
+def f_delete(x, w): return np.sum(np.delete(x, 1) * w)
+def f_delete_axis(x, w): return np.sum(np.delete(x, IDX_DELETE, axis=-1) * w)
+def f_matrix_transpose(x, w): return np.sum(np.matrix_transpose(x) * w)
+def f_la_matrix_transpose(x, w): return np.sum(np.linalg.matrix_transpose(x) * w)
+def f_m_mT(x, w): return np.sum(x.mT * w)
 
 
 def rest_of(shape, axis, size):
@@ -613,6 +692,14 @@ def concat_pair(draw, dtype):
 def same_pair(draw, dtype):
     shape = draw(SHAPES)
     return values(draw, shape, dtype, scalars=False), values(draw, shape, dtype, scalars=False), draw(st.integers(-len(shape) - 1, len(shape)))
+
+
+IDX_DELETE = np.array([0, 2])
+
+
+def concat_axis0(draw, dtype):
+    shape = draw(min_dims(1))
+    return values(draw, shape, dtype), values(draw, (draw(n()),) + shape[1:], dtype)
 
 
 def stack_pair(ndims):
@@ -676,6 +763,14 @@ SHAPE = [
     Row(f_pad_mode, with_args(unary(shapes=min_dims(1, 2, min_side=3)),
                               lambda s: st.sampled_from(["constant", "edge", "reflect", "symmetric", "wrap"]))),
     Row(f_copy, unary()),
+    Row(f_dstack, stack_pair([(3,), (2, 3), (2, 3, 2)]), (0, 1)),
+    Row(f_append, binary(), (0, 1)), Row(f_append_axis, concat_axis0, (0, 1)),
+    Row(f_unstack, unary(shapes=min_dims(1), scalars=False)),
+    Row(f_unstack_all, unary(shapes=st.sampled_from([(2,), (2, 3)]))),
+    Row(f_delete, unary(shapes=min_dims(1, min_side=2), scalars=False)),
+    Row(f_delete_axis, unary(shapes=min_dims(1, min_side=3), scalars=False)),
+    Row(f_matrix_transpose, unary(shapes=min_dims(2))), Row(f_la_matrix_transpose, unary(shapes=min_dims(2))),
+    Row(f_m_mT, unary(shapes=min_dims(2))),
 ]
 
 
@@ -696,6 +791,17 @@ def f_take_along_axis(x, w): return np.sum(np.take_along_axis(x, np.argsort(x, a
 def f_take_along_axis_repeats(x, w): return np.sum(np.take_along_axis(x, IDX_2D, axis=1) * w)
 def f_sort(x, axis, w): return np.sum(np.sort(x, axis) * w)
 def f_sort_default(x, w): return np.sum(np.sort(x) * w)
+def f_interp(x, fp, w): return np.sum(np.interp(x, XP, fp) * w)
+def f_interp_bounds(x, fp, w): return np.sum(np.interp(x, XP, fp, left=-1.0, right=2.0) * w)
+
+
+XP = np.array([-1.0, -0.4, 0.4, 1.0])  # on the 0.2 grid: grid1 points stay off the knots
+
+
+def interp_args(draw, dtype):
+    """Points in and outside ``XP``'s range, never on a knot (a kink)."""
+    x = values(draw, draw(SHAPES), dtype, Dom(-1.6, 1.6, "grid1"))
+    return x, values(draw, (4,), dtype, scalars=False)
 
 
 def where_args(draw, dtype):
@@ -718,6 +824,7 @@ SELECTION = [
     Row(f_take_along_axis_repeats, unary(shapes=st.sampled_from([(2, 2), (2, 3)]))),
     Row(f_sort, with_args(unary(DISTINCT, shapes=min_dims(1)), axis_or_none)),
     Row(f_sort_default, unary(DISTINCT, shapes=min_dims(1))),
+    Row(f_interp, interp_args, (0, 1)), Row(f_interp_bounds, interp_args, (0, 1)),
 ]
 
 

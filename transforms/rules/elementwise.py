@@ -21,8 +21,9 @@ binary([np.add, operator.add], "d[z]", "d[z]")
 binary([np.subtract, operator.sub], "d[z]", "-d[z]")
 binary([np.multiply, operator.mul], "d[z] * y", "d[z] * x")
 binary([np.divide, operator.truediv], "d[z] / y", "-d[z] * z / y")
+rule(np.copysign, "z, x, y", "d[x] += unbroadcast(d[z] * np.sign(x) * np.copysign(1.0, y), x)")  # y: sign only
 rule(
-    [np.power, operator.pow, builtins.pow, math.pow],
+    [np.power, np.float_power, operator.pow, builtins.pow, math.pow],
     "z, x, y",
     """
 d[x] += unbroadcast(d[z] * y * x ** (y - 1), x)
@@ -77,7 +78,8 @@ binary([np.minimum, np.fmin, builtins.min], "d[z] * ((x < y) + 0.5 * (x == y))",
 # ---- conversions that keep the value ----------------------------------------------------------
 unary([float, np.asarray, np.asanyarray, np.array, np.float64, np.float32], "d[y]")
 unary(np.ascontiguousarray, "np.reshape(d[y], np.shape(x))")  # makes a 0-d input 1-d
-unary([np.real], "d[y]")
+unary([np.real, np.conjugate], "d[y]")  # real arrays: these are the identity
+unary(np.nan_to_num, "d[y] * np.isfinite(x)")
 
 # ---- no gradient ------------------------------------------------------------------------------
 nondiff(

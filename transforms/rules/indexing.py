@@ -19,6 +19,10 @@ d[a_max] += unbroadcast(d[y] * clip_hi_mask(a, a_min, a_max), a_max)
 rule(np.take, "y, a, indices, axis=None", "d[a] += untake(d[y], a, indices, axis)")
 rule(np.take_along_axis, "y, arr, indices, axis", "d[arr] += untake_along_axis(d[y], arr, indices, axis)")
 rule(np.sort, "y, a, axis=-1", "d[a] += unsort(d[y], a, axis)")
+rule(np.interp, "y, x, xp, fp, left=None, right=None", """
+d[x] += interp_adjoint(d[y], x, xp, fp, 0, left, right)
+d[fp] += interp_adjoint(d[y], x, xp, fp, 1, left, right)
+""")
 
 
 def _astype(x, dtype):  # stands for the method ``x.astype(dtype)``
@@ -50,6 +54,9 @@ METHODS.update({
     "clip": np.clip, "swapaxes": np.swapaxes, "repeat": np.repeat, "take": np.take,
     "diagonal": np.diagonal, "trace": np.trace, "copy": np.copy, "astype": _astype, "item": _item,
     "round": np.round, "argmax": np.argmax, "argmin": np.argmin, "argsort": np.argsort,
-    "any": np.any, "all": np.all, "nonzero": np.nonzero,
+    "any": np.any, "all": np.all, "nonzero": np.nonzero, "cumprod": np.cumprod, "conj": np.conjugate,
+    "conjugate": np.conjugate,
 })
 ATTRIBUTES.update({"T": np.transpose, "shape": None, "ndim": None, "size": None, "dtype": None, "real": np.real})
+if hasattr(np, "matrix_transpose"):
+    ATTRIBUTES["mT"] = np.matrix_transpose

@@ -1,4 +1,7 @@
-"""Linear algebra: products, contractions, and the dense ``np.linalg`` functions."""
+"""Linear algebra: products, contractions, and the dense ``np.linalg`` functions.
+
+Functions numpy added later (the array-API names in 2.0, ``matvec`` in 2.2) are registered where
+the installed numpy has them."""
 
 import operator
 
@@ -6,30 +9,55 @@ import numpy as np
 
 from . import rule
 
+LA = np.linalg
+
+# ---- products -----------------------------------------------------------------------------------
 rule(np.dot, "z, a, b", "d[a] += dot_adjoint_a(d[z], a, b)\nd[b] += dot_adjoint_b(d[z], a, b)")
-rule([np.matmul, operator.matmul], "z, x1, x2",
+rule([np.matmul, operator.matmul, getattr(LA, "matmul", None)], "z, x1, x2",
      "d[x1] += matmul_adjoint_a(d[z], x1, x2)\nd[x2] += matmul_adjoint_b(d[z], x1, x2)")
 rule(np.inner, "z, a, b", "d[a] += inner_adjoint(d[z], a, b, 0)\nd[b] += inner_adjoint(d[z], a, b, 1)")
-rule(np.outer, "z, a, b", "d[a] += np.reshape(d[z].dot(np.ravel(b)), np.shape(a))\nd[b] += np.reshape(np.ravel(a).dot(d[z]), np.shape(b))")
-rule(np.tensordot, "z, a, b, axes=2",
+rule([np.outer, getattr(LA, "outer", None)], "z, a, b",
+     "d[a] += np.reshape(d[z].dot(np.ravel(b)), np.shape(a))\nd[b] += np.reshape(np.ravel(a).dot(d[z]), np.shape(b))")
+rule(np.vdot, "z, a, b", "d[a] += np.reshape(d[z] * np.ravel(b), np.shape(a))\nd[b] += np.reshape(d[z] * np.ravel(a), np.shape(b))")
+rule([getattr(np, "vecdot", None), getattr(LA, "vecdot", None)], "z, x1, x2, axis=-1",
+     "d[x1] += vecdot_adjoint(d[z], x1, x2, axis)\nd[x2] += vecdot_adjoint(d[z], x2, x1, axis)")
+rule(getattr(np, "matvec", None), "z, x1, x2", """
+d[x1] += unbroadcast(np.einsum("...m,...n->...mn", d[z], x2), x1)
+d[x2] += unbroadcast(np.einsum("...mn,...m->...n", x1, d[z]), x2)
+""")
+rule(getattr(np, "vecmat", None), "z, x1, x2", """
+d[x1] += unbroadcast(np.einsum("...nm,...m->...n", x2, d[z]), x1)
+d[x2] += unbroadcast(np.einsum("...n,...m->...nm", x1, d[z]), x2)
+""")
+rule([np.tensordot, getattr(LA, "tensordot", None)], "z, a, b, axes=2",
      "d[a] += tensordot_adjoint(d[z], a, b, axes, 0)\nd[b] += tensordot_adjoint(d[z], a, b, axes, 1)")
 rule(np.einsum, "z, subscripts, a, b=None, c=None", """
 d[a] += einsum_adjoint(d[z], subscripts, operands_of(a, b, c), 0)
 d[b] += einsum_adjoint(d[z], subscripts, operands_of(a, b, c), 1)
 d[c] += einsum_adjoint(d[z], subscripts, operands_of(a, b, c), 2)
 """)
+rule(np.kron, "z, a, b", "d[a] += kron_adjoint(d[z], a, b, 0)\nd[b] += kron_adjoint(d[z], a, b, 1)")
+rule(np.cross, "z, a, b", "d[a] += unbroadcast(np.cross(b, d[z]), a)\nd[b] += unbroadcast(np.cross(d[z], a), b)")
+rule(getattr(LA, "cross", None), "z, a, b, axis=-1",
+     "d[a] += unbroadcast(np.cross(b, d[z], axis=axis), a)\nd[b] += unbroadcast(np.cross(d[z], a, axis=axis), b)")
+
+# ---- diagonals and triangles --------------------------------------------------------------------
 rule(np.trace, "y, a, offset=0, axis1=0, axis2=1", "d[a] += untrace(d[y], a, offset, axis1, axis2)")
+rule(getattr(LA, "trace", None), "y, x, offset=0, dtype=None", "d[x] += untrace(d[y], x, offset, -2, -1)")
 rule(np.diag, "y, v, k=0", "d[v] += undiag(d[y], v, k)")
+rule(np.diagflat, "y, v, k=0", "d[v] += np.reshape(np.diagonal(d[y], k), np.shape(v))")
 rule(np.diagonal, "y, a, offset=0, axis1=0, axis2=1", "d[a] += undiagonal(d[y], a, offset, axis1, axis2)")
+rule(getattr(LA, "diagonal", None), "y, x, offset=0", "d[x] += undiagonal(d[y], x, offset, -2, -1)")
 rule(np.tril, "y, m, k=0", "d[m] += np.tril(d[y], k)")
 rule(np.triu, "y, m, k=0", "d[m] += np.triu(d[y], k)")
-rule(np.linalg.inv, "y, a", "d[a] += -np.swapaxes(y, -1, -2) @ d[y] @ np.swapaxes(y, -1, -2)")
-rule(np.linalg.det, "y, a", "d[a] += np.expand_dims(d[y] * y, (-2, -1)) * np.swapaxes(np.linalg.inv(a), -1, -2)")
-rule(np.linalg.slogdet, "y, a", "d[a] += slogdet_adjoint(d[y], a)")
-rule(np.linalg.solve, "x, a, b", """
+
+# ---- dense np.linalg --------------------------------------------------------------------------
+rule(LA.inv, "y, a", "d[a] += -np.swapaxes(y, -1, -2) @ d[y] @ np.swapaxes(y, -1, -2)")
+rule(LA.det, "y, a", "d[a] += np.expand_dims(d[y] * y, (-2, -1)) * np.swapaxes(np.linalg.inv(a), -1, -2)")
+rule(LA.slogdet, "y, a", "d[a] += slogdet_adjoint(d[y], a)")
+rule(LA.solve, "x, a, b", """
 gb = solve_adjoint_b(d[x], a, x)
 d[a] += solve_adjoint_a(gb, a, x)
 d[b] += unbroadcast(gb, b)
 """)
-rule(np.kron, "z, a, b", "d[a] += kron_adjoint(d[z], a, b, 0)\nd[b] += kron_adjoint(d[z], a, b, 1)")
-rule(np.cross, "z, a, b", "d[a] += unbroadcast(np.cross(b, d[z]), a)\nd[b] += unbroadcast(np.cross(d[z], a), b)")
+rule(LA.matrix_power, "y, a, n", "d[a] += matrix_power_adjoint(d[y], a, n)")

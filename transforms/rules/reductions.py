@@ -6,15 +6,28 @@ import numpy as np
 
 from . import rule
 
+# ---- sums, means, products ----------------------------------------------------------------------
 rule(np.sum, "y, a, axis=None, dtype=None, keepdims=False", "d[a] += unreduce(d[y], a, axis, keepdims)")
+rule(np.nansum, "y, a, axis=None, dtype=None, keepdims=False",
+     "d[a] += unreduce(d[y], a, axis, keepdims) * ~np.isnan(a)")
 rule(np.mean, "y, a, axis=None, dtype=None, keepdims=False",
      "d[a] += unreduce(d[y], a, axis, keepdims) * (np.size(y) / np.size(a))")
+rule(np.nanmean, "y, a, axis=None, dtype=None, keepdims=False",
+     "d[a] += unreduce(d[y], a, axis, keepdims) * share(~np.isnan(a), axis, a)")
+rule(np.average, "y, a, axis=None, weights=None, keepdims=False", """
+d[a] += average_adjoint(d[y], a, axis, weights, keepdims)
+d[weights] += average_weights_adjoint(d[y], a, y, axis, weights, keepdims)
+""")
 rule(np.prod, "y, a, axis=None, dtype=None, keepdims=False",
-     "d[a] += unreduce(d[y] * y, a, axis, keepdims) / a")
-rule([np.max, np.amax, np.min, np.amin], "y, a, axis=None, keepdims=False",
+     "d[a] += unreduce(d[y], a, axis, keepdims) * prod_of_others(a, axis)")
+rule(builtins.sum, "y, iterable, start=0", "d[iterable] += fanout(d[y], iterable)\nd[start] += d[y]")
+
+# ---- extrema: ties share the gradient evenly ----------------------------------------------------
+rule([np.max, np.amax, np.min, np.amin, np.nanmax, np.nanmin], "y, a, axis=None, keepdims=False",
      "d[a] += unreduce(d[y], a, axis, keepdims) * reduce_max_mask(a, y, axis, keepdims)")
-rule([np.nanmax, np.nanmin], "y, a, axis=None, keepdims=False",
-     "d[a] += unreduce(d[y], a, axis, keepdims) * reduce_max_mask(a, y, axis, keepdims)")
+rule(np.ptp, "y, a, axis=None, keepdims=False", "d[a] += ptp_adjoint(d[y], a, axis, keepdims)")
+
+# ---- spread -----------------------------------------------------------------------------------
 rule(np.var, "y, a, axis=None, dtype=None, ddof=0, keepdims=False", """
 n = np.size(a) / np.size(y) - ddof
 d[a] += unreduce(d[y], a, axis, keepdims) * (2.0 / n) * centered(a, axis)
@@ -23,12 +36,22 @@ rule(np.std, "y, a, axis=None, dtype=None, ddof=0, keepdims=False", """
 n = np.size(a) / np.size(y) - ddof
 d[a] += unreduce(d[y] / y, a, axis, keepdims) * centered(a, axis) / n
 """)
-rule(np.cumsum, "y, a, axis=None, dtype=None", "d[a] += reverse_cumsum(d[y], a, axis)")
+
+# ---- norms --------------------------------------------------------------------------------------
 rule(np.linalg.norm, "y, x, ord=None, axis=None, keepdims=False", "d[x] += norm_adjoint(d[y], x, y, ord, axis, keepdims)")
-rule(np.nansum, "y, a, axis=None, dtype=None, keepdims=False",
-     "d[a] += unreduce(d[y], a, axis, keepdims) * ~np.isnan(a)")
-rule(np.average, "y, a, axis=None, weights=None, keepdims=False", """
-d[a] += average_adjoint(d[y], a, axis, weights, keepdims)
-d[weights] += average_weights_adjoint(d[y], a, y, axis, weights, keepdims)
+rule(getattr(np.linalg, "vector_norm", None), "y, x, axis=None, keepdims=False, ord=2",
+     "d[x] += vector_norm_adjoint(d[y], x, y, ord, axis, keepdims)")
+rule(getattr(np.linalg, "matrix_norm", None), "y, x, keepdims=False, ord='fro'",
+     "d[x] += norm_adjoint(d[y], x, y, ord, (-2, -1), keepdims)")
+
+# ---- running sums and products, differences, integrals ------------------------------------------
+rule(np.cumsum, "y, a, axis=None, dtype=None", "d[a] += reverse_cumsum(d[y], a, axis)")
+rule(np.nancumsum, "y, a, axis=None, dtype=None", "d[a] += reverse_cumsum(d[y], a, axis) * ~np.isnan(a)")
+rule(getattr(np, "cumulative_sum", None), "y, x, axis=None, dtype=None, include_initial=False",
+     "d[x] += reverse_cumsum(d[y], x, axis, include_initial)")
+rule(np.cumprod, "y, a, axis=None, dtype=None", "d[a] += reverse_cumsum(d[y] * y, a, axis) / a")  # a != 0
+rule(np.diff, "y, a, n=1, axis=-1", "d[a] += undiff(d[y], n, axis)")
+rule(getattr(np, "trapezoid", None) or np.trapz, "z, y, x=None, dx=1.0, axis=-1", """
+d[y] += trapezoid_adjoint(d[z], y, x, dx, axis)
+d[x] += trapezoid_x_adjoint(d[z], y, x, axis)
 """)
-rule(builtins.sum, "y, iterable, start=0", "d[iterable] += fanout(d[y], iterable)\nd[start] += d[y]")

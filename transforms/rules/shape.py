@@ -4,29 +4,46 @@ import numpy as np
 
 from . import rule, unary
 
-unary([np.atleast_1d, np.atleast_2d, np.atleast_3d],
-      "np.reshape(d[y], np.shape(x))")
+# ---- same entries, new shape --------------------------------------------------------------------
+unary([np.atleast_1d, np.atleast_2d, np.atleast_3d], "np.reshape(d[y], np.shape(x))")
 rule(np.reshape, "y, a, shape=None, order='C'", "d[a] += np.reshape(d[y], np.shape(a))")
 rule(np.ravel, "y, a, order='C'", "d[a] += np.reshape(d[y], np.shape(a))")
 rule(np.squeeze, "y, a, axis=None", "d[a] += np.reshape(d[y], np.shape(a))")
 rule(np.expand_dims, "y, a, axis", "d[a] += np.reshape(d[y], np.shape(a))")
+rule(np.broadcast_to, "y, array, shape", "d[array] += unbroadcast(d[y], array)")
+rule(np.copy, "y, a", "d[a] += d[y]")
+
+# ---- axes and order -----------------------------------------------------------------------------
 rule(np.transpose, "y, a, axes=None", "d[a] += untranspose(d[y], axes)")
 rule(np.swapaxes, "y, a, axis1, axis2", "d[a] += np.swapaxes(d[y], axis1, axis2)")
 rule(np.moveaxis, "y, a, source, destination", "d[a] += np.moveaxis(d[y], destination, source)")
-rule(np.broadcast_to, "y, array, shape", "d[array] += unbroadcast(d[y], array)")
+rule([getattr(np, "matrix_transpose", None), getattr(np.linalg, "matrix_transpose", None)], "y, x",
+     "d[x] += np.swapaxes(d[y], -1, -2)")
 rule(np.flip, "y, m, axis=None", "d[m] += np.flip(d[y], axis)")
 unary(np.fliplr, "np.fliplr(d[y])")
 unary(np.flipud, "np.flipud(d[y])")
 rule(np.roll, "y, a, shift, axis=None", "d[a] += np.roll(d[y], np.negative(shift), axis)")
 rule(np.rot90, "y, m, k=1, axes=(0, 1)", "d[m] += np.rot90(d[y], -k, axes)")
+
+# ---- copies of entries --------------------------------------------------------------------------
 rule(np.tile, "y, A, reps", "d[A] += untile(d[y], A, reps)")
 rule(np.repeat, "y, a, repeats, axis=None", "d[a] += unrepeat(d[y], a, repeats, axis)")
 rule(np.pad, "y, array, pad_width, mode='constant', constant_values=0", "d[array] += unpad(d[y], array, pad_width, mode)")
-rule(np.copy, "y, a", "d[a] += d[y]")
+rule(np.delete, "y, arr, obj, axis=None", "d[arr] += undelete(d[y], arr, obj, axis)")
+
+# ---- joining and splitting: the adjoint of a list argument is a list ----------------------------
 rule(np.concatenate, "y, arrays, axis=0", "d[arrays] += unconcatenate(d[y], arrays, axis)")
 rule(np.stack, "y, arrays, axis=0", "d[arrays] += unstack(d[y], arrays, axis)")
 rule(np.hstack, "y, tup", "d[tup] += unhstack(d[y], tup)")
+rule(np.vstack, "y, tup", "d[tup] += unvstack(d[y], tup)")
+rule(getattr(np, "row_stack", None), "y, tup", "d[tup] += unvstack(d[y], tup)")
+rule(np.dstack, "y, tup", "d[tup] += undstack(d[y], tup)")
 rule(np.column_stack, "y, tup", "d[tup] += uncolumn_stack(d[y], tup)")
-rule([np.vstack, np.row_stack] if hasattr(np, "row_stack") else np.vstack, "y, tup", "d[tup] += unvstack(d[y], tup)")
+rule(np.append, "y, arr, values, axis=None", """
+gs = unconcatenate(d[y], [arr, values], axis)
+d[arr] += gs[0]
+d[values] += gs[1]
+""")
 rule([np.split, np.array_split], "ys, ary, indices_or_sections, axis=0",
      "d[ary] += unsplit(d[ys], ary, indices_or_sections, axis)")
+rule(getattr(np, "unstack", None), "ys, x, axis=0", "d[x] += restack(d[ys], x, axis)")
