@@ -403,8 +403,12 @@ class NonScalarOutputError(ValueError):
 
 def check_scalar(value, name):
     """``grad`` needs a scalar: refuse anything else before running the backward."""
-    shape = getattr(value, "shape", ())
-    if shape != () or isinstance(value, (complex, bool)) or getattr(getattr(value, "dtype", None), "kind", "f") not in "fiu":
+    shape = getattr(value, "shape", None)
+    if shape is None:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    else:
+        ok = shape == () and value.dtype.kind in "fiu"
+    if not ok:
         raise NonScalarOutputError(
             f"grad needs {name} to return a real scalar, but it returned "
             f"{type(value).__name__}{' of shape ' + str(shape) if shape else ''}. "

@@ -20,8 +20,10 @@ from .errors import (
     MissingAdjointError,
     NonScalarOutputError,
     NoSourceError,
+    PullbackError,
     SourcegradError,
     UnsupportedSyntaxError,
+    UsageError,
     WrtError,
 )
 from .profiler import profile
@@ -46,5 +48,5 @@ __all__ = [
     "grad", "value_and_grad", "vjp", "source", "check_grad", "adjoint", "Function", "no_grad",
     "stop_gradient", "profile",
     "SourcegradError", "UnsupportedSyntaxError", "MissingAdjointError", "NonScalarOutputError",
-    "NoSourceError", "WrtError", "InternalCompilerError",
+    "NoSourceError", "WrtError", "InternalCompilerError", "UsageError", "PullbackError",
 ]

@@ -9,7 +9,10 @@ from __future__ import annotations
 import functools
 import threading
 
-from .errors import WrtError
+import inspect
+import types
+
+from .errors import NoSourceError, PullbackError, UsageError, WrtError
 
 # The compiler (and libcst) loads on the first compilation, not on ``import sourcegrad``.
 
@@ -19,6 +22,40 @@ def parameters_of(fn):
     return list(code.co_varnames[: code.co_argcount])
 
 _MODES = ("value_and_grad", "vjp")
+
+
+_MISSING = object()
+
+
+def _plain_function(fn, kind):
+    """The Python function to compile for ``fn``, and the object bound as its first argument
+    (a bound method's ``self``), or raise a clear error for anything else."""
+    if isinstance(fn, _Compiled):
+        raise UsageError(
+            f"sourcegrad.{kind} of a function made by sourcegrad ({fn!r}): higher-order derivatives "
+            "are not supported yet"
+        )
+    if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
+        return fn.__func__, fn.__self__
+    if isinstance(fn, types.FunctionType):
+        if fn.__code__.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
+            from .transforms import compile_gradient
+
+            compile_gradient(fn, [], "vjp")  # refuses *args/**kwargs, pointing at them
+        return fn, None
+    if not callable(fn):
+        raise UsageError(f"sourcegrad.{kind} needs a function, got {fn!r}")
+    what = type(fn).__name__
+    if hasattr(fn, "__wrapped__"):
+        hint = f"differentiate the function it wraps: sourcegrad.{kind}({_fname(fn)}.__wrapped__)"
+    elif hasattr(fn, "func") and hasattr(fn, "args"):  # functools.partial
+        hint = "write the partial application as a def (or a lambda) that calls the function"
+    elif hasattr(type(fn), "__call__") and not isinstance(fn, (types.BuiltinFunctionType,)) and not hasattr(fn, "nin"):
+        hint = f"differentiate its __call__ method: sourcegrad.{kind}(obj.__call__)"
+    else:
+        hint = "register an adjoint rule for it with @sourcegrad.adjoint, and call it from a Python function"
+    raise NoSourceError(f"sourcegrad.{kind} differentiates Python functions read from source; {fn!r} ({what}) "
+                        f"has no Python source of its own. {hint}.")
 
 
 def _wrt_names(fn, wrt):
@@ -52,18 +89,21 @@ class _Compiled:
     """A lazily compiled gradient of ``fn``; the callable users hold."""
 
     def __init__(self, fn, wrt, mode, kind, check_finite=False, unroll=8):
-        if not callable(fn):
-            raise TypeError(f"sourcegrad.{kind} needs a function, got {fn!r}")
+        original = fn
+        fn, self.bound = _plain_function(fn, kind)
         self.fn = fn
         self.wrt = wrt
         self.mode = mode
         self.kind = kind
         self.check_finite = check_finite
         self.unroll = unroll
+        if self.bound is not None:  # a bound method: wrt counts the arguments after self
+            wrt = tuple(w + 1 if isinstance(w, int) and w >= 0 else w for w in wrt) if isinstance(wrt, (tuple, list)) \
+                else (wrt + 1 if isinstance(wrt, int) and not isinstance(wrt, bool) and wrt >= 0 else wrt)
         self.names, self.single, self.positions = _wrt_names(fn, wrt)
         self._compiled = None
         self._lock = threading.Lock()
-        functools.update_wrapper(self, fn, updated=())
+        functools.update_wrapper(self, original, updated=())
         self.__name__ = f"{getattr(fn, '__name__', 'f')}_{kind}"
 
     def compiled(self):
@@ -78,11 +118,19 @@ class _Compiled:
         return c
 
     def _check_args(self, args, kwargs):
-        nparams = self.fn.__code__.co_argcount
-        if kwargs or len(args) != nparams:
-            return  # the generated function's own signature reports the mismatch
-        for name, i in zip(self.names, self.positions):
-            a = args[i]
+        if kwargs:
+            try:
+                bound = inspect.signature(self.fn).bind(*args, **kwargs)
+            except TypeError:
+                return  # the generated function's own signature reports the mismatch
+            values = [bound.arguments.get(n, _MISSING) for n in self.names]
+        else:
+            if len(args) != self.fn.__code__.co_argcount:
+                return
+            values = [args[i] for i in self.positions]
+        for name, a in zip(self.names, values):
+            if a is _MISSING:
+                continue
             if type(a) is float or _float_leaves(a):
                 continue
             raise WrtError(
@@ -92,6 +140,8 @@ class _Compiled:
             )
 
     def _run(self, args, kwargs):
+        if self.bound is not None:
+            args = (self.bound,) + args
         self._check_args(args, kwargs)
         compiled = self.compiled()
         try:
@@ -145,24 +195,29 @@ class Grad(_Compiled):
 class Vjp(_Compiled):
     def __call__(self, *args, **kwargs):
         value, pullback = self._run(args, kwargs)
-        return value, Pullback(pullback)
+        return value, Pullback(pullback, value)
 
 
 class Pullback:
     """``pullback(cotangent)`` -> the gradient. Runs once: the backward consumes the tape."""
 
-    __slots__ = ("_fn",)
+    __slots__ = ("_fn", "_shape")
 
-    def __init__(self, fn):
+    def __init__(self, fn, value):
         self._fn = fn
+        self._shape = getattr(value, "shape", ())
 
     def __call__(self, cotangent):
         fn = self._fn
         if fn is None:
-            raise RuntimeError(
+            raise PullbackError(
                 "this pullback was already called; a pullback runs once (it consumes its tape). "
                 "Call the vjp function again for another cotangent."
             )
+        shape = getattr(cotangent, "shape", ())
+        if shape != self._shape and not (shape == () and self._shape == ()):
+            raise UsageError(f"the cotangent has shape {shape}, but the function's value has shape "
+                             f"{self._shape}: pass a cotangent shaped like the value")
         self._fn = None
         try:
             return fn(cotangent)
@@ -220,5 +275,5 @@ def vjp(f=None, wrt=0, check_finite=False, unroll=8):
 def source(g):
     """The generated Python source of anything made by ``grad``, ``value_and_grad`` or ``vjp``."""
     if not isinstance(g, _Compiled):
-        raise TypeError(f"sourcegrad.source needs a function made by grad, value_and_grad or vjp, got {g!r}")
+        raise UsageError(f"sourcegrad.source needs a function made by grad, value_and_grad or vjp, got {g!r}")
     return g.compiled().source

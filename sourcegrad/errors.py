@@ -75,6 +75,15 @@ class WrtError(SourcegradError, TypeError):
     """A bad ``wrt``: out of range, naming no parameter, or selecting a non-float argument."""
 
 
+class UsageError(SourcegradError, TypeError):
+    """An API used with the wrong kind of argument (not a function, a cotangent of the wrong
+    shape, ``source`` of something sourcegrad did not make)."""
+
+
+class PullbackError(SourcegradError, RuntimeError):
+    """A pullback called a second time (it consumes its tape)."""
+
+
 class InternalCompilerError(SourcegradError):
     """A bug in sourcegrad itself. The message names the pass and the user function."""
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import builtins
 import inspect
 import operator
+import sys
 import types
 
 import libcst as cst
@@ -830,7 +831,7 @@ class Normalizer:
         cls = getattr(callee, "__self__", None)
         if isinstance(cls, type) and issubclass(cls, Function) and getattr(callee, "__name__", "") == "apply":
             return self._custom_function(node, cls, args, kwargs)
-        if isinstance(callee, types.FunctionType) and not callee.__module__.startswith("numpy"):
+        if isinstance(callee, types.FunctionType) and _is_users(callee):
             return self._inline(node, callee, args, kwargs)
         fence.missing_adjoint(self.src, node, callee, name)
 
@@ -960,6 +961,12 @@ class _Renamer(cst.CSTTransformer):
 
     def leave_Arg(self, original, updated):
         return updated.with_changes(keyword=original.keyword)
+
+
+def _is_users(fn):
+    """Is ``fn`` the user's own Python code (inlined), rather than a library's (needs a rule)?"""
+    top = (fn.__module__ or "").partition(".")[0]
+    return top not in sys.stdlib_module_names and top not in ("numpy", "scipy", "sourcegrad")
 
 
 def _target_names(target):
