@@ -522,8 +522,8 @@ def no_rule_math_gamma(x):
     return math.gamma(x)  # E: no_rule_math_gamma
 
 
-def no_rule_cumprod(x):
-    return np.sum(np.cumprod(x))  # E: no_rule_cumprod
+def no_rule_median(x):
+    return np.sum(np.median(x))  # E: no_rule_median
 
 
 def no_rule_spacing(x):
