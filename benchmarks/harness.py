@@ -273,10 +273,28 @@ def version(dist):
         return None
 
 
+def sourcegrad_location():
+    """Where ``import sourcegrad`` resolves, and the git commit there when it is a checkout."""
+    import importlib.util
+    import subprocess
+
+    spec = importlib.util.find_spec("sourcegrad")
+    if spec is None or not spec.origin:
+        return "(not importable)"
+    folder = os.path.dirname(os.path.dirname(spec.origin))
+    try:
+        commit = subprocess.run(["git", "-C", folder, "describe", "--always", "--dirty"], capture_output=True,
+                                text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        commit = ""
+    return folder + (f" (git {commit})" if commit else "")
+
+
 def machine_report():
     """Lines describing the machine and the libraries, for the top of the table."""
     libs = {name: version(name) for name in ("sourcegrad", "numpy", "autograd", "torch", "jax", "jaxlib", "libcst")}
     return [
+        f"sourcegrad from {sourcegrad_location()}",
         f"machine: {cpu_model()}, {os.cpu_count()} logical CPUs, {platform.system()} {platform.release()}",
         f"python {platform.python_version()} ({sys.implementation.name}); numpy BLAS: {blas_info()}; "
         f"threads pinned to 1 ({', '.join(k for k in THREAD_ENV if k.endswith('THREADS'))})",
