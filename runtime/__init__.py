@@ -16,7 +16,7 @@ import numpy as np
 __all__ = [
     "ZERO", "acc", "unbroadcast", "unreduce", "unindex", "zero_at", "finalize", "array_module",
     "Context", "is_zero", "reduce_max_mask", "copy_value", "check_finite", "zeros_like",
-    "SeqAdjoint", "MapAdjoint", "split_last", "shape_of", "ShapeOf", "check_unpack",
+    "SeqAdjoint", "MapAdjoint", "split_last", "shape_of", "ShapeOf", "check_unpack", "written_part",
 ]
 
 
@@ -227,6 +227,21 @@ def unindex(g, like, idx):
     else:
         out[idx] = g
     return out
+
+
+def written_part(g, idx, value):
+    """The adjoint of ``value`` in ``a[idx] = value``, given the adjoint ``g`` of the new ``a``.
+
+    With repeated integer indices numpy keeps the last write, so only the written positions
+    that survived pass their adjoint back."""
+    part = g[idx]
+    if _is_advanced(idx):
+        xp = array_module(g)
+        ids = xp.arange(part.size).reshape(part.shape)
+        winner = xp.full(g.shape, -1)
+        winner[idx] = ids
+        part = part * (winner[idx] == ids)
+    return unbroadcast(part, value)
 
 
 def zero_at(g, idx):

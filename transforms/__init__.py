@@ -77,10 +77,15 @@ def _bind_all(src, irfn):
             try:
                 out[id(s.op)] = bind(s.op)
             except TypeError as e:
+                callee = s.op.text.split("(")[0]
+                template = s.op.key if not hasattr(s.op.key, "__name__") and hasattr(s.op.key, "params") else R.lookup(s.op.key)
+                takes = ", ".join(template.signature()) if template is not None else "?"
+                pos = src.pos_of(s.node) if s.node is not None else s.pos
                 raise UnsupportedSyntaxError(
-                    f"cannot differentiate this call: {e} (in {irfn.qualname})",
-                    filename=s.pos.filename, lineno=s.pos.line, offset=s.pos.col,
-                    text=src.line_text(s.pos.line),
-                    hint="pass only the arguments the function's adjoint rule supports",
+                    f"cannot differentiate {callee}(...) called this way: {e} (in {irfn.qualname})",
+                    filename=pos.filename, lineno=pos.line, offset=pos.col,
+                    text=src.line_text(pos.line),
+                    hint=f"sourcegrad's adjoint rule for {callee} takes ({takes}); call it in that form, "
+                         "or register your own rule with @sourcegrad.adjoint",
                 ) from None
     return out

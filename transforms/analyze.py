@@ -54,9 +54,12 @@ def bind(op):
     ])
     kwargs = dict(op.kwargs)
     real = _signature(op.key)
-    if kwargs and real is not _NO_SIG:
-        kwargs = _rename_keywords(real, params, op.args, kwargs)
-    bound = sig.bind(*op.args, **kwargs)
+    if real is not _NO_SIG and not any(p.kind == p.VAR_POSITIONAL for p in real.parameters.values()):
+        # bind as numpy does first, so positions mean what they mean to numpy
+        kwargs = _by_name(real.bind(*op.args, **kwargs), params)
+        bound = sig.bind(**kwargs)
+    else:
+        bound = sig.bind(*op.args, **kwargs)
     values = {}
     for p in params:
         if p in bound.arguments:
@@ -68,21 +71,34 @@ def bind(op):
     return Binding(template, values, diff)
 
 
-def _rename_keywords(real, params, args, kwargs):
-    """Keyword arguments named as the real function names them -> the template's names.
+def _by_name(bound_real, params):
+    """Arguments bound to the real function's parameters -> the template's parameters.
 
-    Templates name parameters as numpy does, so this matters only where they differ (ufuncs
-    call their operands x1, x2; templates call them x, y): match such names by position."""
-    real_names = [p.name for p in real.parameters.values()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    Templates name parameters as numpy does. Where a name differs (ufuncs call their operands
+    x1, x2; templates call them x, y) an argument passed by position matches the template's
+    parameter at that position, unless the real function has a parameter of that name too. An
+    argument the rule does not take is accepted only when it has its default value."""
+    real_params = bound_real.signature.parameters
+    order = list(real_params)
     out = {}
-    for k, v in kwargs.items():
-        if k in params:
-            out[k] = v
-        elif k in real_names and real_names.index(k) < len(params):
-            out[params[real_names.index(k)]] = v
+    for name, value in bound_real.arguments.items():
+        i = order.index(name)
+        kind = real_params[name].kind
+        if kind == inspect.Parameter.VAR_KEYWORD:  # np.pad(..., **kwargs)
+            for k, v in value.items():
+                if k not in params:
+                    raise TypeError(f"argument {k!r} is not supported by the adjoint rule")
+                out[k] = v
+        elif kind == inspect.Parameter.POSITIONAL_ONLY and i < len(params):
+            out[params[i]] = value  # math.atan2(y, x, /): only positions mean anything
+        elif name in params:
+            out[name] = value
+        elif i < len(bound_real.args) and i < len(params) and params[i] not in real_params:
+            out[params[i]] = value
+        elif isinstance(value, ir.Const) and value.value is real_params[name].default:
+            continue  # e.g. out=None written out
         else:
-            raise TypeError(f"argument {k!r} is not supported by the adjoint rule")
+            raise TypeError(f"argument {name!r} is not supported by the adjoint rule")
     return out
 
 
@@ -149,6 +165,11 @@ class Analysis:
 
     def _edges(self):
         """(target, differentiable source names) for every definition."""
+        if not hasattr(self, "_edge_list"):
+            self._edge_list = list(self._compute_edges())
+        return self._edge_list
+
+    def _compute_edges(self):
         for s in self.stmts:
             if isinstance(s, ir.Assign):
                 yield s.target, diff_operands(s.op, self.binding(s.op))

@@ -10,6 +10,7 @@ not handled here is refused through ``fence.refuse`` (deny by default).
 
 from __future__ import annotations
 
+import ast
 import builtins
 import inspect
 import operator
@@ -75,36 +76,34 @@ def _code(node):
     return cst.Module([]).code_for_node(node)
 
 
-class _Locals(cst.CSTVisitor):
-    """Every name the function binds (parameters, assignment and loop targets)."""
+class _Locals:
+    """Every name the function binds (assignment and loop targets) and every name it mentions.
 
-    def __init__(self):
+    Walks the stdlib ``ast`` of the function: a libcst visitor costs ten times more."""
+
+    def __init__(self, afn):
         self.names = set()
         self.all_names = set()
         self.counts = {}
-
-    def visit_Name(self, node):
-        self.all_names.add(node.value)
-
-    def visit_AssignTarget(self, node):
-        self._bind(node.target)
-
-    def visit_AugAssign(self, node):
-        self._bind(node.target)
-
-    def visit_For(self, node):
-        self._bind(node.target)
-
-    def visit_AnnAssign(self, node):
-        self._bind(node.target)
+        for stmt in afn.body:
+            for node in ast.walk(stmt):
+                if isinstance(node, ast.Name):
+                    self.all_names.add(node.id)
+                elif isinstance(node, ast.Assign):
+                    for t in node.targets:
+                        self._bind(t)
+                elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For)):
+                    self._bind(node.target)
 
     def _bind(self, target):
-        if isinstance(target, cst.Name):
-            self.names.add(target.value)
-            self.counts[target.value] = self.counts.get(target.value, 0) + 1
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            for el in target.elements:
-                self._bind(el.value)
+        if isinstance(target, ast.Name):
+            self.names.add(target.id)
+            self.counts[target.id] = self.counts.get(target.id, 0) + 1
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for el in target.elts:
+                self._bind(el)
+        elif isinstance(target, ast.Starred):
+            self._bind(target.value)
 
 
 class Normalizer:
@@ -122,8 +121,7 @@ class Normalizer:
         if tree.asynchronous is not None:
             fence.refuse(src, tree, kind="AsyncFunctionDef")
         self.params = [p.name.value for p in params.params]
-        finder = _Locals()
-        tree.body.visit(finder)
+        finder = _Locals(src.ast_fn)
         self.locals = set(self.params) | finder.names
         self.assigned = finder.names
         self.bind_counts = finder.counts
@@ -131,6 +129,7 @@ class Normalizer:
         self.subst = {}  # parameter -> the caller's atom, for inlined parameters never rebound
         self.block = []
         self._loop_depth = 0
+        self._cur_pos = None
         self.no_grad = False
         self.parent = parent
         self.options = parent.options if parent is not None else dict(options or {})
@@ -237,7 +236,13 @@ class Normalizer:
             self.no_grad = saved
 
     def _pos(self, node):
-        return self.src.pos_of(node)
+        """Where ``node`` is, to the line: a statement's own line, an expression's statement's.
+        (Exact columns are resolved only for error messages: libcst metadata is slow.)"""
+        pos = self.src.stmt_pos(node)
+        if pos is None:
+            return self._cur_pos or self.src.pos_of(node)
+        self._cur_pos = pos
+        return pos
 
     # ---- statements --------------------------------------------------------------------------
     def _stmt(self, stmt):
@@ -248,6 +253,7 @@ class Normalizer:
         handler = getattr(self, f"_stmt_{type(stmt).__name__}", None)
         if handler is None:
             fence.refuse(self.src, stmt)
+        self._pos(stmt)
         self._check_reachable(stmt)
         handler(stmt)
 
@@ -257,6 +263,7 @@ class Normalizer:
                          hint="remove it")
 
     def _small(self, s):
+        self._pos(s)
         handler = getattr(self, f"_small_{type(s).__name__}", None)
         if handler is None:
             fence.refuse(self.src, s)
@@ -415,7 +422,7 @@ class Normalizer:
             return
         if isinstance(op, (ir.Name, ir.Const, Tup)):
             op = self._copy_op(op)
-        self._emit(ir.Assign(name, op, pos))
+        self._emit(ir.Assign(name, op, pos, node=value))
 
     # ---- compound statements ------------------------------------------------------------------
     def _nested(self, suite):
@@ -591,7 +598,7 @@ class Normalizer:
         if isinstance(op, (ir.Name, ir.Const, Tup)):
             return op
         tmp = self.naming.temp()
-        self._emit(ir.Assign(tmp, op, self._pos(node)))
+        self._emit(ir.Assign(tmp, op, self._pos(node), node=node))
         return ir.Name(tmp)
 
     def _op(self, node):

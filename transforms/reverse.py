@@ -384,8 +384,13 @@ class Reverser:
             def body(st, d):
                 v = s.value
                 if isinstance(v, ir.Name) and v.id in self.an.active:
-                    self._accumulate(self.naming.adjoint(v.id), f"unbroadcast({adj}[{s.index.render()}], {v.id})", st, d, out, s.pos)
-                    self.free.add("unbroadcast")
+                    if _basic(s.index):
+                        expr = f"unbroadcast({adj}[{s.index.render()}], {v.id})"
+                        self.free.add("unbroadcast")
+                    else:  # integer arrays may repeat an index: the last write wins
+                        expr = f"written_part({adj}, {s.index.render_value()}, {v.id})"
+                        self.free.add("written_part")
+                    self._accumulate(self.naming.adjoint(v.id), expr, st, d, out, s.pos)
                 out.append(Line(d, f"{adj} = zero_at({adj}, {s.index.render_value()})", s.pos))
                 self.free.add("zero_at")
                 return st
@@ -497,6 +502,19 @@ def _render(v):
     if isinstance(v, Tup):
         return v.render()
     raise TypeError(v)
+
+
+def _basic(index):
+    """Is the index made only of constant ints, slices of constants, None and ``...``?"""
+    def const(a):
+        return a is None or (isinstance(a, ir.Const) and type(a.value) is int)
+    for p in index.parts:
+        if isinstance(p, ir.Slice):
+            if not all(const(a) for a in (p.lower, p.upper, p.step)):
+                return False
+        elif not (p is None or p is Ellipsis or const(p)):
+            return False
+    return True
 
 
 def _exits_early(loop):

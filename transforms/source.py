@@ -37,6 +37,15 @@ class Source:
         self._positions = None
         self._stmt_lines = {}
         self._aliases = {}
+        self.ast_fn = None  # the stdlib ast of the function, when it parsed
+
+    def stmt_pos(self, node):
+        """The position of a statement node, or None (never resolves libcst metadata)."""
+        node = self._aliases.get(id(node), node)
+        line = self._stmt_lines.get(id(node))
+        if line is None:
+            return None
+        return Pos(self.filename, line[0] + self.first_line - 1, line[1] + self.col_shift + 1)
 
     def pos_of(self, node):
         """The user's position of a libcst node (statements are cheap, other nodes resolve once)."""
@@ -117,6 +126,7 @@ def _index_statement_lines(src, fdef, text):
     afn = next((n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
     if afn is None:
         return
+    src.ast_fn = afn
     src._stmt_lines[id(fdef)] = (afn.lineno, afn.col_offset)
     _pair_blocks(src._stmt_lines, fdef.body, afn.body)
 
@@ -186,6 +196,7 @@ def _lambda_source(fn, text, filename, first_line):
     src = Source(fn, fdef, prefix + body + "\n", filename, first_line + line - 1, shift + col + body_offset - len(prefix))
     src._module = module
     src._stmt_lines[id(fdef)] = (1, len(prefix) - body_offset)
+    src.ast_fn = ast.parse(prefix + body + "\n").body[0]
     for small in fdef.body.body:
         src._stmt_lines[id(small)] = (1, len(prefix))
     return src
