@@ -16,7 +16,7 @@ import numpy as np
 __all__ = [
     "ZERO", "acc", "unbroadcast", "unreduce", "unindex", "zero_at", "finalize", "array_module",
     "Context", "is_zero", "reduce_max_mask", "copy_value", "check_finite", "zeros_like",
-    "SeqAdjoint", "MapAdjoint", "split_last", "shape_of", "ShapeOf", "check_unpack", "written_part",
+    "SeqAdjoint", "MapAdjoint", "split_last", "shape_of", "ShapeOf", "check_unpack", "written_part", "check_sequence",
 ]
 
 
@@ -286,6 +286,14 @@ def shape_of(x):
     if shape is None or x is None:
         return x
     return ShapeOf(shape, x.dtype, array_module(x))
+
+
+def check_sequence(seq):
+    """``for x in seq`` is compiled as indexing ``seq[0], seq[1], ...``: refuse a dict, whose
+    iteration yields keys, not items by position."""
+    if isinstance(seq, dict):
+        raise TypeError("a differentiated function cannot loop over a dict directly; "
+                        "loop over d.items(), d.keys() or d.values()")
 
 
 def check_unpack(value, n):

@@ -57,7 +57,7 @@ def compile_gradient(fn, wrt, mode, check_finite=False, unroll=8):
         rev.mutates = any(isinstance(s, ir.SetItem) for s in ir.walk(irfn.body))
         bwd, outputs = rev.backward(rev.seed_name, result)
         stage = "emit"
-        lines = render(irfn.name, irfn.params, rev, fwd, bwd, outputs, mode, result, src.filename)
+        lines = render(irfn.name, irfn.params, rev, fwd, bwd, outputs, mode, result, src.filename, irfn.body[-1].pos)
         names = {n: R.NAMESPACE[n] for n in set(rev.free) | {"check_scalar", "copy_value"}}
         names.update(rev.free_objects)
         names.update(normalizer.extra_ns)

@@ -63,7 +63,7 @@ def annotate(exc, tb):
         exc.add_note(note)
 
 
-def render(name, params, rev, fwd, bwd, outputs, mode, result, fn_filename):
+def render(name, params, rev, fwd, bwd, outputs, mode, result, fn_filename, result_pos=None):
     """Source text of the generated function. ``mode``: 'value_and_grad' or 'vjp'."""
     lines = []  # (text, pos)
     def add(depth, text, pos=None, comment=False):
@@ -77,7 +77,7 @@ def render(name, params, rev, fwd, bwd, outputs, mode, result, fn_filename):
     res = result.render()
     out_expr = _outputs(outputs)
     if mode == "value_and_grad":
-        add(1, f"check_scalar({res}, {name!r})")
+        add(1, f"check_scalar({res}, {name!r})", result_pos)
         if isinstance(result, ir.Name) and result.id in rev.restored:
             value = rev.naming.temp("value")  # the backward restores the result's variable
             add(1, f"{value} = {res}")

@@ -62,6 +62,8 @@ class Index:
         for p in self.parts:
             if isinstance(p, Name):
                 out.append(p.id)
+            elif isinstance(p, tuple):  # a list literal: x[[i, j]]
+                out.extend(a.id for a in p if isinstance(a, Name))
             elif isinstance(p, Slice):
                 out.extend(a.id for a in (p.lower, p.upper, p.step) if isinstance(a, Name))
         return out

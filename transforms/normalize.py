@@ -18,6 +18,7 @@ import sys
 import types
 
 import libcst as cst
+import numpy as np
 
 from sourcegrad.errors import NoSourceError
 from sourcegrad.runtime import Context, Function, no_grad
@@ -290,12 +291,22 @@ class Normalizer:
             if callee in _SIDE_EFFECT_ONLY:
                 self._emit(ir.Effect(self._text(v), self._pos(s)))
                 return
+            self._op(v)  # refuses what the call itself does wrong (out=, in-place methods, ...)
+            if callee is not None and (R.lookup(callee) is not None or R.is_nondiff(callee)):
+                fence.refuse(self.src, s, msg=f"the value of {_code(v.func)}(...) is discarded",
+                             hint="assign the value to a variable, or remove the statement")
+            fence.refuse(self.src, s, msg=f"the call {_code(v.func)}(...) is made only for its side effect, "
+                         "which sourcegrad cannot differentiate",
+                         hint="assign its result to a variable and use it; objects outside the function cannot be changed")
+        if isinstance(v, (cst.Yield, cst.Await)):
+            fence.refuse(self.src, v)
         fence.refuse(self.src, s, msg="an expression statement whose value is discarded is not supported",
                      hint="assign the value to a variable, or remove the statement")
 
     def _small_Return(self, s):
         if s.value is None:
-            fence.refuse(self.src, s, msg="a differentiated function must return a value")
+            fence.refuse(self.src, s, msg="a differentiated function must return a value",
+                         hint="return the value to differentiate: return loss")
         atom = self._atom(s.value)
         if isinstance(atom, Tup):
             fence.refuse(self.src, s, msg="returning a tuple is not supported yet",
@@ -368,13 +379,15 @@ class Normalizer:
         elif isinstance(target, cst.Subscript):
             self._setitem(target, value, pos)
         else:
-            fence.refuse(self.src, target, msg="only names, tuples of names and subscripts can be assigned to")
+            fence.refuse(self.src, target, msg="only names, tuples of names and subscripts can be assigned to",
+                         hint="attributes of objects cannot be set in a differentiated function: keep the value in a variable")
 
     def _small_AugAssign(self, s):
         pos = self._pos(s)
         op_type = AUGOPS.get(type(s.operator))
         if op_type is None:
-            fence.refuse(self.src, s, msg=f"the augmented assignment {s.operator.__class__.__name__} is not supported")
+            fence.refuse(self.src, s, msg=f"the augmented assignment {_op_text(s.operator)} is not supported",
+                         hint="write it out with an operator sourcegrad supports, or use the numpy function")
         fn, sym = BINOPS[op_type]
         if isinstance(s.target, cst.Name):
             left = ir.Name(self._local(s.target.value))
@@ -396,14 +409,19 @@ class Normalizer:
         self._emit(ir.SetItem(base.id, index, value, pos))
 
     def _subscript_parts(self, node):
+        if isinstance(node.value, cst.Subscript):
+            fence.refuse(self.src, node, kind="Subscript", msg="chained subscripts (a[i][j] = v) cannot be assigned into",
+                         hint="index once: a[i, j] = v")
         if not isinstance(node.value, cst.Name) or node.value.value not in self.locals:
             fence.refuse(self.src, node, kind="Subscript",
-                         msg="only an array held in a local variable can be assigned into")
+                         msg="only an array held in a local variable can be assigned into",
+                         hint="make a local copy first: a = np.copy(...); a[i] = v")
         return ir.Name(self._local(node.value.value)), self._index(node)
 
     def _small_AnnAssign(self, s):
         if s.value is None or not isinstance(s.target, cst.Name):
-            fence.refuse(self.src, s, msg="an annotation without a value is not supported")
+            fence.refuse(self.src, s, msg="an annotation without a value is not supported",
+                         hint="give it a value (y: float = ...) or remove the line")
         self._assign_expr(self._local(s.target.value), s.value, self._pos(s))
 
     def _assign_expr(self, name, value, pos):
@@ -536,7 +554,8 @@ class Normalizer:
         if callee is builtins.enumerate:
             seq = self._atom(it.args[0].value)
             if not isinstance(target, cst.Tuple) or len(target.elements) != 2:
-                fence.refuse(self.src, target, msg="enumerate(...) needs two loop targets: index, value")
+                fence.refuse(self.src, target, msg="enumerate(...) needs two loop targets: index, value",
+                             hint="for i, x in enumerate(xs):")
             idx_target = target.elements[0].value
             if not isinstance(idx_target, cst.Name):
                 fence.refuse(self.src, idx_target, msg="the index of enumerate must be a plain name")
@@ -545,7 +564,8 @@ class Normalizer:
         if callee is builtins.zip:
             seqs = [self._atom(a.value) for a in it.args]
             if not isinstance(target, cst.Tuple) or len(target.elements) != len(seqs):
-                fence.refuse(self.src, target, msg="zip(...) needs one loop target per sequence")
+                fence.refuse(self.src, target, msg="zip(...) needs one loop target per sequence",
+                             hint="for a, b in zip(xs, ys):")
             k = self.naming.temp("k")
             n = ", ".join(f"len({q.render()})" for q in seqs)
             return f"range(min({n}))", k, [
@@ -555,11 +575,53 @@ class Normalizer:
             seq = self._atom(it.args[0].value)
             k = self.naming.temp("k")
             return f"range(len({seq.render()}) - 1, -1, -1)", k, [lambda: self._bind_elem(target, seq, k, pos)]
+        if (callee is None and isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute)
+                and it.func.attr.value in ("items", "keys", "values") and not it.args
+                and isinstance(it.func.value, cst.Name) and it.func.value.value in self.locals):
+            return self._dict_loop(it.func.attr.value, self._atom(it.func.value), target, pos)
         seq = self._atom(it)
+        if isinstance(seq, ir.Name):
+            self._emit(ir.Effect(f"check_sequence({seq.render()})", pos, ("check_sequence",)))
         if isinstance(seq, ir.Const):
-            fence.refuse(self.src, it, msg="cannot loop over a constant")
+            fence.refuse(self.src, it, msg="cannot loop over a module-level constant or literal",
+                         hint="loop over range(len(...)) and index it, or pass the values in as an argument")
         k = self.naming.temp("k")
         return f"range(len({seq.render()}))", k, [lambda: self._bind_elem(target, seq, k, pos)]
+
+    def _dict_loop(self, method, d, target, pos):
+        """``for k, v in d.items()`` (and keys/values): a loop over the keys, read by key."""
+        keys = self.naming.temp("keys")
+        self._emit(ir.Assign(keys, ir.Op(list, (d,), (), f"list({d.render()})", "nondiff"), pos))
+        i = self.naming.temp("k")
+        key_target = value_target = None
+        if method == "items":
+            if not isinstance(target, cst.Tuple) or len(target.elements) != 2:
+                fence.refuse(self.src, target, msg="d.items() needs two loop targets: key, value",
+                             hint="for k, v in d.items():")
+            key_target, value_target = target.elements[0].value, target.elements[1].value
+        elif method == "keys":
+            key_target = target
+        else:
+            value_target = target
+
+        def bind():
+            key = self.naming.temp()
+            self._emit(ir.Assign(key, ir.Op(None, (ir.Name(keys), ir.Index((ir.Name(i),), False)), (),
+                                            f"{keys}[{i}]", "nondiff"), pos))
+            if key_target is not None:
+                self._assign_target(key_target, ir.Name(key), pos)
+            if value_target is not None:
+                self._bind_value(value_target, self._getitem_op(d, ir.Index((ir.Name(key),), False)), pos)
+
+        return f"range(len({keys}))", i, [bind]
+
+    def _bind_value(self, target, op, pos):
+        if isinstance(target, cst.Name):
+            self._emit(ir.Assign(self._local(target.value), op, pos))
+        else:
+            tmp = self.naming.temp()
+            self._emit(ir.Assign(tmp, op, pos))
+            self._assign_target(target, ir.Name(tmp), pos)
 
     def _bind_elem(self, target, seq, k, pos):
         op = self._getitem_op(seq, ir.Index((ir.Name(k),), False))
@@ -660,7 +722,8 @@ class Normalizer:
     def _expr_BinaryOperation(self, node):
         entry = BINOPS.get(type(node.operator))
         if entry is None:
-            fence.refuse(self.src, node)
+            fence.refuse(self.src, node, msg=f"the operator {_op_text(node.operator)} is not supported",
+                         hint="use the numpy function (np.left_shift, ...) outside the differentiated code")
         fn, sym = entry
         return self._binop(fn, sym, self._atom(node.left), self._atom(node.right), node)
 
@@ -674,7 +737,8 @@ class Normalizer:
         c = node.comparisons[0]
         entry = CMPOPS.get(type(c.operator))
         if entry is None:
-            fence.refuse(self.src, node, msg="`in` tests are only supported in if/while conditions")
+            fence.refuse(self.src, node, msg="`in` tests are only supported in if/while conditions",
+                         hint="test it in an if statement, or use np.isin(...) (no gradient)")
         fn, sym = entry
         a, b = self._atom(node.left), self._atom(c.comparator)
         return ir.Op(fn, (a, b), (), f"{a.render()} {sym} {b.render()}", "nondiff")
@@ -783,8 +847,9 @@ class Normalizer:
 
     def _index_atom(self, node):
         a = self._atom(node)
-        if isinstance(a, Tup):
-            fence.refuse(self.src, node, msg="a tuple inside an index is not supported", hint="index with an array")
+        if isinstance(a, Tup) and not a.is_list:
+            fence.refuse(self.src, node, msg="a tuple inside an index is not supported",
+                         hint="index with a list or an integer array: x[[0, 1]]")
         return a
 
     def _expr_Call(self, node):
@@ -824,8 +889,12 @@ class Normalizer:
         key = R.METHODS.get(name)
         text = f"{x.render()}.{name}({self._render_args(args, kwargs)})"
         if key is None:
-            fence.refuse(self.src, node, msg=f"the array method .{name}() is not supported",
-                         hint="call the numpy function instead, e.g. np.%s(x, ...)" % name)
+            if name in _INPLACE_METHODS:
+                fence.refuse(self.src, node, msg=f"the in-place array method .{name}() is not supported",
+                             hint=_INPLACE_METHODS[name])
+            fence.refuse(self.src, node, msg=f"the method .{name}() is not supported",
+                         hint=(f"call the numpy function instead, e.g. np.{name}(x, ...)" if hasattr(np, name) else
+                               "supported array methods: " + ", ".join(sorted(R.METHODS))))
         if name in ("reshape", "transpose") and len(args) > 1:
             args = (_tup(args, False),)  # x.reshape(2, 3) == np.reshape(x, (2, 3))
         return self._call_op(node, key, (x,) + args, kwargs, text, f"ndarray.{name}")
@@ -863,7 +932,8 @@ class Normalizer:
         try:
             bound = inspect.signature(callee).bind(*args, **dict(kwargs))
         except TypeError as e:
-            fence.refuse(self.src, node, msg=f"cannot call {callee.__qualname__} with these arguments: {e}")
+            fence.refuse(self.src, node, msg=f"cannot call {callee.__qualname__} with these arguments: {e}",
+                         hint=f"call it as its signature says: {callee.__name__}{inspect.signature(callee)}")
         pos = self._pos(node)
         for p in child.params:
             if p in bound.arguments:
@@ -898,7 +968,8 @@ class Normalizer:
     # ---- custom Functions: a black box with the user's own backward ---------------------------
     def _custom_function(self, node, cls, args, kwargs):
         if kwargs:
-            fence.refuse(self.src, node, msg=f"{cls.__name__}.apply takes positional arguments only")
+            fence.refuse(self.src, node, msg=f"{cls.__name__}.apply takes positional arguments only",
+                         hint=f"pass them by position: {cls.__name__}.apply(x, ...)")
         if self.inlining[0].__globals__.get(cls.__name__) is cls and cls.__name__ not in self.locals:
             self.extra_ns.setdefault(cls.__name__, cls)  # the user's own name for it
         template, alias = custom_template(cls, len(args), self.naming, self.extra_ns)
@@ -932,7 +1003,8 @@ class Normalizer:
             try:
                 return getattr(base, node.attr.value)
             except AttributeError:
-                fence.refuse(self.src, node, msg=f"{_code(node)} does not exist")
+                fence.refuse(self.src, node, msg=f"{_code(node)} does not exist",
+                             hint=_did_you_mean(base, node.attr.value))
         fence.refuse(self.src, node)
 
     def _lookup_global(self, node):
@@ -968,6 +1040,34 @@ class _Renamer(cst.CSTTransformer):
 
     def leave_Arg(self, original, updated):
         return updated.with_changes(keyword=original.keyword)
+
+
+_INPLACE_METHODS = {
+    "fill": "make a new array: y = np.full_like(y, value)",
+    "sort": "use y = np.sort(y)",
+    "resize": "use y = np.resize(y, shape) (no gradient) or np.reshape",
+    "put": "write with an index: y[idx] = v",
+    "itemset": "write with an index: y[i] = v",
+    "setflags": "remove the call",
+    "partition": "use np.sort",
+}
+
+
+def _op_text(op):
+    """An operator node as Python writes it (``<<=``, ``&``)."""
+    return _code_op(op).strip() or type(op).__name__
+
+
+def _code_op(op):
+    tok = getattr(op, "_get_token", None)
+    return tok() if tok else ""
+
+
+def _did_you_mean(obj, name):
+    import difflib
+
+    close = difflib.get_close_matches(name, [n for n in dir(obj) if not n.startswith("_")], n=1)
+    return f"did you mean {close[0]}?" if close else f"{getattr(obj, '__name__', obj)!s} has no attribute {name!r}"
 
 
 def _is_users(fn):

@@ -4,7 +4,8 @@ def rnn_value_and_grad(W, xs):
     _t0 = W.shape  # functions.py:30
     _t1 = _t0[0]
     h = np.zeros(_t1)
-    _r6 = range(len(xs))  # functions.py:31
+    check_sequence(xs)  # functions.py:31
+    _r6 = range(len(xs))
     for _k2 in _r6:
         x = xs[_k2]
         _tape.append(shape_of(_t3))  # functions.py:32
