@@ -822,6 +822,15 @@ def fill_buffer(x):
     return out
 
 
+def loop_over_buffer_then_write(x):
+    b = x.copy()
+    s = 0.0
+    for e in b:
+        s = s + e * e
+    b[0] = s
+    return np.sum(b * x)
+
+
 def _refused_bug(what):
     return pytest.mark.xfail(strict=True, raises=sg.UnsupportedSyntaxError,
                              reason=f"compiler bug: valid in-place code refused as aliased: {what}")
@@ -836,6 +845,8 @@ def _refused_bug(what):
                  marks=_refused_bug("z = np.zeros(..) re-allocated each iteration, y = z"), id="fresh-buffer-in-loop"),
     pytest.param(helper_buffer_twice, (np.array([0.5, -1.0, 2.0]),),
                  marks=_refused_bug("a helper that fills a fresh buffer, called twice"), id="helper-buffer-twice"),
+    pytest.param(loop_over_buffer_then_write, (np.array([0.5, -1.0, 2.0]),),
+                 marks=_refused_bug("for e in b: ... then b[0] = v (e is dead by then)"), id="loop-then-write"),
 ])
 def test_mutation_known_bugs(f, args):
     check(f, args)
@@ -907,6 +918,23 @@ def test_helper_returning_tuple_refused_or_right(seed, n):
         check(helper_tuple, (rng_of(seed).normal(size=n),))
     except sg.UnsupportedSyntaxError as e:
         assert e.lineno is not None
+
+
+def constant_to_branching_helper(x):
+    return scale_if_small(x, 0.5) + scale_if_small(x, 2.0)
+
+
+def scale_if_small(a, c):
+    if c < 1.0:
+        a = a * 2.0
+    return np.sum(np.sin(a))
+
+
+@pytest.mark.xfail(strict=True, raises=sg.InternalCompilerError,
+                   reason="compiler bug: a constant argument to a helper that branches on it: "
+                   "CSTValidationError: Name '0.5' is not a valid identifier (normalize)")
+def test_constant_argument_to_branching_helper():
+    check(constant_to_branching_helper, (np.array([0.5, -1.0, 2.0]),))
 
 
 # ==== containers ==================================================================================
