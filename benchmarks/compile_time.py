@@ -5,13 +5,15 @@ sourcegrad reads source files), and a function with nested loops, branches and a
 with and without calls to a helper function. Each is compiled afresh (a new module, a new
 function object) up to five times (fewer when one compile takes over a second); the table gives
 the median. For reference, where JAX is
-installed, the same for ``jax.jit(jax.value_and_grad(f))`` (tracing and XLA compilation).
+installed, the same for ``jax.jit(jax.value_and_grad(f))`` (tracing and XLA compilation), in a
+subprocess stopped after two minutes.
 """
 
 import importlib.util
 import itertools
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -132,23 +134,48 @@ def sourcegrad_compile(source, directory, args, repeat):
     return statistics.median(r[0] for r in results), statistics.median(r[1] for r in results), lines
 
 
-def jax_compile(source, directory, args, repeat):
-    try:
-        import jax
-        import jax.numpy as jnp
-    except ImportError:
+JAX_LIMIT_S = 120
+
+
+def jax_compile(source, directory, repeat, limit=JAX_LIMIT_S):
+    """The same for ``jax.jit(jax.value_and_grad(f))``, in a subprocess stopped after ``limit``
+    seconds: XLA takes minutes on the 1000-line function."""
+    if importlib.util.find_spec("jax") is None:
         return "-"
+    path = os.path.join(directory, f"_sg_jax_bench_{next(_counter)}.py")
+    with open(path, "w") as fh:
+        fh.write(source)
+    try:
+        proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--jax", path, str(repeat)],
+                              capture_output=True, text=True, timeout=limit, check=False)
+    except subprocess.TimeoutExpired:
+        return f"> {limit * 1e3:.0f} (stopped)"
+    lines = proc.stdout.strip().splitlines()
+    return lines[-1] if proc.returncode == 0 and lines else f"error (exit {proc.returncode})"
+
+
+def _jax_main(path, repeat):
+    import jax
+    import jax.numpy as jnp
+
     jax.config.update("jax_enable_x64", True)
+    jax.block_until_ready(jax.jit(lambda a: a + 1.0)(np.ones(8)))  # backend start-up, not compile time
+    rng = np.random.default_rng(0)
+    args = (rng.standard_normal(8), rng.standard_normal(8))
+    with open(path) as fh:
+        source = fh.read()
     times = []
-    while len(times) < (repeats(times[0], repeat) if times else 1):
-        f = load(source, directory).f
-        f = types.FunctionType(f.__code__, {**f.__globals__, "np": jnp}, f.__name__)
-        try:
-            times.append(first_call_minus_run(lambda f: jax.jit(jax.value_and_grad(f, argnums=(0, 1))), f,
-                                              args, jax.block_until_ready)[0])
-        except Exception as e:  # noqa: BLE001 — e.g. Python control flow on traced values
-            return f"n/a ({type(e).__name__})"
-    return f"{statistics.median(times) * 1e3:.1f}"
+    with tempfile.TemporaryDirectory() as directory:
+        while len(times) < (repeats(times[0], repeat) if times else 1):
+            f = load(source, directory).f
+            f = types.FunctionType(f.__code__, {**f.__globals__, "np": jnp}, f.__name__)
+            try:
+                times.append(first_call_minus_run(lambda f: jax.jit(jax.value_and_grad(f, argnums=(0, 1))), f,
+                                                  args, jax.block_until_ready)[0])
+            except Exception as e:  # noqa: BLE001 — e.g. Python control flow on traced values
+                print(f"n/a ({type(e).__name__})")
+                return
+    print(f"{statistics.median(times) * 1e3:.1f}")
 
 
 def report(quick):
@@ -174,5 +201,9 @@ def report(quick):
                 row = [label, f"{compile_s * 1e3:.1f}", f"{run_s * 1e6:.1f}", str(lines)]
             except Exception as e:  # noqa: BLE001 — report what the compiler does not support yet
                 row = [label, f"FAILED: {type(e).__name__}", "-", "-"]
-            rows.append(row + [jax_compile(source, directory, args, 1 if quick else 3)])
+            rows.append(row + [jax_compile(source, directory, 1 if quick else 3)])
     return headers, rows
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["--jax"]:
+    _jax_main(sys.argv[2], int(sys.argv[3]))

@@ -156,14 +156,14 @@ MAKERS = {key: globals()[f"system_{key}"] for key in SYSTEM_KEYS}
 
 def require(system):
     """Raise ``Skip`` if the system's library is not importable."""
-    module = dict((k, m) for k, _, m in SYSTEMS)[system]
+    module = {k: m for k, _, m in SYSTEMS}[system]
     if module is None:
         return
     try:
         __import__(module)
     except ImportError:
         raise Skip(f"{module} not installed") from None
-    except Exception as e:  # a broken install: say so rather than crash the table
+    except Exception as e:  # noqa: BLE001 — a broken install: say so rather than crash the table
         raise Skip(f"{module} failed to import: {type(e).__name__}: {e}") from None
 
 
@@ -262,7 +262,7 @@ def blas_info():
         config = np.show_config(mode="dicts")
         blas = config["Build Dependencies"]["blas"]
         return f"{blas.get('name', '?')} {blas.get('version', '')}".strip()
-    except Exception:  # older numpy: no dict mode
+    except Exception:  # noqa: BLE001 — older numpy: no dict mode
         return "unknown"
 
 
@@ -284,7 +284,7 @@ def sourcegrad_location():
     folder = os.path.dirname(os.path.dirname(spec.origin))
     try:
         commit = subprocess.run(["git", "-C", folder, "describe", "--always", "--dirty"], capture_output=True,
-                                text=True, timeout=10).stdout.strip()
+                                text=True, timeout=10, check=False).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         commit = ""
     return folder + (f" (git {commit})" if commit else "")
@@ -296,8 +296,8 @@ def machine_report():
     return [
         f"sourcegrad from {sourcegrad_location()}",
         f"machine: {cpu_model()}, {os.cpu_count()} logical CPUs, {platform.system()} {platform.release()}",
-        f"python {platform.python_version()} ({sys.implementation.name}); numpy BLAS: {blas_info()}; "
-        f"threads pinned to 1 ({', '.join(k for k in THREAD_ENV if k.endswith('THREADS'))})",
+        (f"python {platform.python_version()} ({sys.implementation.name}); numpy BLAS: {blas_info()}; "
+         f"threads pinned to 1 ({', '.join(k for k in THREAD_ENV if k.endswith('THREADS'))})"),
         "versions: " + ", ".join(f"{k} {v}" if v else f"{k} (not installed)" for k, v in libs.items()),
         f"date: {time.strftime('%Y-%m-%d %H:%M:%S %Z')}",
     ]

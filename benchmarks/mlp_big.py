@@ -4,6 +4,8 @@ Large matrix products dominate: this measures what the generated code adds aroun
 Gradients with respect to all six weights and biases.
 """
 
+import itertools
+
 import numpy as np
 
 WRT = (0, 1, 2, 3, 4, 5)
@@ -44,7 +46,7 @@ def torch_loss(w1, b1, w2, b2, w3, b3, x, y):
 def make_args(batch, sizes, dtype=np.float32, seed=0):
     rng = np.random.default_rng(seed)
     args = []
-    for n_in, n_out in zip(sizes, sizes[1:]):
+    for n_in, n_out in itertools.pairwise(sizes):
         args.append((rng.standard_normal((n_in, n_out)) / np.sqrt(n_in)).astype(dtype))
         args.append((0.1 * rng.standard_normal(n_out)).astype(dtype))
     x = rng.standard_normal((batch, sizes[0])).astype(dtype)

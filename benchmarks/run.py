@@ -26,7 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
-import harness  # noqa: E402
+import harness
 
 BENCHMARKS = ["two_layer", "mlp_big", "small_ops", "rnn_loop", "while_loop", "compile_time", "memory"]
 MARK = "@@result "
@@ -52,7 +52,7 @@ def spawn(name, system, quick, timeout):
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", name, system] + (["--quick"] if quick else [])
     env = {**os.environ, **harness.THREAD_ENV}
     try:
-        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
         return None, f"timed out after {timeout} s"
     for line in reversed(proc.stdout.splitlines()):
@@ -94,13 +94,16 @@ def gradient_rows(results, systems):
             r = results.get(system, {}).get(case, {})
             if "seconds" in r:
                 s = r["seconds"]
-                ratio = lambda b: f"{s / b:.2f}" if b else "-"  # noqa: E731
                 rows.append([case, harness.LABELS[system], format_seconds(s), format_seconds(r["min"]),
-                             ratio(base["manual"]), ratio(base["forward"]), f"{r['error']:.1e}"])
+                             _ratio(s, base["manual"]), _ratio(s, base["forward"]), f"{r['error']:.1e}"])
             else:
                 rows.append([case, harness.LABELS[system], "-", "-", "-", "-",
                              r.get("skip") and f"skipped: {r['skip']}" or f"FAILED: {r.get('fail', '?')}"])
     return rows
+
+
+def _ratio(seconds, base):
+    return f"{seconds / base:.2f}" if base else "-"
 
 
 GRADIENT_HEADERS = ["case", "system", "median", "min", "x hand", "x fwd", "check (rel. err)"]

@@ -35,7 +35,7 @@ def run(x, cotangent=(0.1, 1.0, 0.0001)):
     cotangent = np.array(cotangent)
     y, pullback = double_until_large_vjp(x)
     gradient = pullback(cotangent)
-    k = int(round(np.log2(np.abs(y).max() / np.abs(x).max())))  # doubling is exact in floating point
+    k = round(np.log2(np.abs(y).max() / np.abs(x).max()))  # doubling is exact in floating point
     assert np.array_equal(y, x * 2.0 ** k)
     assert np.allclose(gradient, cotangent * 2.0 ** k)
     return y, gradient, k
