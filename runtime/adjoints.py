@@ -110,30 +110,32 @@ def tensordot_adjoint(g, a, b, axes, which):
 
 
 def einsum_adjoint(g, subscripts, operands, which):
-    """Adjoint of operand ``which`` of ``np.einsum(subscripts, *operands)`` (no ``...``)."""
-    spec = subscripts.replace(" ", "")
-    if "." in spec:
-        raise NotImplementedError("the adjoint of einsum with '...' is not implemented")
-    inputs, arrow, output = spec.partition("->")
+    """Adjoint of operand ``which`` of ``np.einsum(subscripts, *operands)``; ``...`` may lead
+    an operand's subscripts (broadcast dimensions)."""
+    inputs, arrow, output = subscripts.replace(" ", "").partition("->")
     ins = inputs.split(",")
-    if not arrow:
-        output = "".join(sorted(c for c in set(inputs.replace(",", "")) if inputs.count(c) == 1))
-    target = ins[which]
+    letters_of = [s.replace(".", "") for s in ins]
+    if not arrow:  # implicit output: '...', then the letters used once, sorted
+        used = "".join(letters_of)
+        output = "..." * ("." in inputs) + "".join(sorted(c for c in set(used) if used.count(c) == 1))
+    target, x, letters = ins[which], operands[which], letters_of[which]
+    if "." in target.lstrip("."):
+        raise NotImplementedError("the adjoint of einsum with '...' after letters is not implemented")
     others = [s for i, s in enumerate(ins) if i != which]
-    ops = [o for i, o in enumerate(operands) if i != which]
-    uniq = "".join(dict.fromkeys(target))
-    avail = set(output).union(*others)
-    kept = "".join(c for c in uniq if c in avail)
-    res = np.einsum(",".join([output] + others) + "->" + kept, g, *ops)
+    uniq = "".join(dict.fromkeys(letters))
+    kept = "".join(c for c in uniq if c in set(output).union(*others))
+    lead = "..." if target.startswith(".") else ""
+    res = np.einsum(",".join([output] + others) + "->" + lead + kept, g, *(o for i, o in enumerate(operands) if i != which))
     # letters this operand sums over alone come back by broadcasting
-    sizes = dict(zip(target, _shape(operands[which])))
-    idx = tuple(slice(None) if c in kept else None for c in uniq)
-    res = np.broadcast_to(res[idx], tuple(sizes[c] for c in uniq))
-    if uniq == target:
-        return res
+    sizes = dict(zip(letters[::-1], _shape(x)[::-1]))
+    res = res[(Ellipsis,) + tuple(slice(None) if c in kept else None for c in uniq)]
+    res = np.broadcast_to(res, res.shape[: res.ndim - len(uniq)] + tuple(sizes[c] for c in uniq))
+    if uniq == letters:
+        return unbroadcast(res, x)
     # repeated letters (a diagonal): write into the diagonal of a zero array
-    full = zeros_like(operands[which])
-    np.einsum(target + "->" + uniq, full)[...] = res
+    full = zeros_like(x)
+    diagonal = np.einsum(target + "->" + lead + uniq, full)
+    diagonal[...] = unbroadcast(res, diagonal)
     return full
 
 

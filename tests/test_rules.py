@@ -516,6 +516,9 @@ def f_einsum_diag(a, w): return np.sum(np.einsum("ii->i", a) * w)
 def f_einsum_total(a, w): return np.einsum("ij->", a) * w
 def f_einsum_transpose(a, w): return np.sum(np.einsum("ij->ji", a) * w)
 def f_einsum_dot(a, b, w): return np.einsum("i,i->", a, b) * w
+def f_einsum_ellipsis(a, b, w): return np.sum(np.einsum("...ij,...jk->...ik", a, b) * w)
+def f_einsum_ellipsis_implicit(a, b, w): return np.sum(np.einsum("...i,...i", a, b) * w)
+def f_einsum_ellipsis_diag(a, w): return np.sum(np.einsum("...ii->...i", a) * w)
 def f_einsum_three(a, b, c, w): return np.sum(np.einsum("ij,jk,kl->il", a, b, c) * w)
 def f_trace(a, w): return np.trace(a) * w
 def f_trace_offset(a, w): return np.trace(a, 1) * w
@@ -592,7 +595,10 @@ LINALG = [
     Row(f_einsum_matmul, products("ij,jk"), (0, 1)), Row(f_einsum_implicit, products("ij,jk"), (0, 1)),
     Row(f_einsum_batched, products("bij,bjk"), (0, 1)), Row(f_einsum_diag, products("ii")),
     Row(f_einsum_total, products("ij")), Row(f_einsum_transpose, products("ij")),
-    Row(f_einsum_dot, products("i,i"), (0, 1)), Row(f_einsum_three, products("ij,jk,kb"), (0, 1, 2)),
+    Row(f_einsum_dot, products("i,i"), (0, 1)),
+    Row(f_einsum_ellipsis, products("ij,jk", "bij,jk", "ij,bjk", "bij,bjk", "kbij,bjk"), (0, 1)),
+    Row(f_einsum_ellipsis_implicit, products("i,i", "bi,i", "kbi,bi"), (0, 1)),
+    Row(f_einsum_ellipsis_diag, products("ii", "bii")), Row(f_einsum_three, products("ij,jk,kb"), (0, 1, 2)),
     Row(f_trace, unary(shapes=stacked_trace_shape())), Row(f_trace_offset, unary(shapes=stacked_trace_shape())),
     Row(f_diag_vector, unary(shapes=min_dims(1, 1))), Row(f_diag_vector_k, unary(shapes=min_dims(1, 1))),
     Row(f_diag_matrix, unary(shapes=stacked_trace_shape())), Row(f_diag_matrix_k, unary(shapes=stacked_trace_shape())),
@@ -1003,6 +1009,24 @@ def test_templates_use_only_numpy_and_runtime_names():
         assert not extra, f"{template.origin} uses {sorted(extra)}"
         for name in template.free_names & allowed:
             assert template.namespace[name] is (np if name == "np" else getattr(runtime, name))
+
+
+def scaled(x, factor=None):
+    return x * (2.0 if factor is None else factor)
+
+
+def f_scaled(x): return np.sum(scaled(x))
+
+
+@pytest.mark.xfail(strict=True, raises=sourcegrad.InternalCompilerError,
+                   reason="compiler bug: a template's None/True/False are taken for free names and "
+                   "emitted as parameters of the generated factory (SyntaxError)")
+def test_template_may_use_keyword_constants():
+    @sourcegrad.adjoint(scaled)
+    def _(y, x, factor=None):
+        d[x] += d[y] * (2.0 if factor is None else factor)  # noqa: F821  (template notation)
+
+    assert np.array_equal(sourcegrad.grad(f_scaled)(np.ones(2)), [2.0, 2.0])
 
 
 _OPERATORS = {
