@@ -831,6 +831,23 @@ def loop_over_buffer_then_write(x):
     return np.sum(b * x)
 
 
+def append_then_update(x):
+    v = x * 1.0
+    hs = []
+    hs.append(v)
+    v *= 2.0
+    return np.sum(np.stack(hs)) + np.sum(v)
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="compiler bug: an array appended to a list "
+                   "and then updated in place: the list sees the update in Python but not in sourcegrad "
+                   "(wrong value and gradient, where a plain alias w = v is refused)")
+def test_append_then_update_in_place():
+    x = np.array([0.5, -1.0, 2.0])
+    check_value(append_then_update, (x,))
+    check(append_then_update, (x,))
+
+
 def _refused_bug(what):
     return pytest.mark.xfail(strict=True, raises=sg.UnsupportedSyntaxError,
                              reason=f"compiler bug: valid in-place code refused as aliased: {what}")

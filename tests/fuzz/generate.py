@@ -5,7 +5,8 @@ length ``n``; ``s``: a Python float; ``k``: a small int used as a loop bound) an
 functions defined *after* it. Bodies mix straight-line numpy from a safe set (``+ - * /``,
 ``tanh sin cos exp arctan square sqrt log``, ``sum mean``, indexing), ``if``/``else`` on data,
 ``for`` over ranges, arrays and ``enumerate``, bounded ``while`` loops, ``break``/``continue``,
-early returns, augmented assignment, helper calls with default and keyword arguments, and
+early returns, augmented assignment, tuple swaps, lists built with ``append`` and consumed by
+``np.stack`` or ``sum``, helper calls with default and keyword arguments, and
 in-place writes (``b[i] = v``, ``b[lo:hi] += v``, ``b[b < 0] = 0``) to buffers the program
 allocated itself.
 
@@ -77,6 +78,7 @@ class Var:
     buf: bool = False  # an array this program allocated: in-place writes allowed
     param: bool = False  # a parameter: may alias the caller's arrays, so never updated in place
     view: bool = False  # an array element or loop element: sourcegrad cannot know it is no view
+    updated: bool = False  # updated in place somewhere already
 
 
 @dataclass
@@ -305,6 +307,7 @@ class Generator:
         if not targets:
             return self.new_var()
         v = self.c.choice(targets)
+        v.updated = True
         form = self.c.choice(["tanh", "blend", "mul_cos", "aug_mul", "aug_div", "aug_add", "aug_sub"])
         e, _ = self.expr(v.kind if form == "tanh" or self.c.chance(0.7) else "scal")  # kinds never change
         self.features.add(f"update_{form}")
@@ -413,6 +416,50 @@ class Generator:
             index, element = Var(i, "int", self.n), Var(e, "scal", v.cap, view=True)
         self.loop_body(depth, [x for x in (index, element) if x is not None])
 
+    def appended(self, kind, depth=2):
+        code, _ = self.squash(*self.expr(kind, depth))
+        # a fresh value: an array appended and then updated in place is a known sourcegrad bug
+        return f"{code} * 1.0" if code.isidentifier() else code
+
+    def list_statement(self, depth):
+        """A list built with append in a loop, consumed once by np.stack or sum."""
+        name = self.fresh("l")
+        kind = self.c.choice(["vec", "scal"])
+        self.emit(f"{name} = []")
+        self.emit(f"{name}.append({self.appended(kind, 1)})")
+        i = self.fresh("i")
+        t = self.c.int(0, 4)
+        self.emit(f"for {i} in range({t}):")
+        self.loop_depth += 1
+        with _Block(self):
+            self.env.append(Var(i, "int", max(t, 1)))
+            if depth > 1 and self.c.chance(0.5):
+                self.statement(0)
+            self.emit(f"{name}.append({self.appended(kind)})")
+        self.loop_depth -= 1
+        out = self.fresh("v")
+        if self.c.chance(0.5):
+            self.features.add("list_stack")
+            self.emit(f"{out} = np.tanh(0.1 * np.sum(np.stack({name}), axis=0))")
+        else:
+            self.features.add("list_sum")
+            self.emit(f"{out} = np.tanh(0.1 * sum({name}))")
+        self.env.append(Var(out, kind, 1.0))
+        self.features.add("list_append")
+
+    def swap(self):
+        """``a, b = b, a`` on two variables of one kind (both capped at 1, so caps stay true)."""
+        for kind in ("vec", "scal") if not self.loop_depth else ():  # in a loop, an earlier update would follow it
+            # sourcegrad's alias analysis is flow-insensitive: a swapped name may never be updated in place
+            pool = [v for v in self.vars(kind) if v.cap == 1.0 and not (v.buf or v.param or v.view or v.updated)]
+            if len(pool) >= 2:
+                a, b = pool[-2], pool[-1]
+                self.emit(f"{a.name}, {b.name} = {b.name}, {a.name}")
+                a.view = b.view = True  # sourcegrad refuses in-place updates after a swap
+                self.features.add("swap")
+                return
+        self.new_var()
+
     def iterable(self, vecs):
         # Mostly parameters: sourcegrad refuses writes to an array after a loop over it (the
         # loop element might have been a view), which would make many programs refused.
@@ -461,11 +508,11 @@ class Generator:
             self.emit(f"return {self.result(self.returns)}")
 
     def statement(self, depth):
-        options = ["new", "new", "update", "update", "buffer", "write", "write"]
+        options = ["new", "new", "update", "update", "buffer", "write", "write", "swap"]
         if depth > 0:
-            options += ["if", "if", "for", "while"]
+            options += ["if", "if", "for", "while", "list"]
             if self.loop_depth >= 2:
-                options = [o for o in options if o not in ("for", "while")]
+                options = [o for o in options if o not in ("for", "while", "list")]
         options.append("return")
         pick = self.c.choice(options)
         if pick == "new":
@@ -482,6 +529,10 @@ class Generator:
             self.for_statement(depth)
         elif pick == "while":
             self.while_statement(depth)
+        elif pick == "list":
+            self.list_statement(depth)
+        elif pick == "swap":
+            self.swap()
         elif self.c.chance(0.5):
             self.early_return()
         else:
