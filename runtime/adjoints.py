@@ -1,6 +1,8 @@
 """Run-time pieces of adjoint rules too long to read well inline in generated code.
 
-Each takes the output adjoint ``g`` first and works through the arrays' own module.
+Grouped as the rule modules are. An adjoint helper takes the output adjoint ``g`` first and
+returns the input's adjoint; a slope helper (masks, shares) returns what a template multiplies
+``g`` by. All work through the arrays' own module and allocate like the input (``zeros_like``).
 """
 
 from __future__ import annotations
@@ -13,10 +15,173 @@ from . import ZERO, _float_dtype, _norm_axes, _scatter_add, _shape, unbroadcast,
 
 
 def _nd(x):
+    """The number of dimensions (0 for a Python scalar)."""
     return len(_shape(x))
 
 
-# --- linear algebra -------------------------------------------------------------------------
+# --- elementwise ------------------------------------------------------------------------------
+
+def log_of_base(base):
+    """The natural log of a logarithm's base (1.0 for ``None``, base e)."""
+    return 1.0 if base is None else math.log(base)
+
+
+def cast_like(g, x):
+    """``g`` in ``x``'s floating dtype: the adjoint of ``x.astype(...)``."""
+    dtype = getattr(x, "dtype", None)
+    if dtype is None or dtype.kind not in "fc" or not hasattr(g, "astype"):
+        return g
+    return g.astype(dtype, copy=False)
+
+
+# --- reductions -------------------------------------------------------------------------------
+
+def fanout(g, xs):
+    """Adjoint of Python's ``sum(xs)``: every element receives ``g`` (unbroadcast to it)."""
+    if isinstance(xs, (list, tuple)):
+        return [unbroadcast(g, x) for x in xs]
+    return np.broadcast_to(g, _shape(xs))  # sum over an array's first axis
+
+
+def centered(a, axis=None):
+    """``a`` minus its mean over ``axis`` (the slope of ``var`` and ``std``)."""
+    return a - np.mean(a, axis=axis, keepdims=True)
+
+
+def share(mask, axis=None, like=None):
+    """``mask`` as numbers (of ``like``'s float dtype) that sum to one along ``axis``: ties
+    share evenly."""
+    m = mask.astype(_float_dtype(like))
+    return m / m.sum(axis=axis, keepdims=True)
+
+
+def prod_of_others(a, axis=None):
+    """For each entry of ``a``, the product of the other entries it is reduced with (no division,
+    so zeros are fine): the slope of ``np.prod``."""
+    axes = _norm_axes(axis, _nd(a))
+    if not axes:
+        return np.ones_like(a)
+    moved = np.moveaxis(a, axes, range(-len(axes), 0))
+    flat = np.reshape(moved, moved.shape[: _nd(a) - len(axes)] + (-1,))
+    ones = np.ones_like(flat[..., :1])
+    before = np.cumprod(np.concatenate([ones, flat[..., :-1]], -1), axis=-1)
+    after = np.flip(np.cumprod(np.concatenate([ones, np.flip(flat, -1)[..., :-1]], -1), axis=-1), -1)
+    return np.moveaxis(np.reshape(before * after, moved.shape), range(-len(axes), 0), axes)
+
+
+def ptp_adjoint(g, a, axis=None, keepdims=False):
+    """Adjoint of ``np.ptp(a, axis)``: up at the maximum, down at the minimum (ties share)."""
+    hi = np.max(a, axis=axis, keepdims=True)
+    lo = np.min(a, axis=axis, keepdims=True)
+    return unreduce(g, a, axis, keepdims) * (share(a == hi, axis, a) - share(a == lo, axis, a))
+
+
+def _weights_like(weights, a, axis):
+    """``np.average``'s weights, shaped to broadcast against ``a``."""
+    if axis is not None and _nd(weights) == 1 and _nd(a) > 1:
+        shape = [1] * _nd(a)
+        shape[axis] = np.shape(weights)[0]
+        return np.reshape(weights, shape)
+    return weights
+
+
+def average_adjoint(g, a, axis=None, weights=None, keepdims=False):
+    """Adjoint of ``np.average(a, axis, weights)`` with respect to ``a``."""
+    gb = unreduce(g, a, axis, keepdims)
+    if weights is None:
+        return gb * (np.size(g) / np.size(a))
+    w = _weights_like(weights, a, axis)
+    return gb * w / np.sum(w, axis=axis, keepdims=True)
+
+
+def average_weights_adjoint(g, a, y, axis=None, weights=None, keepdims=False):
+    """Adjoint of ``np.average(a, axis, weights)`` with respect to ``weights``."""
+    w = _weights_like(weights, a, axis)
+    slope = unreduce(g, a, axis, keepdims) * (a - unreduce(y, a, axis, keepdims)) / np.sum(w, axis=axis, keepdims=True)
+    return np.reshape(unbroadcast(slope, w), np.shape(weights))
+
+
+def norm_adjoint(g, x, y, ord=None, axis=None, keepdims=False):
+    """Adjoint of ``np.linalg.norm``: every vector order, and the matrix orders ``'fro'``,
+    ``'nuc'``, 1, -1, 2, -2, inf and -inf (over ``axis``, a pair of axes, for stacks)."""
+    matrix = isinstance(axis, tuple) and len(axis) == 2 or axis is None and _nd(x) == 2 and ord is not None
+    if matrix and ord not in (None, "fro"):
+        return unreduce(g, x, axis, keepdims) * _matrix_norm_slope(x, ord, axis or (0, 1))
+    return vector_norm_adjoint(g, x, y, 2 if ord in (None, "fro") else ord, axis, keepdims)
+
+
+def vector_norm_adjoint(g, x, y, ord=2, axis=None, keepdims=False):
+    """Adjoint of ``np.linalg.vector_norm``: any order, over any axes (flattened together)."""
+    y = unreduce(y, x, axis, keepdims)
+    if ord == 0:  # counts the nonzeros
+        slope = np.zeros_like(x)
+    elif np.isinf(ord):
+        slope = np.sign(x) * share(np.abs(x) == y, axis, x)
+    else:
+        slope = np.sign(x) * (np.abs(x) / y) ** (ord - 1)
+    return unreduce(g, x, axis, keepdims) * slope
+
+
+def _matrix_norm_slope(x, ord, axes):
+    """The slope of a matrix norm of ``x`` over the pair ``axes``."""
+    m = np.moveaxis(x, axes, (-2, -1))
+    if ord in ("nuc", 2, -2):
+        u, _, vt = np.linalg.svd(m, full_matrices=False)
+        k = 0 if ord == 2 else -1
+        slope = u @ vt if ord == "nuc" else u[..., :, k, None] * vt[..., k, None, :]
+    else:  # 1: the largest column sum; inf: the largest row sum; negative: the smallest
+        summed, kept = (-2, -1) if abs(ord) == 1 else (-1, -2)
+        sums = np.abs(m).sum(axis=summed, keepdims=True)
+        best = sums.max(axis=kept, keepdims=True) if ord > 0 else sums.min(axis=kept, keepdims=True)
+        slope = np.sign(m) * share(sums == best, kept, x)
+    return np.moveaxis(slope, (-2, -1), axes)
+
+
+def reverse_cumsum(g, x, axis=None, include_initial=False):
+    """Adjoint of ``np.cumsum(x, axis)`` (and of ``np.cumulative_sum``, whose ``include_initial``
+    puts a constant zero first)."""
+    if axis is None:
+        flat = np.ravel(g)[1:] if include_initial else np.ravel(g)
+        return np.reshape(np.cumsum(flat[::-1])[::-1], _shape(x))
+    if include_initial:
+        g = np.delete(g, 0, axis)
+    return np.flip(np.cumsum(np.flip(g, axis), axis=axis), axis)
+
+
+def undiff(g, n=1, axis=-1):
+    """Adjoint of ``np.diff(x, n, axis)``: minus the difference of ``g`` padded with zeros, n times."""
+    for _ in range(n):
+        g = -np.diff(g, axis=axis, prepend=0, append=0)
+    return g
+
+
+def _trapezoid_widths(x, dx, axis):
+    """The widths of ``np.trapezoid``'s panels, with the integration axis last."""
+    if x is None:
+        return dx
+    return np.diff(x) if _nd(x) == 1 else np.moveaxis(np.diff(x, axis=axis), axis, -1)
+
+
+def trapezoid_adjoint(g, y, x=None, dx=1.0, axis=-1):
+    """Adjoint of ``np.trapezoid(y, x, dx, axis)`` with respect to ``y``: each panel gives half
+    its width to both of its ends."""
+    ym = np.moveaxis(y, axis, -1)
+    half = np.broadcast_to(np.expand_dims(g, -1) * _trapezoid_widths(x, dx, axis) / 2, ym[..., 1:].shape)
+    edge = np.zeros_like(half[..., :1])
+    return np.moveaxis(np.concatenate([edge, half], -1) + np.concatenate([half, edge], -1), -1, axis)
+
+
+def trapezoid_x_adjoint(g, y, x, axis=-1):
+    """Adjoint of ``np.trapezoid(y, x, axis=axis)`` with respect to the sample points ``x``."""
+    ym = np.moveaxis(y, axis, -1)
+    panel = np.expand_dims(g, -1) * (ym[..., 1:] + ym[..., :-1]) / 2  # d value / d panel width
+    gx = undiff(panel, 1, -1)
+    if _nd(x) == 1:
+        return np.reshape(gx, (-1, gx.shape[-1])).sum(axis=0)
+    return unbroadcast(np.moveaxis(gx, -1, axis), x)
+
+
+# --- linear algebra ---------------------------------------------------------------------------
 
 def dot_adjoint_a(g, a, b):
     """Adjoint of ``a`` in ``np.dot(a, b)`` for any ranks."""
@@ -77,6 +242,16 @@ def matmul_adjoint_b(g, a, b):
     return unbroadcast(np.swapaxes(a, -1, -2) @ g, b)
 
 
+def inner_adjoint(g, a, b, which):
+    """Adjoint of ``a`` (which=0) or ``b`` (which=1) in ``np.inner(a, b)``."""
+    if _nd(a) == 0 or _nd(b) == 0:
+        return unbroadcast(g * b, a) if which == 0 else unbroadcast(g * a, b)
+    lead = _nd(a) - 1  # g's axes: a's free axes, then b's
+    if which == 0:
+        return np.tensordot(g, b, axes=(list(range(lead, np.ndim(g))), list(range(_nd(b) - 1))))
+    return np.tensordot(g, a, axes=(list(range(lead)), list(range(lead))))
+
+
 def vecdot_adjoint(g, x, other, axis=-1):
     """Adjoint of ``x`` in ``np.vecdot(x, other, axis=axis)`` (or with the operands swapped)."""
     along = np.expand_dims(g, -1) * np.moveaxis(other, axis, -1)
@@ -109,6 +284,11 @@ def tensordot_adjoint(g, a, b, axes, which):
     return np.transpose(out, np.argsort(perm))
 
 
+def operands_of(*xs):
+    """The operands actually passed to ``einsum`` (trailing ``None`` defaults dropped)."""
+    return [x for x in xs if x is not None]
+
+
 def einsum_adjoint(g, subscripts, operands, which):
     """Adjoint of operand ``which`` of ``np.einsum(subscripts, *operands)``; ``...`` may lead
     an operand's subscripts (broadcast dimensions)."""
@@ -139,7 +319,73 @@ def einsum_adjoint(g, subscripts, operands, which):
     return full
 
 
-# --- shape ----------------------------------------------------------------------------------
+def kron_adjoint(g, a, b, which):
+    """Adjoint of ``np.kron(a, b)`` for 1-d and 2-d operands."""
+    a2, b2 = np.atleast_2d(a), np.atleast_2d(b)
+    (m, n), (p, q) = a2.shape, b2.shape
+    g4 = np.reshape(g, (m, p, n, q))
+    if which == 0:
+        return np.reshape(np.einsum("ipjq,pq->ij", g4, b2), _shape(a))
+    return np.reshape(np.einsum("ipjq,ij->pq", g4, a2), _shape(b))
+
+
+def undiag(g, x, k=0):
+    """Adjoint of ``np.diag(x, k)``: builds a matrix from a vector, or takes a matrix's diagonal."""
+    if _nd(x) == 1:
+        return np.diagonal(g, k).copy()
+    return undiagonal(g, x, k)
+
+
+def undiagonal(g, x, offset=0, axis1=0, axis2=1):
+    """Adjoint of ``np.diagonal(x, offset, axis1, axis2)``."""
+    out = zeros_like(x)
+    i = np.arange(np.shape(g)[-1])
+    np.moveaxis(out, (axis1, axis2), (-2, -1))[..., i + max(0, -offset), i + max(0, offset)] = g
+    return out
+
+
+def untrace(g, x, offset=0, axis1=0, axis2=1):
+    """Adjoint of ``np.trace(x, offset, axis1, axis2)``: ``g`` all along the diagonal."""
+    n = np.diagonal(x, offset, axis1, axis2).shape[-1]
+    g = np.expand_dims(g, -1)
+    return undiagonal(np.broadcast_to(g, g.shape[:-1] + (n,)), x, offset, axis1, axis2)
+
+
+def solve_adjoint_b(g, a, x):
+    """Adjoint of ``b`` in ``x = np.linalg.solve(a, b)``: ``solve(a.T, g)``."""
+    if _nd(x) == _nd(a) - 1:
+        return np.linalg.solve(np.swapaxes(a, -1, -2), g[..., None])[..., 0]
+    return np.linalg.solve(np.swapaxes(a, -1, -2), g)
+
+
+def solve_adjoint_a(gb, a, x):
+    """Adjoint of ``a`` in ``x = np.linalg.solve(a, b)``, given the adjoint ``gb`` of ``b``."""
+    if _nd(x) == _nd(a) - 1:  # b was a vector
+        return -gb[..., :, None] * x[..., None, :]
+    return -gb @ np.swapaxes(x, -1, -2)
+
+
+def slogdet_adjoint(g, a):
+    """Adjoint of ``np.linalg.slogdet(a)`` through its ``logabsdet`` (the sign has none)."""
+    gl = g[1] if isinstance(g, (list, tuple)) else g
+    if gl is ZERO:
+        return zeros_like(a)
+    return np.expand_dims(gl, (-2, -1)) * np.swapaxes(np.linalg.inv(a), -1, -2)
+
+
+def matrix_power_adjoint(g, a, n):
+    """Adjoint of ``np.linalg.matrix_power(a, n)``: the sum over k of (a^T)^k g (a^T)^(n-1-k);
+    a negative power goes through the inverse."""
+    if n < 0:
+        b = np.linalg.inv(a)
+        bt = np.swapaxes(b, -1, -2)
+        return -bt @ matrix_power_adjoint(g, b, -n) @ bt
+    at = np.swapaxes(a, -1, -2)
+    powers = [np.linalg.matrix_power(at, k) for k in range(n)]
+    return sum((powers[k] @ g @ powers[n - 1 - k] for k in range(n)), zeros_like(a))
+
+
+# --- shape ------------------------------------------------------------------------------------
 
 def untranspose(g, axes):
     """Adjoint of ``np.transpose(x, axes)``."""
@@ -163,6 +409,7 @@ def unstack(g, xs, axis=0):
 
 
 def _unjoin(g, xs, as_joined, axis):
+    """``g`` cut into the pieces joined along ``axis`` after ``as_joined``, shaped like ``xs``."""
     pieces = unconcatenate(g, [as_joined(x) for x in xs], axis)
     return [np.reshape(p, _shape(x)) for p, x in zip(pieces, xs)]
 
@@ -201,6 +448,7 @@ def restack(gs, x, axis=0):
 
 
 def untile(g, x, reps):
+    """Adjoint of ``np.tile(x, reps)``: the tiles' gradients summed."""
     shape = _shape(x)
     reps = (reps,) if isinstance(reps, int) else tuple(reps)
     nd = max(len(shape), len(reps))
@@ -246,21 +494,7 @@ def undelete(g, x, obj, axis=None):
     return out
 
 
-def interp_adjoint(g, x, xp, fp, which, left=None, right=None):
-    """Adjoint of ``np.interp(x, xp, fp, left, right)`` with respect to ``x`` (which=0) or the
-    values ``fp`` (which=1); outside ``xp`` the ends (or ``left``/``right``) hold."""
-    i = np.clip(np.searchsorted(xp, x, side="right") - 1, 0, len(xp) - 2)
-    width = xp[i + 1] - xp[i]
-    t = (x - xp[i]) / width
-    if which == 0:
-        return g * ((t >= 0) & (t <= 1)) * (fp[i + 1] - fp[i]) / width
-    g = g * ((t >= 0) | (left is None)) * ((t <= 1) | (right is None))  # else left/right hold
-    t = np.clip(t, 0, 1)
-    out = zeros_like(fp)
-    _scatter_add(out, np.ravel(i), np.ravel(g * (1 - t)))
-    _scatter_add(out, np.ravel(i + 1), np.ravel(g * t))
-    return out
-
+# --- indexing and selection -------------------------------------------------------------------
 
 def untake(g, x, indices, axis=None):
     """Adjoint of ``np.take(x, indices, axis)``: repeated indices accumulate."""
@@ -273,6 +507,18 @@ def untake(g, x, indices, axis=None):
     moved = np.moveaxis(out, axis, 0)
     gm = np.moveaxis(g, list(range(axis, axis + np.ndim(indices))), list(range(np.ndim(indices))))
     _scatter_add(moved, indices, gm)
+    return out
+
+
+def untake_along_axis(g, x, indices, axis):
+    """Adjoint of ``np.take_along_axis(x, indices, axis)``."""
+    out = zeros_like(x)
+    if axis is None:
+        _scatter_add(out.reshape(-1), np.ravel(indices), np.ravel(g))
+        return out
+    idx = list(np.ix_(*[np.arange(n) for n in _shape(indices)]))
+    idx[axis % _nd(x)] = indices
+    _scatter_add(out, tuple(idx), g)
     return out
 
 
@@ -306,255 +552,17 @@ def clip_hi_mask(x, lo, hi):
     return (x if lo is None else np.maximum(x, lo)) > hi
 
 
-def reverse_cumsum(g, x, axis=None, include_initial=False):
-    """Adjoint of ``np.cumsum(x, axis)`` (and of ``np.cumulative_sum``, whose ``include_initial``
-    puts a constant zero first)."""
-    if axis is None:
-        flat = np.ravel(g)[1:] if include_initial else np.ravel(g)
-        return np.reshape(np.cumsum(flat[::-1])[::-1], _shape(x))
-    if include_initial:
-        g = np.delete(g, 0, axis)
-    return np.flip(np.cumsum(np.flip(g, axis), axis=axis), axis)
-
-
-def undiff(g, n=1, axis=-1):
-    """Adjoint of ``np.diff(x, n, axis)``: minus the difference of ``g`` padded with zeros, n times."""
-    for _ in range(n):
-        g = -np.diff(g, axis=axis, prepend=0, append=0)
-    return g
-
-
-def _trapezoid_widths(x, dx, axis):
-    """The widths of ``np.trapezoid``'s panels, with the integration axis last."""
-    if x is None:
-        return dx
-    return np.diff(x) if _nd(x) == 1 else np.moveaxis(np.diff(x, axis=axis), axis, -1)
-
-
-def trapezoid_adjoint(g, y, x=None, dx=1.0, axis=-1):
-    """Adjoint of ``np.trapezoid(y, x, dx, axis)`` with respect to ``y``: each panel gives half
-    its width to both of its ends."""
-    ym = np.moveaxis(y, axis, -1)
-    half = np.broadcast_to(np.expand_dims(g, -1) * _trapezoid_widths(x, dx, axis) / 2, ym[..., 1:].shape)
-    edge = np.zeros_like(half[..., :1])
-    return np.moveaxis(np.concatenate([edge, half], -1) + np.concatenate([half, edge], -1), -1, axis)
-
-
-def trapezoid_x_adjoint(g, y, x, axis=-1):
-    """Adjoint of ``np.trapezoid(y, x, axis=axis)`` with respect to the sample points ``x``."""
-    ym = np.moveaxis(y, axis, -1)
-    panel = np.expand_dims(g, -1) * (ym[..., 1:] + ym[..., :-1]) / 2  # d value / d panel width
-    gx = undiff(panel, 1, -1)
-    if _nd(x) == 1:
-        return np.reshape(gx, (-1, gx.shape[-1])).sum(axis=0)
-    return unbroadcast(np.moveaxis(gx, -1, axis), x)
-
-
-def prod_of_others(a, axis=None):
-    """For each entry of ``a``, the product of the other entries it is reduced with (no division,
-    so zeros are fine): the slope of ``np.prod``."""
-    axes = _norm_axes(axis, _nd(a))
-    if not axes:
-        return np.ones_like(a)
-    moved = np.moveaxis(a, axes, range(-len(axes), 0))
-    flat = np.reshape(moved, moved.shape[: _nd(a) - len(axes)] + (-1,))
-    ones = np.ones_like(flat[..., :1])
-    before = np.cumprod(np.concatenate([ones, flat[..., :-1]], -1), axis=-1)
-    after = np.flip(np.cumprod(np.concatenate([ones, np.flip(flat, -1)[..., :-1]], -1), axis=-1), -1)
-    return np.moveaxis(np.reshape(before * after, moved.shape), range(-len(axes), 0), axes)
-
-
-def ptp_adjoint(g, a, axis=None, keepdims=False):
-    """Adjoint of ``np.ptp(a, axis)``: up at the maximum, down at the minimum (ties share)."""
-    hi = np.max(a, axis=axis, keepdims=True)
-    lo = np.min(a, axis=axis, keepdims=True)
-    return unreduce(g, a, axis, keepdims) * (share(a == hi, axis, a) - share(a == lo, axis, a))
-
-
-def undiag(g, x, k=0):
-    """Adjoint of ``np.diag(x, k)``: builds a matrix from a vector, or takes a matrix's diagonal."""
-    if _nd(x) == 1:
-        return np.diagonal(g, k).copy()
-    return undiagonal(g, x, k)
-
-
-def undiagonal(g, x, offset=0, axis1=0, axis2=1):
-    """Adjoint of ``np.diagonal(x, offset, axis1, axis2)``."""
-    out = zeros_like(x)
-    i = np.arange(np.shape(g)[-1])
-    np.moveaxis(out, (axis1, axis2), (-2, -1))[..., i + max(0, -offset), i + max(0, offset)] = g
-    return out
-
-
-def untrace(g, x, offset=0, axis1=0, axis2=1):
-    """Adjoint of ``np.trace(x, offset, axis1, axis2)``: ``g`` all along the diagonal."""
-    n = np.diagonal(x, offset, axis1, axis2).shape[-1]
-    g = np.expand_dims(g, -1)
-    return undiagonal(np.broadcast_to(g, g.shape[:-1] + (n,)), x, offset, axis1, axis2)
-
-
-# --- reductions -----------------------------------------------------------------------------
-
-def fanout(g, xs):
-    """Adjoint of Python's ``sum(xs)``: every element receives ``g`` (unbroadcast to it)."""
-    if isinstance(xs, (list, tuple)):
-        return [unbroadcast(g, x) for x in xs]
-    return np.broadcast_to(g, _shape(xs))  # sum over an array's first axis
-
-
-def centered(a, axis=None):
-    """``a`` minus its mean over ``axis`` (the slope of ``var`` and ``std``)."""
-    return a - np.mean(a, axis=axis, keepdims=True)
-
-
-def share(mask, axis=None, like=None):
-    """``mask`` as numbers (of ``like``'s float dtype) that sum to one along ``axis``: ties
-    share evenly."""
-    m = mask.astype(_float_dtype(like))
-    return m / m.sum(axis=axis, keepdims=True)
-
-
-def norm_adjoint(g, x, y, ord=None, axis=None, keepdims=False):
-    """Adjoint of ``np.linalg.norm``: every vector order, and the matrix orders ``'fro'``,
-    ``'nuc'``, 1, -1, 2, -2, inf and -inf (over ``axis``, a pair of axes, for stacks)."""
-    matrix = isinstance(axis, tuple) and len(axis) == 2 or axis is None and _nd(x) == 2 and ord is not None
-    if matrix and ord not in (None, "fro"):
-        return unreduce(g, x, axis, keepdims) * _matrix_norm_slope(x, ord, axis or (0, 1))
-    return vector_norm_adjoint(g, x, y, 2 if ord in (None, "fro") else ord, axis, keepdims)
-
-
-def vector_norm_adjoint(g, x, y, ord=2, axis=None, keepdims=False):
-    """Adjoint of ``np.linalg.vector_norm``: any order, over any axes (flattened together)."""
-    y = unreduce(y, x, axis, keepdims)
-    if ord == 0:  # counts the nonzeros
-        slope = np.zeros_like(x)
-    elif np.isinf(ord):
-        slope = np.sign(x) * share(np.abs(x) == y, axis, x)
-    else:
-        slope = np.sign(x) * (np.abs(x) / y) ** (ord - 1)
-    return unreduce(g, x, axis, keepdims) * slope
-
-
-def _matrix_norm_slope(x, ord, axes):
-    m = np.moveaxis(x, axes, (-2, -1))
-    if ord in ("nuc", 2, -2):
-        u, _, vt = np.linalg.svd(m, full_matrices=False)
-        k = 0 if ord == 2 else -1
-        slope = u @ vt if ord == "nuc" else u[..., :, k, None] * vt[..., k, None, :]
-    else:  # 1: the largest column sum; inf: the largest row sum; negative: the smallest
-        summed, kept = (-2, -1) if abs(ord) == 1 else (-1, -2)
-        sums = np.abs(m).sum(axis=summed, keepdims=True)
-        best = sums.max(axis=kept, keepdims=True) if ord > 0 else sums.min(axis=kept, keepdims=True)
-        slope = np.sign(m) * share(sums == best, kept, x)
-    return np.moveaxis(slope, (-2, -1), axes)
-
-
-def _weights_like(weights, a, axis):
-    """``np.average``'s weights, shaped to broadcast against ``a``."""
-    if axis is not None and _nd(weights) == 1 and _nd(a) > 1:
-        shape = [1] * _nd(a)
-        shape[axis] = np.shape(weights)[0]
-        return np.reshape(weights, shape)
-    return weights
-
-
-def average_adjoint(g, a, axis=None, weights=None, keepdims=False):
-    """Adjoint of ``np.average(a, axis, weights)`` with respect to ``a``."""
-    gb = unreduce(g, a, axis, keepdims)
-    if weights is None:
-        return gb * (np.size(g) / np.size(a))
-    w = _weights_like(weights, a, axis)
-    return gb * w / np.sum(w, axis=axis, keepdims=True)
-
-
-def average_weights_adjoint(g, a, y, axis=None, weights=None, keepdims=False):
-    """Adjoint of ``np.average(a, axis, weights)`` with respect to ``weights``."""
-    w = _weights_like(weights, a, axis)
-    slope = unreduce(g, a, axis, keepdims) * (a - unreduce(y, a, axis, keepdims)) / np.sum(w, axis=axis, keepdims=True)
-    return np.reshape(unbroadcast(slope, w), np.shape(weights))
-
-
-def log_of_base(base):
-    """The natural log of a logarithm's base (1.0 for ``None``, base e)."""
-    return 1.0 if base is None else math.log(base)
-
-
-def cast_like(g, x):
-    """``g`` in ``x``'s floating dtype: the adjoint of ``x.astype(...)``."""
-    dtype = getattr(x, "dtype", None)
-    if dtype is None or dtype.kind not in "fc" or not hasattr(g, "astype"):
-        return g
-    return g.astype(dtype, copy=False)
-
-
-def inner_adjoint(g, a, b, which):
-    """Adjoint of ``a`` (which=0) or ``b`` (which=1) in ``np.inner(a, b)``."""
-    if _nd(a) == 0 or _nd(b) == 0:
-        return unbroadcast(g * b, a) if which == 0 else unbroadcast(g * a, b)
-    lead = _nd(a) - 1  # g's axes: a's free axes, then b's
+def interp_adjoint(g, x, xp, fp, which, left=None, right=None):
+    """Adjoint of ``np.interp(x, xp, fp, left, right)`` with respect to ``x`` (which=0) or the
+    values ``fp`` (which=1); outside ``xp`` the ends (or ``left``/``right``) hold."""
+    i = np.clip(np.searchsorted(xp, x, side="right") - 1, 0, len(xp) - 2)
+    width = xp[i + 1] - xp[i]
+    t = (x - xp[i]) / width
     if which == 0:
-        return np.tensordot(g, b, axes=(list(range(lead, np.ndim(g))), list(range(_nd(b) - 1))))
-    return np.tensordot(g, a, axes=(list(range(lead)), list(range(lead))))
-
-
-# --- dense linear algebra ---------------------------------------------------------------------
-
-def operands_of(*xs):
-    """The operands actually passed to ``einsum`` (trailing ``None`` defaults dropped)."""
-    return [x for x in xs if x is not None]
-
-
-def solve_adjoint_b(g, a, x):
-    """Adjoint of ``b`` in ``x = np.linalg.solve(a, b)``: ``solve(a.T, g)``."""
-    if _nd(x) == _nd(a) - 1:
-        return np.linalg.solve(np.swapaxes(a, -1, -2), g[..., None])[..., 0]
-    return np.linalg.solve(np.swapaxes(a, -1, -2), g)
-
-
-def solve_adjoint_a(gb, a, x):
-    """Adjoint of ``a`` in ``x = np.linalg.solve(a, b)``, given the adjoint ``gb`` of ``b``."""
-    if _nd(x) == _nd(a) - 1:  # b was a vector
-        return -gb[..., :, None] * x[..., None, :]
-    return -gb @ np.swapaxes(x, -1, -2)
-
-
-def slogdet_adjoint(g, a):
-    """Adjoint of ``np.linalg.slogdet(a)`` through its ``logabsdet`` (the sign has none)."""
-    gl = g[1] if isinstance(g, (list, tuple)) else g
-    if gl is ZERO:
-        return zeros_like(a)
-    return np.expand_dims(gl, (-2, -1)) * np.swapaxes(np.linalg.inv(a), -1, -2)
-
-
-def matrix_power_adjoint(g, a, n):
-    """Adjoint of ``np.linalg.matrix_power(a, n)``: the sum over k of (a^T)^k g (a^T)^(n-1-k);
-    a negative power goes through the inverse."""
-    if n < 0:
-        b = np.linalg.inv(a)
-        bt = np.swapaxes(b, -1, -2)
-        return -bt @ matrix_power_adjoint(g, b, -n) @ bt
-    at = np.swapaxes(a, -1, -2)
-    powers = [np.linalg.matrix_power(at, k) for k in range(n)]
-    return sum((powers[k] @ g @ powers[n - 1 - k] for k in range(n)), zeros_like(a))
-
-
-def kron_adjoint(g, a, b, which):
-    """Adjoint of ``np.kron(a, b)`` for 1-d and 2-d operands."""
-    a2, b2 = np.atleast_2d(a), np.atleast_2d(b)
-    (m, n), (p, q) = a2.shape, b2.shape
-    g4 = np.reshape(g, (m, p, n, q))
-    if which == 0:
-        return np.reshape(np.einsum("ipjq,pq->ij", g4, b2), _shape(a))
-    return np.reshape(np.einsum("ipjq,ij->pq", g4, a2), _shape(b))
-
-
-def untake_along_axis(g, x, indices, axis):
-    """Adjoint of ``np.take_along_axis(x, indices, axis)``."""
-    out = zeros_like(x)
-    if axis is None:
-        _scatter_add(out.reshape(-1), np.ravel(indices), np.ravel(g))
-        return out
-    idx = list(np.ix_(*[np.arange(n) for n in _shape(indices)]))
-    idx[axis % _nd(x)] = indices
-    _scatter_add(out, tuple(idx), g)
+        return g * ((t >= 0) & (t <= 1)) * (fp[i + 1] - fp[i]) / width
+    g = g * ((t >= 0) | (left is None)) * ((t <= 1) | (right is None))  # else left/right hold
+    t = np.clip(t, 0, 1)
+    out = zeros_like(fp)
+    _scatter_add(out, np.ravel(i), np.ravel(g * (1 - t)))
+    _scatter_add(out, np.ravel(i + 1), np.ravel(g * t))
     return out

@@ -381,6 +381,7 @@ def f_builtin_max(x, y, w): return max(x, y) * w
 def f_builtin_min(x, y, w): return min(x, y) * w
 def f_builtin_sum(x, y, w): return sum([x, y, x * y], 1.0) * w
 def f_builtin_sum_arrays(x, y, w): return np.sum(sum([x, y]) * w)
+def f_builtin_sum_rows(x, w): return np.sum(sum(x) * w)
 
 
 PY = (np.float64,)
@@ -402,6 +403,7 @@ MATH = [
     Row(f_math_hypot, floats(NONZERO, NONZERO), (0, 1), dtypes=PY), Row(f_float_ops, floats(NONZERO, NONZERO), (0, 1), dtypes=PY),
     Row(f_builtin_max, floats(GRID0, GRID1), (0, 1), dtypes=PY), Row(f_builtin_min, floats(GRID0, GRID1), (0, 1), dtypes=PY),
     Row(f_builtin_sum, floats(ANY, ANY), (0, 1), dtypes=PY), Row(f_builtin_sum_arrays, binary(), (0, 1)),
+    Row(f_builtin_sum_rows, unary(shapes=min_dims(1), scalars=False)),
 ]
 
 
