@@ -912,6 +912,29 @@ def branchy_helper(v):
     return np.sum(v)
 
 
+def until_large(v):
+    k = 0
+    while True:
+        v = v * 1.5
+        k += 1
+        if np.sum(v * v) > 4.0 or k > 5:
+            return np.sum(v)
+
+
+def helper_while_true_in_loop(x):
+    t = 0.0
+    for i in range(3):
+        t = t + until_large(x * (i + 1))
+    return t
+
+
+def enumerate_early_return(x):
+    for i, e in enumerate(x):
+        if e > 0.5:
+            return e * i + np.sum(x)
+    return np.sum(x * x)
+
+
 def moments(x):
     m = np.mean(x)
     d = x - m
@@ -926,6 +949,18 @@ def test_helpers_defined_after_with_defaults_and_keywords(seed, n):
 @given(seed=SEEDS, n=SIZES, k=st.integers(0, 4))
 def test_helper_with_branches_and_loops_called_in_loop(seed, n, k):
     check(helper_in_loop, (rng_of(seed).normal(size=n), k))
+
+
+@given(seed=SEEDS, n=SIZES)
+def test_helper_with_while_true_and_return_called_in_loop(seed, n):
+    check(helper_while_true_in_loop, (rng_of(seed).normal(size=n) * 0.3,))
+
+
+@given(seed=SEEDS, n=SIZES)
+def test_early_return_from_enumerate(seed, n):
+    x = rng_of(seed).uniform(-1.0, 1.0, size=n)
+    x[np.abs(x - 0.5) < 0.02] = 0.0
+    check(enumerate_early_return, (x,))
 
 
 @given(seed=SEEDS, n=st.integers(2, 6))
@@ -1113,6 +1148,70 @@ COMPREHENSION_BUG = "compiler bug: every list comprehension is refused as an in-
 ])
 def test_containers_known_bugs(f):
     check(f, (np.array([0.7, -0.4, 1.3, 0.2]),))
+
+
+def items_loop(p, x):
+    s = 0.0
+    for name, w in p.items():
+        s = s + np.sum(np.tanh(w * x))
+    for w in p.values():
+        s = s + np.sum(np.sin(w) * x)
+    return s
+
+
+def nested_params(p, x):
+    h = x
+    for layer in p["layers"]:
+        h = np.tanh(h @ layer)
+    return np.sum(h * p["out"])
+
+
+def zip_lists(xs, ys):
+    s = 0.0
+    for a, b in zip(xs, ys):
+        s = s + np.sum(a * b)
+    return s
+
+
+def with_print(x):
+    s = 0.0
+    for i in range(3):
+        s = s + np.sum(x * i)
+        print("step", i, s)
+    return s
+
+
+@given(seed=SEEDS, n=SIZES)
+def test_dict_items_and_values_loops(seed, n):
+    rng = rng_of(seed)
+    check(items_loop, ({"a": rng.normal(size=n), "b": rng.normal(size=n)}, rng.normal(size=n)), wrt=(0, 1))
+
+
+@given(seed=SEEDS, depth=st.integers(1, 3), d=SIZES)
+def test_nested_containers(seed, depth, d):
+    rng = rng_of(seed)
+    p = {"layers": [rng.normal(size=(d, d)) / np.sqrt(d) for _ in range(depth)], "out": rng.normal(size=d)}
+    check(nested_params, (p, rng.normal(size=d)), wrt=(0, 1))
+
+
+@pytest.mark.xfail(strict=True, raises=sg.WrtError, reason="compiler bug: a dict wrt holding an empty list "
+                   "(no hidden layers) is refused: 'it is a dict; gradients need floating-point values'")
+def test_nested_containers_with_an_empty_list():
+    p = {"layers": [], "out": np.array([0.5, -1.0])}
+    check(nested_params, (p, np.array([0.3, 0.2])), wrt=(0, 1))
+
+
+@given(seed=SEEDS, m=st.integers(1, 4), n=SIZES)
+def test_zip_over_lists(seed, m, n):
+    rng = rng_of(seed)
+    xs, ys = [rng.normal(size=n) for _ in range(m)], [rng.normal(size=n) for _ in range(m)]
+    check(zip_lists, (xs, ys), wrt=(0, 1))
+
+
+def test_print_inside_differentiated_code(capsys):
+    x = np.array([0.5, -1.0, 2.0])
+    check(with_print, (x,))
+    assert "step 2" in capsys.readouterr().out
 
 
 # ==== custom Functions, no_grad, stop_gradient ====================================================
