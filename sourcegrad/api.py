@@ -184,28 +184,31 @@ def _annotate(e):
 
 class ValueAndGrad(_Compiled):
     def __call__(self, *args, **kwargs):
-        return self._run(args, kwargs)
+        value, grads = self._run(args, kwargs)
+        return value, (grads if self.single or len(self.names) > 1 else (grads,))
 
 
 class Grad(_Compiled):
     def __call__(self, *args, **kwargs):
-        return self._run(args, kwargs)[1]
+        grads = self._run(args, kwargs)[1]
+        return grads if self.single or len(self.names) > 1 else (grads,)
 
 
 class Vjp(_Compiled):
     def __call__(self, *args, **kwargs):
         value, pullback = self._run(args, kwargs)
-        return value, Pullback(pullback, value)
+        return value, Pullback(pullback, value, wrap=not self.single and len(self.names) == 1)
 
 
 class Pullback:
     """``pullback(cotangent)`` -> the gradient. Runs once: the backward consumes the tape."""
 
-    __slots__ = ("_fn", "_shape")
+    __slots__ = ("_fn", "_shape", "_wrap")
 
-    def __init__(self, fn, value):
+    def __init__(self, fn, value, wrap=False):
         self._fn = fn
         self._shape = getattr(value, "shape", ())
+        self._wrap = wrap  # wrt=(0,): a 1-tuple of gradients
 
     def __call__(self, cotangent):
         fn = self._fn
@@ -220,7 +223,8 @@ class Pullback:
                              f"{self._shape}: pass a cotangent shaped like the value")
         self._fn = None
         try:
-            return fn(cotangent)
+            grads = fn(cotangent)
+            return (grads,) if self._wrap else grads
         except Exception as e:
             _annotate(e)
             raise

@@ -39,12 +39,12 @@ def compile_gradient(fn, wrt, mode, check_finite=False, unroll=8):
         stage = "normalize"
         normalizer = Normalizer(src, options={"unroll": unroll})
         irfn = normalizer.run()
-        stage = "aliasing"
-        aliasing.check(irfn, src, normalizer.naming)
         stage = "bind"
         bindings = _bind_all(src, irfn)
         stage = "analyze"
         analysis = Analysis(irfn, wrt, bindings)
+        stage = "aliasing"
+        aliasing.check(irfn, src, normalizer.naming, analysis.varied)
         stage = "reverse"
         rev = Reverser(irfn, analysis, normalizer.naming, wrt, check_finite)
         rev.plan()

@@ -14,13 +14,17 @@ at the write, with the fix (``.copy()``).
 from __future__ import annotations
 
 import operator
+import re
 
 import numpy as np
 
 from sourcegrad.errors import UnsupportedSyntaxError
 
 from . import ir
-from .normalize import Tup
+from sourcegrad.runtime import stop_gradient
+
+from .normalize import ATTRIBUTE_READ, Tup
+from .rules import NONDIFF
 
 # Operations whose result never shares memory with an operand.
 _FRESH = {
@@ -40,6 +44,14 @@ _FRESH = {
 
 def _fresh(op):
     key = op.key
+    if key is ATTRIBUTE_READ:
+        return True  # x.shape, x.ndim, x.size, x.dtype: never a view
+    if op.kind == "nondiff" and key is not stop_gradient and key is not operator.getitem:
+        try:
+            if key in NONDIFF:
+                return True  # comparisons, argmax, len, ...: new values
+        except TypeError:
+            pass
     if op.kind == "copy":
         a = op.args[0]
         return isinstance(a, Tup) or (isinstance(a, ir.Const) and type(a.value) in (int, float, bool))
@@ -51,67 +63,122 @@ def _fresh(op):
         return False
 
 
-def check(fn, src, naming):
-    """Raise if an in-place write could be seen through another name."""
+def check(fn, src, naming, varied):
+    """Raise if an in-place write into a differentiated value could be seen through another
+    name: one that may share its memory and is still read after the write."""
     stmts = list(ir.walk(fn.body))
-    written = {}
-    for s in stmts:
-        if isinstance(s, (ir.SetItem, ir.Append)) or (isinstance(s, ir.Assign) and s.inplace):
-            written.setdefault(s.target, s)
-    if not written:
+    params = set(fn.params)
+    writes = [s for s in stmts if _is_write(s) and (s.target in varied or (s.target in params and not isinstance(s, ir.Assign)))]
+    if not writes:
         return
-    for name, write in written.items():
-        if name in fn.params:
-            inplace = isinstance(write, ir.Assign)
-            _refuse(src, write, f"{name!r} is an argument: {'+= on it' if inplace else 'writing into it'} "
-                    "would change the caller's data (numpy updates arrays in place)",
-                    f"write {name} = {name} + ... instead" if inplace else f"work on a copy: {name} = {name}.copy()")
-    defs = {}
+    lists = {s.target for s in stmts if isinstance(s, ir.Append)}
+    group = _alias_groups(stmts, lists)
+    live_after = _liveness(fn.body)
+    for w in writes:
+        a = w.target
+        members = group.members(a)
+        inplace = isinstance(w, ir.Assign)
+        if not inplace and a in fn.params and a not in varied:
+            members = members | {a}  # writing into any argument changes the caller's data
+        for p in sorted(members & set(fn.params)):
+            what = "+= on it" if inplace else "writing into it"
+            if p == a:
+                _refuse(src, w, f"{a!r} is an argument: {what} would change the caller's data "
+                        "(numpy updates arrays in place)",
+                        f"write {a} = {a} + ... instead" if inplace else f"work on a copy: {a} = {a}.copy()")
+            _refuse(src, w, f"{a!r} may share memory with the argument {p!r}: {what} would change the "
+                    "caller's data", f"work on a copy: {a} = np.copy(...)")
+        for n in sorted((members - {a}) & live_after.get(id(w), set())):
+            _refuse(src, w, f"{n!r} may share memory with {a!r} (a view or another name for it) and is read after this write, "
+                    "so it would change too, unseen by the gradient",
+                    f"take a copy where {n!r} is made: {n} = np.copy(...)")
+
+
+def _is_write(s):
+    return isinstance(s, (ir.SetItem, ir.Append)) or (isinstance(s, ir.Assign) and s.inplace)
+
+
+class _Groups:
+    """Union-find of names that may share memory."""
+
+    def __init__(self):
+        self.parent = {}
+
+    def find(self, n):
+        self.parent.setdefault(n, n)
+        while self.parent[n] != n:
+            self.parent[n] = self.parent[self.parent[n]]
+            n = self.parent[n]
+        return n
+
+    def union(self, a, b):
+        self.parent[self.find(a)] = self.find(b)
+
+    def members(self, n):
+        root = self.find(n)
+        return {m for m in list(self.parent) if self.find(m) == root}
+
+
+def _alias_groups(stmts, lists):
+    groups = _Groups()
     for s in stmts:
-        if isinstance(s, ir.Assign):
-            defs.setdefault(s.target, []).append(s)
-        elif isinstance(s, ir.For):
-            defs.setdefault(s.target, []).append(s)
-    for name, write in written.items():
-        for d in defs.get(name, []):
-            if d is write or (isinstance(d, ir.Assign) and d.inplace):
-                continue
-            if isinstance(d, ir.For) or not _fresh(d.op):
-                _refuse(src, write, f"{name!r} may share memory with another array here "
-                        f"(it is defined at line {d.pos.line} by an operation that can return a view)",
-                        f"make it a fresh array first: {name} = np.copy(...)")
-    lists = {n for n, w in written.items() if isinstance(w, ir.Append)}
-    aliases = _aliases(stmts, set(written), lists)
-    for s in stmts:
-        if not isinstance(s, ir.Assign) or s.target in naming.temps or s.target in written:
+        if isinstance(s, ir.For):
+            groups.find(s.target)
+        if not isinstance(s, ir.Assign) or s.inplace or _fresh(s.op):
             continue
-        for n in sorted(aliases.get(s.target, ())):
-            _refuse(src, written[n], f"{s.target!r} (line {s.pos.line}) may be a view of {n!r}, "
-                    f"so this write would change it too, unseen by the gradient",
-                    f"take a copy: {s.target} = ....copy()")
+        base = s.op.args[0] if s.op.args else None  # a view shares its first operand's memory
+        if isinstance(base, ir.Name):
+            n = base.id
+            if not (n in lists and s.op.key is operator.getitem and not _slices(s.op.args[1])):
+                groups.union(s.target, n)  # (an element of a list is not a view of the list)
+        groups.find(s.target)
+    return groups
 
 
-def _aliases(stmts, written, lists):
-    """name -> the written arrays it may share memory with (through views, copies, temporaries)."""
-    out = {}
-    changed = True
-    while changed:
-        changed = False
-        for s in stmts:
-            if not isinstance(s, ir.Assign) or s.inplace or _fresh(s.op):
-                continue
-            srcs = set()
-            for n in s.op.arg_names():
-                if n in written:
-                    if n in lists and s.op.key is operator.getitem and not _slices(s.op.args[1]):
-                        continue  # an element of a list is not a view of the list
-                    srcs.add(n)
-                srcs |= out.get(n, set())
-            srcs.discard(s.target)
-            if srcs - out.get(s.target, set()):
-                out.setdefault(s.target, set()).update(srcs)
-                changed = True
-    return out
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _idents(text):
+    return set(_IDENT.findall(text))
+
+
+def _liveness(body):
+    """id(statement) -> the names that may be read after it (before being redefined)."""
+    after = {}
+
+    def block(stmts, live):
+        for s in reversed(stmts):
+            after[id(s)] = after.get(id(s), set()) | live
+            live = transfer(s, live)
+        return live
+
+    def transfer(s, live):
+        if isinstance(s, ir.Assign):
+            return (live - {s.target}) | set(s.op.arg_names()) | ({s.target} if s.inplace else set())
+        if isinstance(s, ir.SetItem):
+            return live | {s.target} | set(s.index.names()) | set(ir.atom_names(s.value))
+        if isinstance(s, ir.Append):
+            return live | {s.target} | set(ir.atom_names(s.value))
+        if isinstance(s, (ir.Effect, ir.LoopExit)):
+            return live | _idents(s.text if isinstance(s, ir.Effect) else s.test)
+        if isinstance(s, ir.Return):
+            return live | set(ir.atom_names(s.value))
+        if isinstance(s, ir.If):
+            return block(s.body, live) | block(s.orelse, live) | _idents(s.test)
+        if isinstance(s, (ir.For, ir.While)):
+            head = set(live)
+            while True:
+                body_in = block(s.body, head)
+                if isinstance(s, ir.For):
+                    body_in = body_in - {s.target}
+                new = head | body_in | _idents(s.test if isinstance(s, ir.While) else s.range_text)
+                if new <= head:
+                    return head
+                head |= new
+        return live
+
+    block(body, set())
+    return after
 
 
 def _slices(index):

@@ -193,9 +193,9 @@ class Analysis:
             if isinstance(s, ir.Return):
                 useful.update(_names(s.value))
         changed = True
-        while changed:
+        while changed:  # usefulness flows backward: visiting the edges in reverse converges fast
             changed = False
-            for target, sources in self._edges():
+            for target, sources in reversed(self._edges()):
                 if target in useful and not sources <= useful:
                     useful |= sources
                     changed = True

@@ -53,6 +53,7 @@ CMPOPS = {
     cst.Is: (operator.is_, "is"), cst.IsNot: (operator.is_not, "is not"),
 }
 _SIDE_EFFECT_ONLY = {builtins.print}
+ATTRIBUTE_READ = "attribute read"  # the key of x.shape, x.ndim, x.size, x.dtype
 
 
 class Tup(tuple):
@@ -817,8 +818,9 @@ class Normalizer:
                 fence.refuse(self.src, node, msg=f"the array attribute .{attr} is not supported",
                              hint="supported: " + ", ".join(sorted(R.ATTRIBUTES)))
             key = R.ATTRIBUTES[attr]
-            kind = "nondiff" if key is None else "call"
-            return ir.Op(key, (x,), (), f"{x.render()}.{attr}", kind)
+            if key is None:
+                return ir.Op(ATTRIBUTE_READ, (x,), (), f"{x.render()}.{attr}", "nondiff")
+            return ir.Op(key, (x,), (), f"{x.render()}.{attr}", "call")
         return ir.Const(self._static_value(node), self._text(node))
 
     def _expr_Subscript(self, node):
