@@ -292,7 +292,7 @@ def check_sequence(seq):
     """``for x in seq`` is compiled as indexing ``seq[0], seq[1], ...``: refuse a dict, whose
     iteration yields keys, not items by position."""
     if isinstance(seq, dict):
-        raise TypeError("a differentiated function cannot loop over a dict directly; "
+        raise UnsupportedValueError("a differentiated function cannot loop over a dict directly; "
                         "loop over d.items(), d.keys() or d.values()")
 
 
@@ -420,6 +420,10 @@ from . import adjoints as _adjoints  # noqa: E402
 __all__ += [n for n in dir(_adjoints) if not n.startswith("_") and callable(getattr(_adjoints, n)) and getattr(getattr(_adjoints, n), "__module__", "") == _adjoints.__name__]
 
 
+class UnsupportedValueError(TypeError):
+    """A value generated code cannot handle (re-exported by ``sourcegrad.errors``)."""
+
+
 class NonScalarOutputError(ValueError):
     """``grad`` of a function whose value is not a scalar (re-exported by ``sourcegrad.errors``)."""
 
@@ -439,4 +443,4 @@ def check_scalar(value, name):
         )
 
 
-__all__ += ["NonScalarOutputError", "check_scalar", "grad_of", "Function", "stop_gradient", "no_grad"]
+__all__ += ["NonScalarOutputError", "UnsupportedValueError", "check_scalar", "grad_of", "Function", "stop_gradient", "no_grad"]

@@ -26,13 +26,24 @@ def log_of_base(base):
     return 1.0 if base is None else math.log(base)
 
 
-def cast_like(g, x):
-    """``g`` in ``x``'s floating dtype: the adjoint of ``x.astype(...)``."""
+def cast_like(g, x, y=None):
+    """``g`` in ``x``'s floating dtype: the adjoint of ``y = x.astype(...)`` (zero when ``y`` is
+    an integer or boolean array: a cast to integers has no gradient)."""
+    ydtype = getattr(y, "dtype", None)
+    if ydtype is not None and ydtype.kind not in "fc":
+        return zeros_like(x)
     dtype = getattr(x, "dtype", None)
     if dtype is None or dtype.kind not in "fc" or not hasattr(g, "astype"):
         return g
     return g.astype(dtype, copy=False)
 
+
+
+def extremum_share(wins, ties, g):
+    """The share of ``maximum``/``minimum``'s adjoint an operand gets: 1 where it is the
+    extremum, 1/2 where it ties, in ``g``'s dtype (so float32 stays float32)."""
+    dtype = getattr(g, "dtype", None)
+    return wins + ties * (0.5 if dtype is None else dtype.type(0.5))
 
 # --- reductions -------------------------------------------------------------------------------
 

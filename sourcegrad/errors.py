@@ -63,8 +63,13 @@ class NonScalarOutputError(SourcegradError, ValueError):
     """``grad`` of a function whose value is not a scalar."""
 
 
-# The runtime imports nothing of ours, so it raises whatever class it is given here.
+class UnsupportedValueError(SourcegradError, TypeError):
+    """A value the generated code refuses at run time (a dict where a sequence is looped over)."""
+
+
+# The runtime imports nothing of ours, so it raises whatever classes it is given here.
 _runtime.NonScalarOutputError = NonScalarOutputError
+_runtime.UnsupportedValueError = UnsupportedValueError
 
 
 class NoSourceError(SourcegradError, TypeError):

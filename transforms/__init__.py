@@ -6,7 +6,7 @@ states what it expects and guarantees.
 
 from __future__ import annotations
 
-from sourcegrad.errors import InternalCompilerError, SourcegradError, UnsupportedSyntaxError
+from sourcegrad.errors import InternalCompilerError, MissingAdjointError, SourcegradError, UnsupportedSyntaxError
 
 from . import aliasing, ir
 from . import rules as R
@@ -68,6 +68,20 @@ def compile_gradient(fn, wrt, mode, check_finite=False, unroll=8):
         raise InternalCompilerError(f"{type(e).__name__}: {e}", stage, getattr(fn, "__qualname__", repr(fn))) from e
 
 
+def _check_only(src, s, binding):
+    """Refuse a literal argument value the rule does not handle (np.pad(mode="mean"))."""
+    for param, allowed in binding.template.only:
+        v = binding.values.get(param)
+        if isinstance(v, ir.Const) and v.value not in allowed:
+            callee = s.op.text.split("(")[0]
+            pos = src.pos_of(s.node) if s.node is not None else s.pos
+            raise MissingAdjointError(
+                f"no adjoint rule for {callee} with {param}={v.value!r} (in {src.fn.__qualname__})",
+                filename=pos.filename, lineno=pos.line, offset=pos.col, text=src.line_text(pos.line),
+                hint=f"the rule handles {param} in {allowed!r}; register your own with @sourcegrad.adjoint",
+            )
+
+
 def _bind_all(src, irfn):
     from . import fence  # noqa: F401
 
@@ -75,7 +89,8 @@ def _bind_all(src, irfn):
     for s in ir.walk(irfn.body):
         if isinstance(s, ir.Assign) and s.op.kind == "call":
             try:
-                out[id(s.op)] = bind(s.op)
+                out[id(s.op)] = b = bind(s.op)
+                _check_only(src, s, b)
             except TypeError as e:
                 callee = s.op.text.split("(")[0]
                 template = s.op.key if not hasattr(s.op.key, "__name__") and hasattr(s.op.key, "params") else R.lookup(s.op.key)

@@ -292,6 +292,11 @@ class Normalizer:
             if callee in _SIDE_EFFECT_ONLY:
                 self._emit(ir.Effect(self._text(v), self._pos(s)))
                 return
+            if callee is not None and getattr(callee, "__self__", None) is not None and not isinstance(
+                    callee.__self__, types.ModuleType) and R.lookup(callee) is None and not R.is_nondiff(callee):
+                fence.refuse(self.src, s, msg=f"the call {_code(v.func)}(...) changes an object outside the function, "
+                             "which sourcegrad cannot differentiate",
+                             hint="build a local value and return it instead")
             self._op(v)  # refuses what the call itself does wrong (out=, in-place methods, ...)
             if callee is not None and (R.lookup(callee) is not None or R.is_nondiff(callee)):
                 fence.refuse(self.src, s, msg=f"the value of {_code(v.func)}(...) is discarded",
@@ -341,7 +346,8 @@ class Normalizer:
             # a, b = b, a: evaluate every right-hand value before binding any
             values = [self._value_to_temp(el.value) for el in s.value.elements]
             if len(values) != len(target.elements):
-                fence.refuse(self.src, s, msg=f"cannot unpack {len(values)} values into {len(target.elements)} targets",
+                fence.refuse(self.src, s, msg=f"unpacking needs as many targets as values: cannot unpack "
+                             f"{len(values)} values into {len(target.elements)} targets",
                              hint="give as many targets as values")
             for el, v in zip(target.elements, values):
                 self._assign_target(el.value, v, pos)
@@ -411,8 +417,11 @@ class Normalizer:
 
     def _subscript_parts(self, node):
         if isinstance(node.value, cst.Subscript):
+            inner, outer = node.value, node
+            both = ", ".join(_code(e.slice) if not isinstance(e.slice, cst.Index) else _code(e.slice.value)
+                             for e in list(inner.slice) + list(outer.slice))
             fence.refuse(self.src, node, kind="Subscript", msg="chained subscripts (a[i][j] = v) cannot be assigned into",
-                         hint="index once: a[i, j] = v")
+                         hint=f"index once: {_code(inner.value)}[{both}] = ...")
         if not isinstance(node.value, cst.Name) or node.value.value not in self.locals:
             fence.refuse(self.src, node, kind="Subscript",
                          msg="only an array held in a local variable can be assigned into",

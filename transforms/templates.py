@@ -42,6 +42,7 @@ class Template:
     free_names: frozenset  # globals the template text uses (np, unbroadcast, ...)
     namespace: dict  # where those free names resolve
     origin: str
+    only: tuple = ()  # ((parameter, allowed constant values), ...): other values have no rule
 
     def signature(self):
         return self.params[1:]

@@ -12,6 +12,6 @@ def two_layer_value_and_grad(w1, w2, x, y):
     y_pred_bar = unbroadcast(_t0_bar, y_pred)
     h_relu_bar = dot_adjoint_a(y_pred_bar, h_relu, w2)  # functions.py:9
     w2_bar = dot_adjoint_b(y_pred_bar, h_relu, w2)
-    h_bar = h_relu_bar * ((h > 0) + 0.5 * (h == 0))  # functions.py:8
+    h_bar = h_relu_bar * extremum_share(h > 0, h == 0, h_relu_bar)  # functions.py:8
     w1_bar = dot_adjoint_b(h_bar, x, w1)  # functions.py:7
     return loss, (finalize(w1_bar, w1), finalize(w2_bar, w2))

@@ -14,6 +14,7 @@ they stand for. The helpers below cover the common shapes of rule so most need n
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import warnings
 
@@ -52,11 +53,16 @@ def _register(fns, template, *, builtin=True, signature=None):
             SIGNATURES[fn] = signature
 
 
-def rule(fns, params, body, *, signature=None):
-    """Register a template given as text: ``params`` like ``"y, a, axis=None"``."""
+def rule(fns, params, body, *, signature=None, only=None):
+    """Register a template given as text: ``params`` like ``"y, a, axis=None"``. ``only`` maps a
+    parameter to the constant values the rule handles (``only={"mode": ("constant",)}``): a call
+    with another literal value is refused when it is compiled."""
     names, defaults = _parse_params(params)
     origin = f"rule for {getattr(_as_list(fns)[0], '__name__', fns)}"
-    _register(fns, parse_template(body, names, defaults, NAMESPACE, origin), signature=signature)
+    template = parse_template(body, names, defaults, NAMESPACE, origin)
+    if only:
+        template = dataclasses.replace(template, only=tuple(only.items()))
+    _register(fns, template, signature=signature)
 
 
 def _parse_params(params):

@@ -72,8 +72,10 @@ unary([math.erf], "d[y] * 1.1283791670955126 * np.exp(-x * x)")
 unary([math.erfc], "-d[y] * 1.1283791670955126 * np.exp(-x * x)")
 
 # ---- extrema: ties share the gradient evenly (as JAX does) ------------------------------------
-binary([np.maximum, np.fmax, builtins.max], "d[z] * ((x > y) + 0.5 * (x == y))", "d[z] * ((y > x) + 0.5 * (x == y))")
-binary([np.minimum, np.fmin, builtins.min], "d[z] * ((x < y) + 0.5 * (x == y))", "d[z] * ((y < x) + 0.5 * (x == y))")
+binary([np.maximum, np.fmax, builtins.max], "d[z] * extremum_share(x > y, x == y, d[z])",
+       "d[z] * extremum_share(y > x, x == y, d[z])")
+binary([np.minimum, np.fmin, builtins.min], "d[z] * extremum_share(x < y, x == y, d[z])",
+       "d[z] * extremum_share(y < x, x == y, d[z])")
 
 # ---- conversions that keep the value ----------------------------------------------------------
 unary([float, np.asarray, np.asanyarray, np.array, np.float64, np.float32], "d[y]")

@@ -33,7 +33,7 @@ def _astype(x, dtype):  # stands for the method ``x.astype(dtype)``
     return x.astype(dtype)
 
 
-rule(_astype, "y, x, dtype", "d[x] += cast_like(d[y], x)")
+rule(_astype, "y, x, dtype", "d[x] += cast_like(d[y], x, y)")
 
 
 def _item(x):  # stands for the method ``x.item()``

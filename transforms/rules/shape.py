@@ -6,8 +6,8 @@ from . import rule, unary
 
 # ---- same entries, new shape --------------------------------------------------------------------
 unary([np.atleast_1d, np.atleast_2d, np.atleast_3d], "np.reshape(d[y], np.shape(x))")
-rule(np.reshape, "y, a, shape=None, order='C'", "d[a] += np.reshape(d[y], np.shape(a))")
-rule(np.ravel, "y, a, order='C'", "d[a] += np.reshape(d[y], np.shape(a))")
+rule(np.reshape, "y, a, shape=None, order='C'", "d[a] += np.reshape(d[y], np.shape(a), order=order)")
+rule(np.ravel, "y, a, order='C'", "d[a] += np.reshape(d[y], np.shape(a), order=order)")
 rule(np.squeeze, "y, a, axis=None", "d[a] += np.reshape(d[y], np.shape(a))")
 rule(np.expand_dims, "y, a, axis", "d[a] += np.reshape(d[y], np.shape(a))")
 rule(np.broadcast_to, "y, array, shape", "d[array] += unbroadcast(d[y], array)")
@@ -28,7 +28,7 @@ rule(np.rot90, "y, m, k=1, axes=(0, 1)", "d[m] += np.rot90(d[y], -k, axes)")
 # ---- copies of entries --------------------------------------------------------------------------
 rule(np.tile, "y, A, reps", "d[A] += untile(d[y], A, reps)")
 rule(np.repeat, "y, a, repeats, axis=None", "d[a] += unrepeat(d[y], a, repeats, axis)")
-rule(np.pad, "y, array, pad_width, mode='constant', constant_values=0", "d[array] += unpad(d[y], array, pad_width, mode)")
+rule(np.pad, "y, array, pad_width, mode='constant', constant_values=0", "d[array] += unpad(d[y], array, pad_width, mode)", only={"mode": ("constant", "edge", "reflect", "symmetric", "wrap")})
 rule(np.delete, "y, arr, obj, axis=None", "d[arr] += undelete(d[y], arr, obj, axis)")
 
 # ---- joining and splitting: the adjoint of a list argument is a list ----------------------------
