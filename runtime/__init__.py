@@ -64,6 +64,7 @@ class SeqAdjoint(list):
         return SeqAdjoint(acc(a, b) for a, b in zip(self, other))
 
     __radd__ = __add__
+    __iadd__ = __add__  # never list's extend
 
     def __getitem__(self, idx):
         got = list.__getitem__(self, idx)
@@ -119,6 +120,11 @@ def _shape(x):
 
 def unbroadcast(g, like):
     """Sum ``g`` over the axes that broadcasting added to ``like``'s shape."""
+    try:
+        if g.shape == like.shape:  # the common case, first and cheap
+            return g
+    except AttributeError:
+        pass
     if isinstance(like, (list, tuple, dict)):
         return g
     shape = _shape(like)
@@ -318,7 +324,8 @@ def finalize(g, like):
         return type(like)(finalize(e, v) for e, v in zip(entries, like))
     if g is ZERO:
         g = zeros_like(like)
-    if isinstance(like, (float, int)) and not isinstance(like, bool):
+    like_type = type(like)
+    if like_type is float or like_type is int:
         return float(g)
     if not hasattr(like, "shape"):
         return g

@@ -64,6 +64,7 @@ class Reverser:
         self.uses_tape = False
         self._bw_cache = {}
         self.check_finite = check_finite
+        self.owned = set()  # adjoints updated in place: zero arrays of loop-invariant values
 
     # ---- planning ----------------------------------------------------------------------------
     def plan(self):
@@ -366,6 +367,8 @@ class Reverser:
         st = state.get(adj, ZERO)
         if st == ZERO:
             text = f"{adj} = {expr}"
+        elif st == DENSE and adj in self.owned:
+            text = f"{adj} += {expr}"  # a zero array made before the loop, seen by no other name
         elif st == DENSE:
             text = f"{adj} = {adj} + {expr}"
         else:
@@ -461,11 +464,15 @@ class Reverser:
         dense = self._loop_invariant_adjoints(s, before)
         if dense:
             # Adjoints of values the loop only reads: start them as zero arrays, so the loop
-            # adds into them without a run-time test.
+            # adds into them in place, without a run-time test. Nothing in the loop can alias
+            # them: only the (outside) definitions of their values read them.
             entry = {n: (DENSE if n in dense else st) for n, st in entry.items()}
             self.naming.restore(snapshot)
             body = []
+            owned_before = set(self.owned)
+            self.owned |= set(dense)
             end = self._bwd_block(s.body, depth + 1, True, dict(entry), body)
+            self.owned = owned_before
             self.free.add("zeros_like")
         after = [n for n in entry if end.get(n, ZERO) == ZERO and entry[n] != ZERO]
         for n in before:

@@ -22,7 +22,7 @@ def rnn_value_and_grad(W, xs):
         _t4_bar = h_bar * (1.0 - h * h)  # functions.py:32
         h = _tape.pop()
         _t3_bar = unbroadcast(_t4_bar, _t3)
-        W_bar = W_bar + matmul_adjoint_a(_t3_bar, W, h)
+        W_bar += matmul_adjoint_a(_t3_bar, W, h)
         h_bar = matmul_adjoint_b(_t3_bar, W, h)
         _t3 = _tape.pop()
     return _t5, finalize(W_bar, W)
