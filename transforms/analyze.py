@@ -148,6 +148,24 @@ def strip_unbroadcast(expr, name):
     return inner if depth == 0 else expr
 
 
+class _Sites(set):
+    """A set of names that also remembers which statements read each one."""
+
+    def __init__(self):
+        super().__init__()
+        self.sites = {}
+        self.at = None
+
+    def add(self, name, result=False):
+        """``result``: the statement reads the value it defines (not the one it overwrites)."""
+        super().add(name)
+        self.sites.setdefault(name, []).append((self.at, result))
+
+    def update(self, names):
+        for n in names:
+            self.add(n)
+
+
 class Analysis:
     """Runs the analyses once for a function and a set of ``wrt`` parameter names."""
 
@@ -220,10 +238,11 @@ class Analysis:
     def _reads(self):
         if hasattr(self, "_reads_cache"):
             return self._reads_cache
-        reads, shapes = set(), set()
+        reads, shapes = _Sites(), _Sites()
         for s in self.stmts:
             if not self.is_active_stmt(s):
                 continue
+            reads.at, shapes.at = s, s
             if isinstance(s, ir.SetItem):
                 reads.update(s.index.names())
                 shapes.update(_names(s.value))  # unbroadcast(a_bar[i], v)
@@ -243,8 +262,12 @@ class Analysis:
                         continue  # unbroadcast(g, x) against scalars is dropped: x is not read
                     into = shapes if p in st.shape_only else reads
                     if p == b.template.params[0]:
-                        into.add(s.target)
+                        into.add(s.target, result=True)
                     else:
                         into.update(ir.atom_names(b.values[p]))
-        self._reads_cache = (reads, shapes)
+        self.read_sites = {}
+        for sites in (reads, shapes):
+            for n, stmts in sites.sites.items():
+                self.read_sites.setdefault(n, []).extend(stmts)
+        self._reads_cache = (set(reads), set(shapes))
         return self._reads_cache

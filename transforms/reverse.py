@@ -68,8 +68,33 @@ class Reverser:
 
     # ---- planning ----------------------------------------------------------------------------
     def plan(self):
+        self.order = {}
+        self._number(self.fn.body, frozenset())
         defined = set(self.fn.params)
         self._plan_block(self.fn.body, set(self.fn.params), defined, False)
+
+    def _number(self, stmts, loops):
+        """Program order of every statement, and the loops around it."""
+        for s in stmts:
+            self.order[id(s)] = (len(self.order), loops)
+            if isinstance(s, ir.If):
+                self._number(s.body, loops)
+                self._number(s.orelse, loops)
+            elif isinstance(s, (ir.For, ir.While)):
+                self._number(s.body, loops | {id(s)})
+
+    def _old_value_read(self, name, d):
+        """Does the backward read ``name`` somewhere that runs before definition ``d`` (earlier
+        in the program, or anywhere in a loop around both)? Only then must ``d`` save the value
+        it overwrites."""
+        if name in self.wrt:
+            return True  # finalize() reads the argument after the whole backward
+        i, loops = self.order[id(d)]
+        for r, of_result in self.an.read_sites.get(name, ()):
+            j, rloops = self.order[id(r)]
+            if j < i or (j == i and not of_result) or loops & rloops:
+                return True
+        return False
 
     def _plan_block(self, stmts, possibly, definitely, in_loop):
         for s in stmts:
@@ -78,7 +103,7 @@ class Reverser:
                 possibly.add(s.target)
                 definitely.add(s.target)
             elif isinstance(s, ir.SetItem):
-                if s.target in self.reads:
+                if s.target in self.reads and self._old_value_read(s.target, s):
                     self.saves[id(s)] = "tape" if in_loop else self.naming.saved(s.target)
                     self.uses_tape |= in_loop
             elif isinstance(s, ir.Append):
@@ -100,9 +125,11 @@ class Reverser:
                 possibly |= inner
 
     def _plan_def(self, s, name, possibly, definitely, in_loop):
-        if name in self.shapes and name in possibly:
+        if name not in possibly or not self._old_value_read(name, s):
+            return
+        if name in self.shapes:
             self.shape_saves.add(id(s))
-        if (name in self.reads or name in self.shapes) and name in possibly:
+        if name in self.reads or name in self.shapes:
             self.saves[id(s)] = "tape" if in_loop else self.naming.saved(name)
             self.uses_tape |= in_loop
             if name not in definitely:
