@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from sourcegrad.errors import InternalCompilerError, MissingAdjointError, SourcegradError, UnsupportedSyntaxError
 
-from . import aliasing, ir
+from . import aliasing, fence, ir
 from . import rules as R
 from .analyze import Analysis, bind
 from .emit import load, render
@@ -74,17 +74,14 @@ def _check_only(src, s, binding):
         v = binding.values.get(param)
         if isinstance(v, ir.Const) and v.value not in allowed:
             callee = s.op.text.split("(")[0]
-            pos = src.pos_of(s.node) if s.node is not None else s.pos
-            raise MissingAdjointError(
+            raise fence.located(
+                MissingAdjointError, src, s.node if s.node is not None else s.pos,
                 f"no adjoint rule for {callee} with {param}={v.value!r} (in {src.fn.__qualname__})",
-                filename=pos.filename, lineno=pos.line, offset=pos.col, text=src.line_text(pos.line),
-                hint=f"the rule handles {param} in {allowed!r}; register your own with @sourcegrad.adjoint",
+                f"the rule handles {param} in {allowed!r}; register your own with @sourcegrad.adjoint",
             )
 
 
 def _bind_all(src, irfn):
-    from . import fence  # noqa: F401
-
     out = {}
     for s in ir.walk(irfn.body):
         if isinstance(s, ir.Assign) and s.op.kind == "call":
@@ -95,12 +92,10 @@ def _bind_all(src, irfn):
                 callee = s.op.text.split("(")[0]
                 template = s.op.key if not hasattr(s.op.key, "__name__") and hasattr(s.op.key, "params") else R.lookup(s.op.key)
                 takes = ", ".join(template.signature()) if template is not None else "?"
-                pos = src.pos_of(s.node) if s.node is not None else s.pos
-                raise UnsupportedSyntaxError(
+                raise fence.located(
+                    UnsupportedSyntaxError, src, s.node if s.node is not None else s.pos,
                     f"cannot differentiate {callee}(...) called this way: {e} (in {irfn.qualname})",
-                    filename=pos.filename, lineno=pos.line, offset=pos.col,
-                    text=src.line_text(pos.line),
-                    hint=f"sourcegrad's adjoint rule for {callee} takes ({takes}); call it in that form, "
-                         "or register your own rule with @sourcegrad.adjoint",
+                    f"sourcegrad's adjoint rule for {callee} takes ({takes}); call it in that form, "
+                    "or register your own rule with @sourcegrad.adjoint",
                 ) from None
     return out

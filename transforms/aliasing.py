@@ -23,6 +23,7 @@ from sourcegrad.errors import UnsupportedSyntaxError
 from . import ir
 from sourcegrad.runtime import stop_gradient
 
+from .fence import located
 from .normalize import ATTRIBUTE_READ, Tup
 from .rules import NONDIFF
 
@@ -186,8 +187,4 @@ def _slices(index):
 
 
 def _refuse(src, stmt, msg, hint):
-    pos = stmt.pos
-    raise UnsupportedSyntaxError(
-        f"unsupported in-place write: {msg} (in {src.fn.__qualname__})",
-        filename=pos.filename, lineno=pos.line, offset=pos.col, text=src.line_text(pos.line), hint=hint,
-    )
+    raise located(UnsupportedSyntaxError, src, stmt.pos, f"unsupported in-place write: {msg} (in {src.fn.__qualname__})", hint)

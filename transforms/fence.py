@@ -47,30 +47,22 @@ def refuse(src, node, kind=None, msg=None, hint=None):
     """Raise ``UnsupportedSyntaxError`` for ``node``, located in the user's source."""
     kind = kind or type(node).__name__
     default_msg, default_hint = HINTS.get(kind, (f"{_describe(node)} is not supported by sourcegrad", None))
-    pos = src.pos_of(node)
-    raise UnsupportedSyntaxError(
-        f"{msg or default_msg} (in {src.fn.__qualname__})",
-        filename=pos.filename,
-        lineno=pos.line,
-        offset=pos.col,
-        text=src.line_text(pos.line),
-        hint=hint or default_hint,
-    )
+    raise located(UnsupportedSyntaxError, src, node, f"{msg or default_msg} (in {src.fn.__qualname__})",
+                  hint or default_hint)
 
 
 def missing_adjoint(src, node, callee, name):
-    pos = src.pos_of(node)
-    raise MissingAdjointError(
-        f"no adjoint rule for {name} (called in {src.fn.__qualname__})",
-        filename=pos.filename,
-        lineno=pos.line,
-        offset=pos.col,
-        text=src.line_text(pos.line),
-        hint=(
-            f"register one with\n    @sourcegrad.adjoint({name})\n    def _(result, *args):\n"
-            "        d[args] += ...\nor wrap the value in sourcegrad.stop_gradient(...) if no gradient should flow through it"
-        ),
+    raise located(
+        MissingAdjointError, src, node, f"no adjoint rule for {name} (called in {src.fn.__qualname__})",
+        f"register one with\n    @sourcegrad.adjoint({name})\n    def _(result, *args):\n"
+        "        d[args] += ...\nor wrap the value in sourcegrad.stop_gradient(...) if no gradient should flow through it",
     )
+
+
+def located(cls, src, where, msg, hint):
+    """An error of class ``cls`` at ``where`` (a libcst node or an ``ir.Pos``) in the user's file."""
+    pos = where if hasattr(where, "line") and hasattr(where, "filename") else src.pos_of(where)
+    return cls(msg, filename=pos.filename, lineno=pos.line, offset=pos.col, text=src.line_text(pos.line), hint=hint)
 
 
 def _describe(node):

@@ -634,13 +634,7 @@ class Normalizer:
             self._assign_target(target, ir.Name(tmp), pos)
 
     def _bind_elem(self, target, seq, k, pos):
-        op = self._getitem_op(seq, ir.Index((ir.Name(k),), False))
-        if isinstance(target, cst.Name):
-            self._emit(ir.Assign(self._local(target.value), op, pos))
-        else:
-            tmp = self.naming.temp()
-            self._emit(ir.Assign(tmp, op, pos))
-            self._assign_target(target, ir.Name(tmp), pos)
+        self._bind_value(target, self._getitem_op(seq, ir.Index((ir.Name(k),), False)), pos)
 
     def _ifexp(self, name, node, pos):
         test = self._test(node.test)
