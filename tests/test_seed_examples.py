@@ -59,3 +59,10 @@ def test_profiler_example_names_generated_statements_and_user_lines():
     assert any(where.startswith("profiler.py:") for _, where, _, _, _ in rows)
     assert all(calls >= 3 for _, _, calls, _, _ in rows)
     assert "self time" in prof.table()
+
+
+def test_two_layer_gpu_example_falls_back_to_numpy_and_trains():
+    ex = load("two_layer_gpu")
+    xp = ex.array_library()
+    losses = ex.train(xp, steps=50, log_every=0)
+    assert losses[-1] < 0.1 * losses[0]
