@@ -43,15 +43,27 @@ class Binding:
     diff: frozenset  # parameters the template accumulates into
 
 
+_TEMPLATE_SIGNATURES = {}
+
+
+def _template_signature(template):
+    sig = _TEMPLATE_SIGNATURES.get(id(template))
+    if sig is None or sig[0] is not template:
+        params = template.signature()
+        sig = (template, inspect.Signature([
+            inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                              default=template.defaults.get(p, inspect.Parameter.empty))
+            for p in params
+        ]))
+        _TEMPLATE_SIGNATURES[id(template)] = sig
+    return sig[1]
+
+
 def bind(op):
     """Match a call's operands to its template's parameters, or raise ``TypeError``."""
     template = op.key if isinstance(op.key, Template) else R.lookup(op.key)
     params = template.signature()
-    sig = inspect.Signature([
-        inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                          default=template.defaults.get(p, inspect.Parameter.empty))
-        for p in params
-    ])
+    sig = _template_signature(template)
     kwargs = dict(op.kwargs)
     real = _signature(op.key)
     if real is not _NO_SIG and not any(p.kind == p.VAR_POSITIONAL for p in real.parameters.values()):

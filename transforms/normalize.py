@@ -75,7 +75,16 @@ def _tup(items, is_list):
 
 
 def _code(node):
-    return cst.Module([]).code_for_node(node)
+    if isinstance(node, cst.Name):  # fast paths: libcst's code generation is slow
+        return node.value
+    if isinstance(node, cst.Attribute) and not node.lpar and not node.rpar:
+        base = _code(node.value)
+        if base is not None:
+            return f"{base}.{node.attr.value}"
+    return _EMPTY.code_for_node(node)
+
+
+_EMPTY = cst.Module([])
 
 
 class _Locals:
