@@ -38,12 +38,12 @@ def cast_like(g, x, y=None):
     return g.astype(dtype, copy=False)
 
 
-
 def extremum_share(wins, ties, g):
     """The share of ``maximum``/``minimum``'s adjoint an operand gets: 1 where it is the
     extremum, 1/2 where it ties, in ``g``'s dtype (so float32 stays float32)."""
     dtype = getattr(g, "dtype", None)
     return wins + ties * (0.5 if dtype is None else dtype.type(0.5))
+
 
 # --- reductions -------------------------------------------------------------------------------
 

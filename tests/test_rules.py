@@ -938,6 +938,7 @@ def f_nd_masks(x, w): return np.sum(x * np.isfinite(x) * np.logical_and(x > -5, 
 def f_nd_arange(x, w): return np.sum(x * np.arange(x.shape[-1]) * w)
 def f_nd_heaviside(x, w): return np.sum(x * np.heaviside(x, 0.5) * w)
 def f_nd_any(x, w): return np.sum(x * np.any(x > 0) * w)
+def f_nd_astype_int(x, w): return np.sum((x + x.astype(np.int64)) * w)
 
 
 NONDIFF = [
@@ -947,7 +948,7 @@ NONDIFF = [
     Row(f_nd_argmax, unary(DISTINCT, shapes=min_dims(1, 1))), Row(f_nd_argsort, unary(DISTINCT, shapes=min_dims(1, 1))),
     Row(f_nd_like, unary()), Row(f_nd_shape, unary(shapes=min_dims(1))), Row(f_nd_masks, unary()),
     Row(f_nd_arange, unary(shapes=min_dims(1))), Row(f_nd_heaviside, unary(NONZERO)),
-    Row(f_nd_any, unary(shapes=min_dims(1))),
+    Row(f_nd_any, unary(shapes=min_dims(1))), Row(f_nd_astype_int, unary(NONINT, shapes=min_dims(1))),
 ]
 
 
