@@ -500,6 +500,56 @@ def test_seed_dynamic_graph(seed, scale):
     assert np.array_equal(pullback(v), v * 2.0**k)
 
 
+def overwritten_by_constant_in_branch(y):
+    v = np.sum(y)
+    if y[0] > 0:
+        v = 0.5
+    return v * 2.0
+
+
+def overwritten_by_constant_in_loop(y, n):
+    v = np.sum(y * y)
+    for j in range(n):
+        v = np.tanh(j * 0.25)
+    return v * 2.0 + np.sum(y)
+
+
+def empty_inner_loop(x, k):
+    for i in range(k):
+        for j in range(0):
+            x = np.cos(x)
+    return np.sum(np.sin(x))
+
+
+def rebinds_the_iterated_array(x):
+    v = x * 1.0
+    s = 0.0
+    for e in v:
+        s = s + e * e
+        v = v * 2.0
+    return s + np.sum(v)
+
+
+@pytest.mark.parametrize("f, args", [
+    pytest.param(overwritten_by_constant_in_branch, (np.array([0.5, -1.0, 2.0]),), marks=pytest.mark.xfail(
+        strict=True, raises=AssertionError, reason="compiler bug: a variable overwritten by a constant in a branch "
+        "or loop keeps passing its adjoint to its old value (silently wrong gradient)"), id="constant-in-branch"),
+    pytest.param(overwritten_by_constant_in_loop, (np.array([0.5, -1.0, 2.0]), 3), marks=pytest.mark.xfail(
+        strict=True, raises=AssertionError, reason="compiler bug: a variable overwritten by a constant in a branch "
+        "or loop keeps passing its adjoint to its old value (silently wrong gradient)"), id="constant-in-loop"),
+    pytest.param(overwritten_by_constant_in_loop, (np.array([0.5, -1.0, 2.0]), 0), id="constant-in-loop-no-trips"),
+    pytest.param(empty_inner_loop, (np.array([0.5, -1.0, 2.0]), 2), marks=pytest.mark.xfail(
+        strict=True, raises=sg.InternalCompilerError, reason="compiler bug: for j in range(0) nested in a loop "
+        "emits a for with an empty body (IndentationError in emit)"), id="empty-inner-loop"),
+    pytest.param(rebinds_the_iterated_array, (np.array([0.5, -1.0, 2.0]),), marks=pytest.mark.xfail(
+        strict=True, raises=AssertionError, reason="compiler bug: for e in v with v rebound in the body: Python "
+        "iterates the original array, sourcegrad re-reads the name (wrong value and gradient)"), id="rebind-iterated"),
+])
+def test_loop_known_bugs(f, args):
+    check_value(f, args)
+    check(f, args)
+
+
 # ==== break / continue / early and multiple returns ===============================================
 
 

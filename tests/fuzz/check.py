@@ -38,6 +38,8 @@ WRT = (0, 1, 2)
 KNOWN_BUGS = {
     r"InternalCompilerError: internal compiler error \(during normalize.*CSTValidationError: Name '[-(0-9.)]+' "
     r"is not a valid identifier": "a constant argument to a helper that branches on it",
+    r"InternalCompilerError: internal compiler error \(during emit.*IndentationError: expected an indented "
+    r"block after 'for'": "for j in range(0) nested in a loop emits an empty for body",
 }
 _DIR = None
 
