@@ -43,8 +43,6 @@ CASES = []
 
 # Known compiler bugs the corpus hits, named once; each has a minimal reproducer among the
 # expected failures of tests/test_control_flow.py.
-SHAPE_ALIAS = "n = a.shape[0] is taken for a view of a, so a later a[i] = v is refused"
-INT_AUGMENTED = "j = i; j -= 1 on an int loop counter is refused as a possible view"
 FRESH_BUFFER = "a buffer re-allocated with np.zeros each iteration (or helper call) is refused as aliased"
 LIST_ADJOINT_CONCAT = "two uses of a list add their adjoints as Python lists (concatenation), losing one"
 

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from . import FRESH_BUFFER, LIST_ADJOINT_CONCAT, SHAPE_ALIAS, case, inputs, listof, normal, params, tupleof, uniform
+from . import FRESH_BUFFER, LIST_ADJOINT_CONCAT, case, inputs, listof, normal, params, tupleof, uniform
 
 
 @case(inputs(params(W1=normal(3, 5, scale=0.5), b1=normal(5), W2=normal(5, 2, scale=0.5), b2=normal(2)),
@@ -130,7 +130,7 @@ def batch_norm_then_relu6(x, beta, gamma):
 
 
 @case(inputs(normal(4, 3), normal(3, 3, scale=0.4), normal(3, 3, scale=0.4), 2), wrt=(0, 1, 2),
-      bug=SHAPE_ALIAS, refused=True)
+      bug=FRESH_BUFFER, refused=True)
 def message_passing(h, w_self, w_nbr, rounds):
     n = h.shape[0]
     for r in range(rounds):
