@@ -327,6 +327,8 @@ def finalize(g, like):
     like_type = type(like)
     if like_type is float or like_type is int:
         return float(g)
+    if isinstance(like, np.generic) and like.dtype.kind in "fc":
+        return like.dtype.type(g)  # a numpy scalar in, the same kind of scalar out
     if not hasattr(like, "shape"):
         return g
     if not hasattr(g, "shape") or g.shape != like.shape:

@@ -1033,9 +1033,6 @@ def scaled(x, factor=None):
 def f_scaled(x): return np.sum(scaled(x))
 
 
-@pytest.mark.xfail(strict=True, raises=sourcegrad.InternalCompilerError,
-                   reason="compiler bug: a template's None/True/False are taken for free names and "
-                   "emitted as parameters of the generated factory (SyntaxError)")
 def test_template_may_use_keyword_constants():
     @sourcegrad.adjoint(scaled)
     def _(y, x, factor=None):

@@ -109,12 +109,26 @@ def get_source(fn):
         return _lambda_source(fn, text, filename, first_line)
     text, shift = _safe_dedent(text)
     module = cst.parse_module(text)
-    fdef = next(s for s in module.body if isinstance(s, cst.FunctionDef))
+    fdef = next((s for s in module.body if isinstance(s, cst.FunctionDef)), None)
+    _check_same_function(fn, fdef, filename, first_line)
     src = Source(fn, fdef, text, filename, first_line, shift)
     src._module = module
     src.tree = fdef  # the original node: positions are resolved on the original module
     _index_statement_lines(src, fdef, text)
     return src
+
+
+def _check_same_function(fn, fdef, filename, line):
+    """The source found at the function's line must be that function: a file edited since it
+    was imported would otherwise hand us another function's body."""
+    code = fn.__code__
+    params = list(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount])
+    found = None if fdef is None else [p.name.value for p in (*fdef.params.posonly_params, *fdef.params.params, *fdef.params.kwonly_params)]
+    if fdef is None or fdef.name.value != fn.__name__ or found != params:
+        raise NoSourceError(
+            f"the source at {filename}:{line} is not the function {fn.__qualname__} any more: the file "
+            "changed after the function was defined. Re-import (or reload) the module, then differentiate again."
+        )
 
 
 def _index_statement_lines(src, fdef, text):

@@ -102,7 +102,9 @@ def _free_names(expr_code, params, local_names):
             return False
 
     module.visit(V())
-    return {n for n in names if not n.startswith("__") and n not in params and n not in local_names and n != "d"}
+    keywords = {"None", "True", "False"}
+    return {n for n in names if not n.startswith("__") and n not in params and n not in local_names
+            and n != "d" and n not in keywords}
 
 
 _SHAPE_CALLS = ("np.shape(", "np.size(", "np.ndim(")
