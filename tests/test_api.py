@@ -136,3 +136,56 @@ def test_concurrent_first_calls_compile_once_and_agree():
         t.join()
     for r in results:
         assert_close(r, want)
+
+
+def scaled_softplus(x):
+    return np.log1p(np.exp(x)) * 2.0
+
+
+def test_user_rule_is_used_and_replacing_one_warns():
+    # a rule for a library-like function: callers are compiled against it, not its source
+    import sourcegrad.transforms.rules as R
+
+    try:
+        @sg.adjoint(scaled_softplus)
+        def _(y, x):
+            d[x] += d[y] * 2.0 / (1.0 + np.exp(-x))  # noqa: F821 (template notation)
+
+        def f(x):
+            return np.sum(scaled_softplus(x))
+
+        x = np.array([-1.0, 0.5, 2.0])
+        assert_close(sg.grad(f)(x), fd_grad(f, (x,), 0))
+        with pytest.warns(UserWarning, match="replaces an existing"):
+            @sg.adjoint(np.tanh)
+            def _(y, x):
+                d[x] += d[y] * (1.0 - y * y)  # noqa: F821
+    finally:
+        R.RULES.pop(scaled_softplus, None)
+        from sourcegrad.transforms.rules import unary
+        unary([np.tanh], "d[y] * (1.0 - y * y)")
+
+
+def test_compiling_different_functions_concurrently_matches_serial():
+    def make(k):
+        def f(x):
+            y = x
+            for i in range(3 + k % 3):
+                y = np.sin(y) * (1.0 + 0.1 * k)
+            return np.sum(y)
+        return f
+
+    x = np.linspace(-1, 1, 5)
+    serial = [sg.grad(make(k))(x) for k in range(8)]
+    results = [None] * 8
+
+    def work(k):
+        results[k] = sg.grad(make(k))(x)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for a, b in zip(results, serial):
+        assert np.array_equal(a, b)
