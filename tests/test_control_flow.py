@@ -531,21 +531,13 @@ def rebinds_the_iterated_array(x):
 
 
 @pytest.mark.parametrize("f, args", [
-    pytest.param(overwritten_by_constant_in_branch, (np.array([0.5, -1.0, 2.0]),), marks=pytest.mark.xfail(
-        strict=True, raises=AssertionError, reason="compiler bug: a variable overwritten by a constant in a branch "
-        "or loop keeps passing its adjoint to its old value (silently wrong gradient)"), id="constant-in-branch"),
-    pytest.param(overwritten_by_constant_in_loop, (np.array([0.5, -1.0, 2.0]), 3), marks=pytest.mark.xfail(
-        strict=True, raises=AssertionError, reason="compiler bug: a variable overwritten by a constant in a branch "
-        "or loop keeps passing its adjoint to its old value (silently wrong gradient)"), id="constant-in-loop"),
+    pytest.param(overwritten_by_constant_in_branch, (np.array([0.5, -1.0, 2.0]),), id="constant-in-branch"),
+    pytest.param(overwritten_by_constant_in_loop, (np.array([0.5, -1.0, 2.0]), 3), id="constant-in-loop"),
     pytest.param(overwritten_by_constant_in_loop, (np.array([0.5, -1.0, 2.0]), 0), id="constant-in-loop-no-trips"),
-    pytest.param(empty_inner_loop, (np.array([0.5, -1.0, 2.0]), 2), marks=pytest.mark.xfail(
-        strict=True, raises=sg.InternalCompilerError, reason="compiler bug: for j in range(0) nested in a loop "
-        "emits a for with an empty body (IndentationError in emit)"), id="empty-inner-loop"),
-    pytest.param(rebinds_the_iterated_array, (np.array([0.5, -1.0, 2.0]),), marks=pytest.mark.xfail(
-        strict=True, raises=AssertionError, reason="compiler bug: for e in v with v rebound in the body: Python "
-        "iterates the original array, sourcegrad re-reads the name (wrong value and gradient)"), id="rebind-iterated"),
+    pytest.param(empty_inner_loop, (np.array([0.5, -1.0, 2.0]), 2), id="empty-inner-loop"),
+    pytest.param(rebinds_the_iterated_array, (np.array([0.5, -1.0, 2.0]),), id="rebind-iterated"),
 ])
-def test_loop_known_bugs(f, args):
+def test_loop_edge_cases(f, args):
     check_value(f, args)
     check(f, args)
 
@@ -1048,9 +1040,6 @@ def scale_if_small(a, c):
     return np.sum(np.sin(a))
 
 
-@pytest.mark.xfail(strict=True, raises=sg.InternalCompilerError,
-                   reason="compiler bug: a constant argument to a helper that branches on it: "
-                   "CSTValidationError: Name '0.5' is not a valid identifier (normalize)")
 def test_constant_argument_to_branching_helper():
     check(constant_to_branching_helper, (np.array([0.5, -1.0, 2.0]),))
 

@@ -600,6 +600,11 @@ class Normalizer:
             return self._dict_loop(it.func.attr.value, self._atom(it.func.value), target, pos)
         seq = self._atom(it)
         if isinstance(seq, ir.Name):
+            if _find(s.body, cst.Name) is not None and seq.id in _assigned_in(s.body):
+                # Python iterates the object the name held when the loop began
+                snapshot = self.naming.temp("seq")
+                self._emit(ir.Assign(snapshot, self._copy_op(seq), pos))
+                seq = ir.Name(snapshot)
             self._emit(ir.Effect(f"check_sequence({seq.render()})", pos, ("check_sequence",)))
         if isinstance(seq, ir.Const):
             fence.refuse(self.src, it, msg="cannot loop over a module-level constant or literal",
@@ -1047,7 +1052,11 @@ class _Renamer(cst.CSTTransformer):
 
     def leave_Name(self, original, updated):
         new = self.rename.get(updated.value)
-        return updated.with_changes(value=new) if new else updated
+        if not new:
+            return updated
+        if new.isidentifier():
+            return updated.with_changes(value=new)
+        return cst.parse_expression(new)  # an inlined parameter bound to a constant
 
     def leave_Attribute(self, original, updated):
         return updated.with_changes(attr=original.attr)
@@ -1088,6 +1097,24 @@ def _is_users(fn):
     """Is ``fn`` the user's own Python code (inlined), rather than a library's (needs a rule)?"""
     top = (fn.__module__ or "").partition(".")[0]
     return top not in sys.stdlib_module_names and top not in ("numpy", "scipy", "sourcegrad")
+
+
+def _assigned_in(node):
+    """Names bound anywhere in a libcst subtree."""
+    out = set()
+
+    class V(cst.CSTVisitor):
+        def visit_AssignTarget(self, n):
+            out.update(_target_names(n.target))
+
+        def visit_AugAssign(self, n):
+            out.update(_target_names(n.target))
+
+        def visit_For(self, n):
+            out.update(_target_names(n.target))
+
+    node.visit(V())
+    return out
 
 
 def _target_names(target):

@@ -140,7 +140,8 @@ class Reverser:
         key = id(s)
         if key not in self._bw_cache:
             if isinstance(s, (ir.Assign, ir.SetItem, ir.Append)):
-                r = self.an.is_active_stmt(s) or key in self.saves
+                # a constant overwriting a differentiated variable still ends its adjoint
+                r = self.an.is_active_stmt(s) or key in self.saves or s.target in self.an.active
             elif isinstance(s, ir.If):
                 r = any(self.has_backward(t) for t in s.body + s.orelse)
             elif isinstance(s, (ir.For, ir.While)):
@@ -219,7 +220,10 @@ class Reverser:
         self._save(s, s.target, depth, out)
         if not self.has_backward(s):
             out.append(Line(depth, f"for {s.target} in {s.range_text}:", s.pos))
+            n = len(out)
             self._fwd_block(s.body, depth + 1, True, out)
+            if len(out) == n:
+                out.append(Line(depth + 1, "pass"))
             return
         r = self.counts[id(s)] = self.naming.temp("r")
         out.append(Line(depth, f"{r} = {s.range_text}", s.pos))
@@ -242,7 +246,10 @@ class Reverser:
     def _fwd_while(self, s, depth, in_loop, out):
         if not self.has_backward(s):
             out.append(Line(depth, f"while {s.test}:", s.pos))
+            n = len(out)
             self._fwd_block(s.body, depth + 1, True, out)
+            if len(out) == n:
+                out.append(Line(depth + 1, "pass"))
             return
         n = self.counts[id(s)] = self.naming.temp("n")
         out.append(Line(depth, f"{n} = 0", s.pos))
@@ -507,6 +514,8 @@ class Reverser:
         out.append(Line(depth, header, s.pos))
         out.extend(body)
         out += [Line(depth + 1, f"{n} = ZERO") for n in after]
+        if not body and not after:
+            out.append(Line(depth + 1, "pass"))
         if before or after:
             self.free.add("ZERO")
         if isinstance(s, ir.For):
