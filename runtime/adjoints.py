@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from . import ZERO, _float_dtype, _norm_axes, _scatter_add, _shape, unbroadcast, unreduce, zeros_like
+from . import ZERO, SeqAdjoint, _float_dtype, _norm_axes, _scatter_add, _shape, unbroadcast, unreduce, zeros_like
 
 
 def _nd(x):
@@ -50,7 +50,7 @@ def extremum_share(wins, ties, g):
 def fanout(g, xs):
     """Adjoint of Python's ``sum(xs)``: every element receives ``g`` (unbroadcast to it)."""
     if isinstance(xs, (list, tuple)):
-        return [unbroadcast(g, x) for x in xs]
+        return SeqAdjoint(unbroadcast(g, x) for x in xs)
     return np.broadcast_to(g, _shape(xs))  # sum over an array's first axis
 
 
@@ -409,20 +409,20 @@ def unconcatenate(g, xs, axis=0):
     """Adjoint of ``np.concatenate(xs, axis)``: ``g`` cut back into pieces shaped like ``xs``."""
     if axis is None:
         sizes = np.cumsum([np.size(x) for x in xs])[:-1]
-        return [np.reshape(p, _shape(x)) for p, x in zip(np.split(g.ravel(), sizes), xs)]
+        return SeqAdjoint(np.reshape(p, _shape(x)) for p, x in zip(np.split(g.ravel(), sizes), xs))
     sizes = np.cumsum([_shape(x)[axis] for x in xs])[:-1]
-    return np.split(g, sizes, axis=axis)
+    return SeqAdjoint(np.split(g, sizes, axis=axis))
 
 
 def unstack(g, xs, axis=0):
     """Adjoint of ``np.stack(xs, axis)``."""
-    return [np.take(g, i, axis=axis) for i in range(len(xs))]
+    return SeqAdjoint(np.take(g, i, axis=axis) for i in range(len(xs)))
 
 
 def _unjoin(g, xs, as_joined, axis):
     """``g`` cut into the pieces joined along ``axis`` after ``as_joined``, shaped like ``xs``."""
     pieces = unconcatenate(g, [as_joined(x) for x in xs], axis)
-    return [np.reshape(p, _shape(x)) for p, x in zip(pieces, xs)]
+    return SeqAdjoint(np.reshape(p, _shape(x)) for p, x in zip(pieces, xs))
 
 
 def unhstack(g, xs):

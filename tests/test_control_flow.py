@@ -1187,15 +1187,9 @@ def test_comprehensions(f, seed, n):
     pytest.param(unpacking_nested, marks=pytest.mark.xfail(
         strict=True, raises=TypeError,
         reason="compiler bug: nested tuple unpacking (p, q), r = (..), .. adds ZERO to a float in the backward")),
-    pytest.param(unpacking_tuple_variable, marks=pytest.mark.xfail(
-        strict=True, raises=AssertionError,
-        reason="compiler bug: p, q = t with t a tuple variable silently gives t's entries a zero gradient")),
-    pytest.param(list_literal, marks=pytest.mark.xfail(
-        strict=True, raises=AssertionError,
-        reason="compiler bug: a list literal bound to a name passes no gradient to its entries")),
-    pytest.param(appended_list_used_twice, marks=pytest.mark.xfail(
-        strict=True, raises=AssertionError,
-        reason="compiler bug: two uses of a list add their adjoints as Python lists (concatenation), losing one")),
+    pytest.param(unpacking_tuple_variable),
+    pytest.param(list_literal),
+    pytest.param(appended_list_used_twice),
 ])
 def test_containers_known_bugs(f):
     check(f, (np.array([0.7, -0.4, 1.3, 0.2]),))

@@ -117,7 +117,7 @@ def _by_name(bound_real, params):
 def diff_operands(op, binding):
     """Names that feed a differentiable parameter of ``op``."""
     if op.kind == "copy":
-        return {a.id for a in op.args if isinstance(a, ir.Name)}
+        return set(_names(op.args[0]))  # a name, or the names in a tuple/list literal
     if op.kind != "call":
         return set()
     out = set()

@@ -351,6 +351,14 @@ class Reverser:
             src = op.args[0]
             if isinstance(src, ir.Name) and src.id in self.an.active:
                 self._accumulate(self.naming.adjoint(src.id), g, state, depth, out, s.pos)
+            elif isinstance(src, Tup):  # t = (a, b): each entry's adjoint (ZERO where none came)
+                for k, a in enumerate(src):
+                    if isinstance(a, ir.Name) and a.id in self.an.active:
+                        adj = self.naming.adjoint(a.id)
+                        first = state.get(adj, ZERO) == ZERO
+                        out.append(Line(depth, f"{adj} = {g}[{k}]" if first else f"{adj} = acc({adj}, {g}[{k}])", s.pos))
+                        state[adj] = MAYBE
+                        self.free.update({"acc", "ZERO"})
             return state
         b = self.an.binding(op)
         tmpl = b.template

@@ -44,7 +44,6 @@ CASES = []
 # Known compiler bugs the corpus hits, named once; each has a minimal reproducer among the
 # expected failures of tests/test_control_flow.py.
 FRESH_BUFFER = "a buffer re-allocated with np.zeros each iteration (or helper call) is refused as aliased"
-LIST_ADJOINT_CONCAT = "two uses of a list add their adjoints as Python lists (concatenation), losing one"
 
 
 def case(make, wrt=0, rtol=1e-5, atol=1e-6, bug=None, refused=False):

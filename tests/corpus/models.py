@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from . import FRESH_BUFFER, LIST_ADJOINT_CONCAT, case, inputs, listof, normal, params, tupleof, uniform
+from . import FRESH_BUFFER, case, inputs, listof, normal, params, tupleof, uniform
 
 
 @case(inputs(params(W1=normal(3, 5, scale=0.5), b1=normal(5), W2=normal(5, 2, scale=0.5), b2=normal(2)),
@@ -99,7 +99,7 @@ def tuple_params(p, x):
     return np.sum(h)
 
 
-@case(inputs(listof(3, normal(2, 2, scale=0.7)), normal(2)), wrt=(0, 1), bug=LIST_ADJOINT_CONCAT)
+@case(inputs(listof(3, normal(2, 2, scale=0.7)), normal(2)), wrt=(0, 1))
 def list_params_chain(ws, x):
     outs = []
     h = x
