@@ -1516,16 +1516,11 @@ def named_like_adjoints(x, m):
     return np.sum(s)
 
 
-def _name_bug(what):
-    return pytest.mark.xfail(strict=True, reason=f"compiler bug: a user variable named like a runtime helper "
-                             f"({what}) is renamed together with the helper's references in generated code")
-
-
 @pytest.mark.parametrize("f", [
-    pytest.param(named_acc, marks=_name_bug("acc: 'ndarray' object is not callable")),
-    pytest.param(named_ZERO, marks=_name_bug("ZERO: silently wrong gradient")),
-    pytest.param(named_tape, marks=_name_bug("_tape: ndarray has no attribute 'append'")),
-    pytest.param(named_finalize, marks=_name_bug("finalize: 'ndarray' object is not callable")),
+    pytest.param(named_acc),
+    pytest.param(named_ZERO),
+    pytest.param(named_tape),
+    pytest.param(named_finalize),
     named_like_adjoints,
 ])
 def test_user_names_never_collide_with_generated_names(f):

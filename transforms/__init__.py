@@ -61,7 +61,8 @@ def compile_gradient(fn, wrt, mode, check_finite=False, unroll=8):
         names = {n: R.NAMESPACE[n] for n in set(rev.free) | {"check_scalar", "copy_value"}}
         names.update(rev.free_objects)
         names.update(normalizer.extra_ns)
-        return load(fn, irfn.qualname, mode, lines, names, normalizer.locals)
+        emitted_locals = {normalizer.rename.get(n, n) for n in normalizer.locals}
+        return load(fn, irfn.qualname, mode, lines, names, emitted_locals)
     except SourcegradError:
         raise
     except Exception as e:  # our own bug: say so, with the pass and the function

@@ -149,12 +149,21 @@ class Normalizer:
             self.naming.root_locals = self.locals
             self.extra_ns = {}  # names the generated code needs beyond the user's globals
             self.inlining = [self.fn]
-            self.rename = {}
+            self.rename = self._avoid_generated_names(tree)
         else:
             self.naming = parent.naming
             self.extra_ns = parent.extra_ns
             self.inlining = parent.inlining + [self.fn]
             self.rename = self._inline_names(finder.all_names)
+
+    def _avoid_generated_names(self, tree):
+        """Rename the user's locals that are spelled like a name the generated code uses."""
+        reserved = set(R.NAMESPACE) | {"_tape"}
+        for p in tree.params.params:
+            if p.name.value in reserved:
+                fence.refuse(self.src, p, msg=f"a parameter named {p.name.value!r} would collide with "
+                             "sourcegrad's generated code", hint="rename the parameter")
+        return {n: self.naming.unique(f"{n}_") for n in sorted(self.locals & reserved)}
 
     def _inline_names(self, all_names):
         """Fresh names for an inlined function's locals, and aliases for its module-level names
