@@ -16,7 +16,7 @@ import numpy as np
 __all__ = [
     "ZERO", "acc", "unbroadcast", "unreduce", "unindex", "zero_at", "finalize", "array_module",
     "Context", "is_zero", "reduce_max_mask", "copy_value", "check_finite", "zeros_like",
-    "SeqAdjoint", "MapAdjoint", "split_last", "shape_of", "ShapeOf", "check_unpack", "written_part", "check_sequence",
+    "SeqAdjoint", "MapAdjoint", "split_last", "shape_of", "ShapeOf", "check_unpack", "written_part", "check_sequence", "as_array_like",
 ]
 
 
@@ -170,6 +170,14 @@ def unreduce(g, like, axis=None, keepdims=False):
     if g.shape == shape:
         return g
     return np.broadcast_to(g, shape)
+
+
+def as_array_like(g, like):
+    """``g`` as an array of ``like``'s module and float dtype (a Python number from a scalar
+    adjoint would otherwise become a host array)."""
+    if hasattr(g, "shape"):
+        return g
+    return array_module(like).asarray(g, dtype=_float_dtype(like))
 
 
 def _broadcast_to(g, shape):

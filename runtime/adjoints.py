@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from . import ZERO, SeqAdjoint, _float_dtype, _norm_axes, _scatter_add, _shape, unbroadcast, unreduce, zeros_like
+from . import ZERO, SeqAdjoint, as_array_like, _float_dtype, _norm_axes, _scatter_add, _shape, unbroadcast, unreduce, zeros_like
 
 
 def _nd(x):
@@ -358,7 +358,7 @@ def undiagonal(g, x, offset=0, axis1=0, axis2=1):
 def untrace(g, x, offset=0, axis1=0, axis2=1):
     """Adjoint of ``np.trace(x, offset, axis1, axis2)``: ``g`` all along the diagonal."""
     n = np.diagonal(x, offset, axis1, axis2).shape[-1]
-    g = np.expand_dims(g, -1)
+    g = np.expand_dims(as_array_like(g, x), -1)
     return undiagonal(np.broadcast_to(g, g.shape[:-1] + (n,)), x, offset, axis1, axis2)
 
 

@@ -40,7 +40,7 @@ def _item(x):  # stands for the method ``x.item()``
     return x.item()
 
 
-rule(_item, "y, x", "d[x] += np.reshape(d[y], np.shape(x)) * np.ones_like(x)")
+rule(_item, "y, x", "d[x] += np.reshape(as_array_like(d[y], x), np.shape(x))")
 
 # ---- no gradient --------------------------------------------------------------------------------
 nondiff(
