@@ -75,6 +75,7 @@ def check(fn, src, naming, varied):
     lists = {s.target for s in stmts if isinstance(s, ir.Append)}
     group = _alias_groups(stmts, lists)
     live_after = _liveness(fn.body)
+    in_lists = _appended(fn.body)
     for w in writes:
         a = w.target
         members = group.members(a)
@@ -89,6 +90,11 @@ def check(fn, src, naming, varied):
                         f"write {a} = {a} + ... instead" if inplace else f"work on a copy: {a} = {a}.copy()")
             _refuse(src, w, f"{a!r} may share memory with the argument {p!r}: {what} would change the "
                     "caller's data", f"work on a copy: {a} = np.copy(...)")
+        if not isinstance(w, ir.Append):
+            for lst in sorted(in_lists.get(id(w), {}).get(a, frozenset()) & live_after.get(id(w), set())):
+                _refuse(src, w, f"{a!r} was appended to the list {lst!r}, which is read after this write: "
+                        "the list holds the array itself, so it would change too, unseen by the gradient",
+                        f"append a copy: {lst}.append(np.copy({a}))")
         for n in sorted((members - {a}) & live_after.get(id(w), set())):
             _refuse(src, w, f"{n!r} may share memory with {a!r} (a view or another name for it) and is read after this write, "
                     "so it would change too, unseen by the gradient",
@@ -134,6 +140,50 @@ def _alias_groups(stmts, lists):
                 groups.union(s.target, n)  # (an element of a list is not a view of the list)
         groups.find(s.target)
     return groups
+
+
+def _appended(body):
+    """id(statement) -> {name: lists that may hold the object the name holds there}.
+
+    A forward pass: ``xs.append(a)`` puts a's object in xs; rebinding ``a`` takes it out again
+    (the name now holds another object)."""
+    before = {}
+
+    def block(stmts, held):
+        for s in stmts:
+            before[id(s)] = _merge(before.get(id(s), {}), held)
+            held = transfer(s, held)
+        return held
+
+    def transfer(s, held):
+        if isinstance(s, ir.Append) and isinstance(s.value, ir.Name):
+            held = dict(held)
+            held[s.value.id] = held.get(s.value.id, frozenset()) | {s.target}
+            return held
+        if isinstance(s, ir.Assign) and not s.inplace and s.target in held:
+            held = dict(held)
+            del held[s.target]
+            return held
+        if isinstance(s, ir.If):
+            return _merge(block(s.body, held), block(s.orelse, held))
+        if isinstance(s, (ir.For, ir.While)):
+            head = held
+            while True:
+                new = _merge(head, block(s.body, head))
+                if new == head:
+                    return head
+                head = new
+        return held
+
+    block(body, {})
+    return before
+
+
+def _merge(a, b):
+    out = dict(a)
+    for k, v in b.items():
+        out[k] = out.get(k, frozenset()) | v
+    return out
 
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
