@@ -38,7 +38,7 @@ def test_random_programs(data):
 
 def test_generator_covers_every_construct():
     features = set()
-    for seed in range(300):
+    for seed in range(1000):
         features |= generate(RandomChooser(seed)).features
     wanted = {
         "if", "else", "bool_op", "for_range", "for_range2", "for_reversed", "for_range_k", "for_array",

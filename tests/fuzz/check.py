@@ -15,11 +15,13 @@ and imported with importlib. Outcomes:
 
 from __future__ import annotations
 
+import atexit
 import copy
 import hashlib
-import re
 import importlib.util
 import os
+import re
+import shutil
 import tempfile
 import traceback
 from dataclasses import dataclass
@@ -34,13 +36,8 @@ WRT = (0, 1, 2)
 
 # Known compiler bugs, recognised by their error: such programs count as "known", not "fail", so
 # the fuzz test keeps looking for new ones. Each has a minimal reproducer marked xfail in
-# tests/test_control_flow.py; delete its entry here when it is fixed.
-KNOWN_BUGS = {
-    r"InternalCompilerError: internal compiler error \(during normalize.*CSTValidationError: Name '[-(0-9.)]+' "
-    r"is not a valid identifier": "a constant argument to a helper that branches on it",
-    r"InternalCompilerError: internal compiler error \(during emit.*IndentationError: expected an indented "
-    r"block after 'for'": "for j in range(0) nested in a loop emits an empty for body",
-}
+# tests/test_control_flow.py; delete its entry here when it is fixed. (Empty: all fixed.)
+KNOWN_BUGS = {}
 _DIR = None
 
 
@@ -52,9 +49,11 @@ class Outcome:
 
 
 def program_dir():
+    """A temporary folder for the program files, removed when the process exits."""
     global _DIR
     if _DIR is None:
         _DIR = tempfile.mkdtemp(prefix="sourcegrad_fuzz_")
+        atexit.register(shutil.rmtree, _DIR, ignore_errors=True)
     return _DIR
 
 

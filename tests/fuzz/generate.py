@@ -23,13 +23,8 @@ programs shrink), ``RandomChooser`` from a seeded ``random.Random`` (for long st
 from __future__ import annotations
 
 import math
-import os
 import random
 from dataclasses import dataclass, field
-
-# Steer clear of known compiler bugs (each has a strict-xfail reproducer in test_control_flow.py),
-# so the fuzzer keeps finding new ones; SOURCEGRAD_FUZZ_KNOWN_BUGS=1 writes those programs too.
-AVOID_KNOWN_BUGS = os.environ.get("SOURCEGRAD_FUZZ_KNOWN_BUGS", "") != "1"
 
 BIG = 6.0  # an expression bound above this is squashed with tanh
 EXP_MAX = 2.0  # exp only of arguments bounded by this
@@ -316,11 +311,7 @@ class Generator:
         form = self.c.choice(["tanh", "blend", "mul_cos", "aug_mul", "aug_div", "aug_add", "aug_sub"])
         e, _ = self.expr(v.kind if form == "tanh" or self.c.chance(0.7) else "scal")  # kinds never change
         self.features.add(f"update_{form}")
-        if form == "tanh" and AVOID_KNOWN_BUGS:
-            # overwriting a variable with a value that does not depend on the inputs, inside a
-            # branch or loop, leaks the old value's gradient (known bug): keep a little of v
-            self.emit(f"{v.name} = np.tanh({e} + 0.01 * {v.name})")
-        elif form == "tanh":
+        if form == "tanh":
             self.emit(f"{v.name} = np.tanh({e})")
         elif form == "blend":
             self.emit(f"{v.name} = 0.5 * {v.name} + 0.5 * np.tanh({e})")
@@ -427,7 +418,7 @@ class Generator:
 
     def appended(self, kind, depth=2):
         code, _ = self.squash(*self.expr(kind, depth))
-        # a fresh value: an array appended and then updated in place is a known sourcegrad bug
+        # a fresh value: sourcegrad refuses to update in place an array a live list holds
         return f"{code} * 1.0" if code.isidentifier() else code
 
     def list_statement(self, depth):
@@ -472,9 +463,8 @@ class Generator:
     def iterable(self, vecs):
         # Mostly parameters: sourcegrad refuses writes to an array after a loop over it (the
         # loop element might have been a view), which would make many programs refused.
-        # Rebinding the iterated name in the body is a known bug: then iterate parameters only.
         params = [v for v in vecs if v.param]
-        return self.c.choice(params if params and (AVOID_KNOWN_BUGS or self.c.chance(0.8)) else vecs)
+        return self.c.choice(params if params and self.c.chance(0.8) else vecs)
 
     def while_statement(self, depth):
         j = self.fresh("j")
