@@ -155,17 +155,25 @@ class _Compiled:
 
 
 def _float_leaves(a):
-    """Is ``a`` a float array, or a list/tuple/dict whose leaves all are (or Python floats)?"""
+    """Is ``a`` a float array, or a list/tuple/dict whose leaves all are (or Python floats), with at
+    least one leaf? (Empty containers inside one are fine: ``{"layers": [], "out": w}``.)"""
+    leaves = _leaves(a)
+    return leaves is not None and leaves > 0
+
+
+def _leaves(a):
+    """The number of float leaves in ``a``, or None if some leaf is not a float."""
     if type(a) is float:
-        return True
-    if isinstance(a, (list, tuple)):
-        return len(a) > 0 and all(_float_leaves(x) for x in a)
-    if isinstance(a, dict):
-        return len(a) > 0 and all(_float_leaves(x) for x in a.values())
-    return getattr(getattr(a, "dtype", None), "kind", None) in ("f", "c")
+        return 1
+    if isinstance(a, (list, tuple, dict)):
+        counts = [_leaves(x) for x in (a.values() if isinstance(a, dict) else a)]
+        return None if None in counts else sum(counts)
+    return 1 if getattr(getattr(a, "dtype", None), "kind", None) in ("f", "c") else None
 
 
 def _describe(a):
+    if isinstance(a, (list, tuple, dict)) and _leaves(a) == 0:
+        return f"an empty {type(a).__name__}"
     if isinstance(a, bool):
         return "a bool"
     if isinstance(a, int):

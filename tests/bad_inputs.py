@@ -828,3 +828,8 @@ def dict_int_keys(p):
 def unpack_too_many_values(x):
     a, b = x
     return a * b
+
+
+def nested_unpack_count_mismatch(x):
+    (a, b), c = (x, x, x), x  # E: nested_unpack_count_mismatch
+    return np.sum(a * b * c)

@@ -916,14 +916,11 @@ def update_while_iterating(x):
     return s + np.sum(v)
 
 
-@pytest.mark.xfail(strict=True, reason="compiler bug: the refusal names the compiler's own temporary "
-                   "('_seq0' may share memory with 'v'; hint: take a copy where '_seq0' is made)")
 def test_update_while_iterating_refused_in_the_users_words():
     x = np.array([0.5, -1.0, 2.0])
-    try:
+    with pytest.raises(sg.UnsupportedSyntaxError, match="'v' is updated in place inside a loop over it") as e:
         check(update_while_iterating, (x,))
-    except sg.UnsupportedSyntaxError as e:
-        assert "_seq" not in str(e), str(e)
+    assert "_seq" not in str(e.value) and "np.copy(v)" in str(e.value), str(e.value)
 
 
 def _refused_bug(what):
@@ -1121,6 +1118,16 @@ def unpacking_nested(x):
     return p + q * r
 
 
+def index_tuple_literal(x):
+    p = (x[0] * x[1], x[2])[0]  # the other entry gets no gradient
+    return p * x[3]
+
+
+def chained_unpacking(x):
+    p, q = r, s = (x[0] * x[1], x[2])
+    return p * s + q * np.sin(r)
+
+
 def unpacking_tuple_variable(x):
     t = (x[0] * 2.0, x[1])
     p, q = t
@@ -1197,18 +1204,18 @@ def test_comprehensions(f, seed, n):
     check(f, (rng_of(seed).normal(size=n),))
 
 
-# Known compiler bugs: fixed inputs (no hypothesis), so an expected failure costs no shrinking.
+# Container forms that once crashed: fixed inputs.
 
 
 @pytest.mark.parametrize("f", [
-    pytest.param(unpacking_nested, marks=pytest.mark.xfail(
-        strict=True, raises=TypeError,
-        reason="compiler bug: nested tuple unpacking (p, q), r = (..), .. adds ZERO to a float in the backward")),
+    pytest.param(unpacking_nested),
+    pytest.param(index_tuple_literal),
+    pytest.param(chained_unpacking),
     pytest.param(unpacking_tuple_variable),
     pytest.param(list_literal),
     pytest.param(appended_list_used_twice),
 ])
-def test_containers_known_bugs(f):
+def test_container_forms(f):
     check(f, (np.array([0.7, -0.4, 1.3, 0.2]),))
 
 
@@ -1256,8 +1263,6 @@ def test_nested_containers(seed, depth, d):
     check(nested_params, (p, rng.normal(size=d)), wrt=(0, 1))
 
 
-@pytest.mark.xfail(strict=True, raises=sg.WrtError, reason="compiler bug: a dict wrt holding an empty list "
-                   "(no hidden layers) is refused: 'it is a dict; gradients need floating-point values'")
 def test_nested_containers_with_an_empty_list():
     p = {"layers": [], "out": np.array([0.5, -1.0])}
     check(nested_params, (p, np.array([0.3, 0.2])), wrt=(0, 1))

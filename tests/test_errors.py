@@ -250,6 +250,7 @@ CATALOGUE = [
     R("wrt_duplicate", WrtError, "twice", run=lambda: sg.grad(B.two_params, wrt=(0, 0))),
     R("wrt_duplicate_name_and_index", WrtError, "twice", run=lambda: sg.grad(B.two_params, wrt=(0, "x"))),
     R("wrt_empty", WrtError, "no argument", run=lambda: sg.grad(B.plain, wrt=())),
+    R("wrt_empty_list_value", WrtError, "an empty list", run=lambda: sg.grad(B.plain)([])),
     R("wrt_decorator_out_of_range", WrtError, "out of range", run=lambda: sg.grad(wrt=2)(B.plain)),
     R("wrt_vjp_out_of_range", WrtError, "out of range", run=lambda: sg.vjp(B.plain, wrt=1)),
     R("wrt_value_and_grad_bad_name", WrtError, "'nope'", run=lambda: sg.value_and_grad(B.plain, wrt="nope")),
@@ -271,6 +272,7 @@ CATALOGUE = [
     # ---- run-time errors in the user's own code: Python's, with a note naming the user's line -------
     R("shape_mismatch", ValueError, "mismatch", 733, natural=True),
     R("truth_of_array", ValueError, "ambiguous", 737, natural=True),
+    R("nested_unpack_count_mismatch", US, ("unpacking", "3 values into 2 targets"), 834, "a, b)"),
 ]
 
 _TAG = re.compile(r"\((?:called )?in [^()\n]*\)")

@@ -96,6 +96,14 @@ def check(fn, src, naming, varied):
                         "the list holds the array itself, so it would change too, unseen by the gradient",
                         f"append a copy: {lst}.append(np.copy({a}))")
         for n in sorted((members - {a}) & live_after.get(id(w), set())):
+            if naming.snapshots.get(n) == a:
+                _refuse(src, w, f"{a!r} is updated in place inside a loop over it: the loop would read the "
+                        "changed array, unseen by the gradient",
+                        f"loop over a copy (for ... in np.copy({a})), or write {a} = {a} + ... to make a new array")
+            if n in naming.temps:
+                _refuse(src, w, f"an earlier value computed from {a!r} may share its memory (a view) and is read "
+                        "after this write, so it would change too, unseen by the gradient",
+                        f"write {a} = {a} + ... (a new array) instead of updating it in place")
             _refuse(src, w, f"{n!r} may share memory with {a!r} (a view or another name for it) and is read after this write, "
                     "so it would change too, unseen by the gradient",
                     f"take a copy where {n!r} is made: {n} = np.copy(...)")

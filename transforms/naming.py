@@ -14,6 +14,7 @@ class Naming:
         self._adjoints = {}
         self._counter = 0
         self.temps = set()  # every temporary handed out (never a user's name)
+        self.snapshots = {}  # temporary -> the user's name it holds the old object of (for errors)
 
     def reserve(self, *names):
         self.taken.update(names)

@@ -360,17 +360,28 @@ class Normalizer:
         if isinstance(target, cst.Name):
             self._assign_expr(self._local(target.value), s.value, pos)
         elif isinstance(target, (cst.Tuple, cst.List)) and isinstance(s.value, (cst.Tuple, cst.List)):
-            self._no_starred(target)
             # a, b = b, a: evaluate every right-hand value before binding any
-            values = [self._value_to_temp(el.value) for el in s.value.elements]
-            if len(values) != len(target.elements):
-                fence.refuse(self.src, s, msg=f"unpacking needs as many targets as values: cannot unpack "
-                             f"{len(values)} values into {len(target.elements)} targets",
-                             hint="give as many targets as values")
-            for el, v in zip(target.elements, values):
-                self._assign_target(el.value, v, pos)
+            self._bind_pairwise(target, self._values_pairwise(target, s.value), pos)
         else:
             self._assign_target(target, self._atom(s.value), pos)
+
+    def _values_pairwise(self, target, value):
+        """The right-hand side of ``(p, q), r = (a, b), c`` evaluated to temporaries, nested as the targets."""
+        if not (isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List))):
+            return self._value_to_temp(value)
+        self._no_starred(target)
+        if len(value.elements) != len(target.elements):
+            fence.refuse(self.src, target, msg=f"unpacking needs as many targets as values: cannot unpack "
+                         f"{len(value.elements)} values into {len(target.elements)} targets",
+                         hint="give as many targets as values")
+        return [self._values_pairwise(t.value, v.value) for t, v in zip(target.elements, value.elements)]
+
+    def _bind_pairwise(self, target, values, pos):
+        if not isinstance(values, list):
+            self._assign_target(target, values, pos)
+            return
+        for el, v in zip(target.elements, values):
+            self._bind_pairwise(el.value, v, pos)
 
     def _no_starred(self, target):
         for el in target.elements:
@@ -391,6 +402,7 @@ class Normalizer:
             self._emit(ir.Assign(self._local(target.value), self._copy_op(value), pos))
         elif isinstance(target, (cst.Tuple, cst.List)):
             self._no_starred(target)
+            value = self._named(value, pos)
             self._emit(ir.Effect(f"check_unpack({value.render()}, {len(target.elements)})", pos, ("check_unpack",)))
             for k, el in enumerate(target.elements):
                 index = ir.Index((ir.Const(k, str(k)),), False)
@@ -612,6 +624,7 @@ class Normalizer:
             if _find(s.body, cst.Name) is not None and seq.id in _assigned_in(s.body):
                 # Python iterates the object the name held when the loop began
                 snapshot = self.naming.temp("seq")
+                self.naming.snapshots[snapshot] = seq.id
                 self._emit(ir.Assign(snapshot, self._copy_op(seq), pos))
                 seq = ir.Name(snapshot)
             self._emit(ir.Effect(f"check_sequence({seq.render()})", pos, ("check_sequence",)))
@@ -850,8 +863,17 @@ class Normalizer:
         return ir.Const(self._static_value(node), self._text(node))
 
     def _expr_Subscript(self, node):
-        base = self._atom(node.value)
+        base = self._named(self._atom(node.value), self._pos(node))
         return self._getitem_op(base, self._index(node))
+
+    def _named(self, atom, pos):
+        """``atom``, or a temporary holding it when it is a tuple literal: ``(a, b)[k]`` indexes a
+        name, so the entries' adjoints come back through the tuple's (zero where none came)."""
+        if not isinstance(atom, Tup):
+            return atom
+        tmp = self.naming.temp()
+        self._emit(ir.Assign(tmp, self._copy_op(atom), pos))
+        return ir.Name(tmp)
 
     def _getitem_op(self, base, index):
         return ir.Op(operator.getitem, (base, index), (), f"{base.render()}[{index.render()}]", "call")
