@@ -20,6 +20,9 @@ __all__ = [
 ]
 
 
+_ndarray = np.ndarray
+
+
 class _Zero:
     """The adjoint of a value no output depends on (yet). Never mixed into arithmetic: generated
     code tests ``x_bar is ZERO`` where the analysis cannot decide statically."""
@@ -103,6 +106,8 @@ def _container_zeros(like):
 def array_module(*xs):
     """numpy, or the module of the first argument that is an array of another library."""
     for x in xs:
+        if type(x) is _ndarray:
+            continue
         if type(x) is ShapeOf:
             return x.module
         mod = type(x).__module__
@@ -296,6 +301,8 @@ class ShapeOf:
 
 def shape_of(x):
     """What the backward keeps of an overwritten value it reads only the shape of."""
+    if type(x) is _ndarray:  # the common case, first and cheap
+        return ShapeOf(x.shape, x.dtype, np)
     shape = getattr(x, "shape", None)
     if shape is None or x is None:
         return x
