@@ -161,11 +161,19 @@ def _norm_axes(axis, ndim):
     return (operator.index(axis) % ndim,)
 
 
+_FILL_MAX = 8192
+_HOST_SCALARS = (float, int, np.float64, np.float32, np.float16, np.longdouble)
+
+
 def unreduce(g, like, axis=None, keepdims=False):
     """Broadcast the adjoint of a reduction over ``axis`` back to ``like``'s shape."""
     shape = _shape(like)
     if not shape:
         return g
+    if axis is None and type(like) is _ndarray and like.size <= _FILL_MAX and type(g) in _HOST_SCALARS:
+        # a full reduction of a small host array: filling a new array costs a fraction of
+        # broadcast_to's fixed cost; a large one gets the zero-copy view below
+        return np.full(shape, g, dtype=g.dtype if hasattr(g, "dtype") else _float_dtype(like))
     if not hasattr(g, "shape"):
         # a Python number (the seed 1.0): an array of like's module and float dtype, no upcast
         g = array_module(like).asarray(g, dtype=_float_dtype(like))
@@ -332,6 +340,9 @@ def copy_value(x):
 def finalize(g, like):
     """The gradient as the user gets it: ``like``'s structure, shape, dtype and kind (array or
     Python float; a list, tuple or dict of them for a container)."""
+    if (type(g) is _ndarray and type(like) is _ndarray and g.shape == like.shape
+            and g.dtype == like.dtype and g.flags.writeable):
+        return g  # the common case, first and cheap
     if isinstance(like, dict):
         return {k: finalize(ZERO if g is ZERO else g.get(k, ZERO), v) for k, v in like.items()}
     if isinstance(like, (list, tuple)):
