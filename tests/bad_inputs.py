@@ -833,3 +833,27 @@ def unpack_too_many_values(x):
 def nested_unpack_count_mismatch(x):
     (a, b), c = (x, x, x), x  # E: nested_unpack_count_mismatch
     return np.sum(a * b * c)
+
+
+def tuple_entry_then_write(x):
+    z = x * 1.0
+    t = (z, x)
+    p = t[0]
+    z[0] = 5.0  # E: tuple_entry_then_write
+    return np.sum(p * x)
+
+
+def list_literal_then_write(x):
+    z = x * 1.0
+    t = [z, x]
+    z[0] = 5.0  # E: list_literal_then_write
+    return np.sum(t[0] * x)
+
+
+def appended_element_then_write(x):
+    z = x * 1.0
+    xs = []
+    xs.append(z)
+    p = xs[0]
+    z[0] = 5.0  # E: appended_element_then_write
+    return np.sum(p * x)

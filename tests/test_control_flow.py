@@ -923,18 +923,11 @@ def test_update_while_iterating_refused_in_the_users_words():
     assert "_seq" not in str(e.value) and "np.copy(v)" in str(e.value), str(e.value)
 
 
-def _refused_bug(what):
-    return pytest.mark.xfail(strict=True, raises=sg.UnsupportedSyntaxError,
-                             reason=f"compiler bug: valid in-place code refused as aliased: {what}")
-
-
 @pytest.mark.parametrize("f, args", [
     pytest.param(shape_then_write, (np.array([0.5, -1.0, 2.0]),), id="shape-then-write"),
     pytest.param(int_counter_augmented, (np.array([0.5, -1.0, 2.0]),), id="int-augmented"),
-    pytest.param(fresh_buffer_each_iteration, (np.array([0.5, -1.0, 2.0]), 3),
-                 marks=_refused_bug("z = np.zeros(..) re-allocated each iteration, y = z"), id="fresh-buffer-in-loop"),
-    pytest.param(helper_buffer_twice, (np.array([0.5, -1.0, 2.0]),),
-                 marks=_refused_bug("a helper that fills a fresh buffer, called twice"), id="helper-buffer-twice"),
+    pytest.param(fresh_buffer_each_iteration, (np.array([0.5, -1.0, 2.0]), 3), id="fresh-buffer-in-loop"),
+    pytest.param(helper_buffer_twice, (np.array([0.5, -1.0, 2.0]),), id="helper-buffer-twice"),
     pytest.param(loop_over_buffer_then_write, (np.array([0.5, -1.0, 2.0]),), id="loop-then-write"),
 ])
 def test_mutation_edge_cases(f, args):

@@ -273,6 +273,10 @@ CATALOGUE = [
     R("shape_mismatch", ValueError, "mismatch", 733, natural=True),
     R("truth_of_array", ValueError, "ambiguous", 737, natural=True),
     R("nested_unpack_count_mismatch", US, ("unpacking", "3 values into 2 targets"), 834, "a, b)"),
+    # ---- an array a tuple, list or name still holds, written in place (once a wrong gradient) -------
+    R("tuple_entry_then_write", US, ("'p' may share memory with 'z'", "tuple holding it"), 842, "z[0]"),
+    R("list_literal_then_write", US, "'t' may share memory with 'z'", 849, "z[0]"),
+    R("appended_element_then_write", US, "'p' may share memory with 'z'", 858, "z[0]"),
 ]
 
 _TAG = re.compile(r"\((?:called )?in [^()\n]*\)")

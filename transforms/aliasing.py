@@ -72,17 +72,15 @@ def check(fn, src, naming, varied):
     writes = [s for s in stmts if _is_write(s) and (s.target in varied or (s.target in params and not isinstance(s, ir.Assign)))]
     if not writes:
         return
-    lists = {s.target for s in stmts if isinstance(s, ir.Append)}
-    group = _alias_groups(stmts, lists)
+    objects = _points_to(fn)
     live_after = _liveness(fn.body)
     in_lists = _appended(fn.body)
     for w in writes:
         a = w.target
-        members = group.members(a)
+        held = objects[id(w)]
+        written = held.get(a, frozenset())
         inplace = isinstance(w, ir.Assign)
-        if not inplace and a in fn.params and a not in varied:
-            members = members | {a}  # writing into any argument changes the caller's data
-        for p in sorted(members & set(fn.params)):
+        for p in sorted(o[1] for o in written if o[0] == _ARG):
             what = "+= on it" if inplace else "writing into it"
             if p == a:
                 _refuse(src, w, f"{a!r} is an argument: {what} would change the caller's data "
@@ -95,7 +93,9 @@ def check(fn, src, naming, varied):
                 _refuse(src, w, f"{a!r} was appended to the list {lst!r}, which is read after this write: "
                         "the list holds the array itself, so it would change too, unseen by the gradient",
                         f"append a copy: {lst}.append(np.copy({a}))")
-        for n in sorted((members - {a}) & live_after.get(id(w), set())):
+        for n in sorted(live_after.get(id(w), set()) - {a}):
+            if not (held.get(n, frozenset()) & written):
+                continue
             if naming.snapshots.get(n) == a:
                 _refuse(src, w, f"{a!r} is updated in place inside a loop over it: the loop would read the "
                         "changed array, unseen by the gradient",
@@ -104,50 +104,81 @@ def check(fn, src, naming, varied):
                 _refuse(src, w, f"an earlier value computed from {a!r} may share its memory (a view) and is read "
                         "after this write, so it would change too, unseen by the gradient",
                         f"write {a} = {a} + ... (a new array) instead of updating it in place")
-            _refuse(src, w, f"{n!r} may share memory with {a!r} (a view or another name for it) and is read after this write, "
-                    "so it would change too, unseen by the gradient",
+            _refuse(src, w, f"{n!r} may share memory with {a!r} (a view, another name for it, or a list or "
+                    "tuple holding it) and is read after this write, so it would change too, unseen by the gradient",
                     f"take a copy where {n!r} is made: {n} = np.copy(...)")
+
+
+_ARG, _NEW, _OLD = "argument", "newest", "older"
+
+
+def _points_to(fn):
+    """id(statement) -> {name: the objects the name may reach before the statement}.
+
+    A forward pass. An object is an argument (``(_ARG, name)``) or an allocation site; each
+    site has two abstract objects, the one it made last (``_NEW``) and all it made before
+    (``_OLD``), so a buffer allocated afresh in every iteration of a loop is told apart from the
+    previous iteration's (recency abstraction). A view, another name, or an element read from a
+    container reaches what its base reaches; a tuple or list literal, or a list appended to,
+    also reaches what its entries reach."""
+    before = {}
+
+    def block(stmts, env):
+        for s in stmts:
+            before[id(s)] = _merge(before.get(id(s), {}), env)
+            env = transfer(s, env)
+        return env
+
+    def transfer(s, env):
+        if isinstance(s, ir.Assign) and not s.inplace:
+            op = s.op
+            base = op.args[0] if op.args else None
+            if op.kind == "copy" and isinstance(base, Tup):  # a tuple or list literal holds its entries
+                env = _age(env, id(s))
+                reach = {(id(s), _NEW)}.union(*(env.get(a.id, ()) for a in base if isinstance(a, ir.Name)))
+            elif _fresh(op) or not isinstance(base, ir.Name):
+                env = _age(env, id(s))
+                reach = {(id(s), _NEW)}
+            else:
+                reach = env.get(base.id, frozenset())  # a view, a second name, an element
+            env = dict(env)
+            env[s.target] = frozenset(reach)
+            return env
+        if isinstance(s, (ir.Append, ir.SetItem)) and isinstance(s.value, ir.Name):
+            reach = env.get(s.value.id, frozenset())
+            if isinstance(s, ir.Append) or _is_container(env.get(s.target, ())):
+                env = dict(env)  # the list now holds the value's object (an array copies it in)
+                env[s.target] = env.get(s.target, frozenset()) | reach
+            return env
+        if isinstance(s, ir.If):
+            return _merge(block(s.body, env), block(s.orelse, env))
+        if isinstance(s, (ir.For, ir.While)):
+            head = env
+            while True:
+                new = _merge(head, block(s.body, head))
+                if new == head:
+                    return head
+                head = new
+        return env
+
+    literal_lists = {id(s) for s in ir.walk(fn.body)
+                     if isinstance(s, ir.Assign) and s.op.kind == "copy" and isinstance(s.op.args[0], Tup)}
+
+    def _is_container(reach):
+        return any(o[0] == _ARG or o[0] in literal_lists for o in reach)
+
+    block(fn.body, {p: frozenset({(_ARG, p)}) for p in fn.params})
+    return before
+
+
+def _age(env, site):
+    """A new object from ``site``: what was its newest is now one of its older ones."""
+    new, old = (site, _NEW), (site, _OLD)
+    return {n: (objs - {new}) | {old} if new in objs else objs for n, objs in env.items()}
 
 
 def _is_write(s):
     return isinstance(s, (ir.SetItem, ir.Append)) or (isinstance(s, ir.Assign) and s.inplace)
-
-
-class _Groups:
-    """Union-find of names that may share memory."""
-
-    def __init__(self):
-        self.parent = {}
-
-    def find(self, n):
-        self.parent.setdefault(n, n)
-        while self.parent[n] != n:
-            self.parent[n] = self.parent[self.parent[n]]
-            n = self.parent[n]
-        return n
-
-    def union(self, a, b):
-        self.parent[self.find(a)] = self.find(b)
-
-    def members(self, n):
-        root = self.find(n)
-        return {m for m in list(self.parent) if self.find(m) == root}
-
-
-def _alias_groups(stmts, lists):
-    groups = _Groups()
-    for s in stmts:
-        if isinstance(s, ir.For):
-            groups.find(s.target)
-        if not isinstance(s, ir.Assign) or s.inplace or _fresh(s.op):
-            continue
-        base = s.op.args[0] if s.op.args else None  # a view shares its first operand's memory
-        if isinstance(base, ir.Name):
-            n = base.id
-            if not (n in lists and s.op.key is operator.getitem and not _slices(s.op.args[1])):
-                groups.union(s.target, n)  # (an element of a list is not a view of the list)
-        groups.find(s.target)
-    return groups
 
 
 def _appended(body):

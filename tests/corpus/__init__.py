@@ -41,9 +41,8 @@ class Case:
 
 CASES = []
 
-# Known compiler bugs the corpus hits, named once; each has a minimal reproducer among the
-# expected failures of tests/test_control_flow.py.
-FRESH_BUFFER = "a buffer re-allocated with np.zeros each iteration (or helper call) is refused as aliased"
+# Known compiler bugs the corpus hits are marked with case(..., bug="why"); each has a minimal
+# reproducer among the expected failures of tests/test_control_flow.py. (None at present.)
 
 
 def case(make, wrt=0, rtol=1e-5, atol=1e-6, bug=None, refused=False):

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from . import FRESH_BUFFER, case, inputs, listof, normal, params, tupleof, uniform
+from . import case, inputs, listof, normal, params, tupleof, uniform
 
 
 @case(inputs(params(W1=normal(3, 5, scale=0.5), b1=normal(5), W2=normal(5, 2, scale=0.5), b2=normal(2)),
@@ -73,8 +73,7 @@ def unrolled_sgd(p, X, y, steps, lr):
     return np.mean((X @ w + b - y) ** 2)
 
 
-@case(inputs(normal(12), normal(3, scale=0.5), normal(3, scale=0.5)), wrt=(0, 1, 2), bug=FRESH_BUFFER,
-      refused=True)
+@case(inputs(normal(12), normal(3, scale=0.5), normal(3, scale=0.5)), wrt=(0, 1, 2))
 def conv1d_two_layers(x, k1, k2):
     h = conv_valid(x, k1)
     h = np.tanh(h)
@@ -129,8 +128,7 @@ def batch_norm_then_relu6(x, beta, gamma):
     return np.sum(np.tanh(y) * x)
 
 
-@case(inputs(normal(4, 3), normal(3, 3, scale=0.4), normal(3, 3, scale=0.4), 2), wrt=(0, 1, 2),
-      bug=FRESH_BUFFER, refused=True)
+@case(inputs(normal(4, 3), normal(3, 3, scale=0.4), normal(3, 3, scale=0.4), 2), wrt=(0, 1, 2))
 def message_passing(h, w_self, w_nbr, rounds):
     n = h.shape[0]
     for r in range(rounds):
