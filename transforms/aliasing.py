@@ -77,8 +77,8 @@ def check(fn, src, naming, varied):
     in_lists = _appended(fn.body)
     for w in writes:
         a = w.target
-        held = objects[id(w)]
-        written = held.get(a, frozenset())
+        env = objects[id(w)]
+        written = env.get(a, _NONE)[0]  # the write changes the memory (or the list) a is
         inplace = isinstance(w, ir.Assign)
         for p in sorted(o[1] for o in written if o[0] == _ARG):
             what = "+= on it" if inplace else "writing into it"
@@ -94,7 +94,7 @@ def check(fn, src, naming, varied):
                         "the list holds the array itself, so it would change too, unseen by the gradient",
                         f"append a copy: {lst}.append(np.copy({a}))")
         for n in sorted(live_after.get(id(w), set()) - {a}):
-            if not (held.get(n, frozenset()) & written):
+            if not (env.get(n, _NONE)[1] & written):
                 continue
             if naming.snapshots.get(n) == a:
                 _refuse(src, w, f"{a!r} is updated in place inside a loop over it: the loop would read the "
@@ -109,23 +109,38 @@ def check(fn, src, naming, varied):
                     f"take a copy where {n!r} is made: {n} = np.copy(...)")
 
 
+def _is_write(s):
+    return isinstance(s, (ir.SetItem, ir.Append)) or (isinstance(s, ir.Assign) and s.inplace)
+
+
 _ARG, _NEW, _OLD = "argument", "newest", "older"
+_NONE = (frozenset(), frozenset())
 
 
 def _points_to(fn):
-    """id(statement) -> {name: the objects the name may reach before the statement}.
+    """id(statement) -> {name: (own, reach)} before the statement: the objects the name may *be*
+    (whose memory, or list, a write through it changes) and those it may reach (``own`` and,
+    for a tuple or list, the objects its entries may reach).
 
     A forward pass. An object is an argument (``(_ARG, name)``) or an allocation site; each
     site has two abstract objects, the one it made last (``_NEW``) and all it made before
     (``_OLD``), so a buffer allocated afresh in every iteration of a loop is told apart from the
-    previous iteration's (recency abstraction). A view, another name, or an element read from a
-    container reaches what its base reaches; a tuple or list literal, or a list appended to,
-    also reaches what its entries reach."""
+    previous iteration's (recency abstraction). A view or another name is what its base is; an
+    entry read from a tuple or list is one of the objects the list reaches besides itself."""
+    literals = {id(s) for s in ir.walk(fn.body)
+                if isinstance(s, ir.Assign) and s.op.kind == "copy" and isinstance(s.op.args[0], Tup)}
     before = {}
+
+    def kind(own):
+        """'list' if ``own`` holds only tuple/list literals, 'array' if none (nor arguments)."""
+        lits = sum(1 for o in own if o[0] in literals)
+        if own and lits == len(own):
+            return "list"
+        return "array" if not lits and not any(o[0] == _ARG for o in own) else "either"
 
     def block(stmts, env):
         for s in stmts:
-            before[id(s)] = _merge(before.get(id(s), {}), env)
+            before[id(s)] = _merge_points(before.get(id(s), {}), env)
             env = transfer(s, env)
         return env
 
@@ -135,50 +150,62 @@ def _points_to(fn):
             base = op.args[0] if op.args else None
             if op.kind == "copy" and isinstance(base, Tup):  # a tuple or list literal holds its entries
                 env = _age(env, id(s))
-                reach = {(id(s), _NEW)}.union(*(env.get(a.id, ()) for a in base if isinstance(a, ir.Name)))
+                own = frozenset({(id(s), _NEW)})
+                value = (own, own.union(*(env.get(a.id, _NONE)[1] for a in base if isinstance(a, ir.Name))))
             elif _fresh(op) or not isinstance(base, ir.Name):
                 env = _age(env, id(s))
-                reach = {(id(s), _NEW)}
+                own = frozenset({(id(s), _NEW)})
+                value = (own, own)
             else:
-                reach = env.get(base.id, frozenset())  # a view, a second name, an element
+                own, reach = env.get(base.id, _NONE)
+                entry = op.key is operator.getitem and not _slices(op.args[1])
+                if entry and kind(own) == "list":
+                    value = (reach - own, reach - own)  # one of the entries
+                elif entry and kind(own) == "either":
+                    value = (reach, reach)
+                else:
+                    value = (own, reach)  # a view, or another name for the same object
             env = dict(env)
-            env[s.target] = frozenset(reach)
+            env[s.target] = value
             return env
         if isinstance(s, (ir.Append, ir.SetItem)) and isinstance(s.value, ir.Name):
-            reach = env.get(s.value.id, frozenset())
-            if isinstance(s, ir.Append) or _is_container(env.get(s.target, ())):
+            own, reach = env.get(s.target, _NONE)
+            if isinstance(s, ir.Append) or kind(own) != "array":
                 env = dict(env)  # the list now holds the value's object (an array copies it in)
-                env[s.target] = env.get(s.target, frozenset()) | reach
+                env[s.target] = (own, reach | env.get(s.value.id, _NONE)[1])
             return env
         if isinstance(s, ir.If):
-            return _merge(block(s.body, env), block(s.orelse, env))
+            return _merge_points(block(s.body, env), block(s.orelse, env))
         if isinstance(s, (ir.For, ir.While)):
             head = env
             while True:
-                new = _merge(head, block(s.body, head))
+                new = _merge_points(head, block(s.body, head))
                 if new == head:
                     return head
                 head = new
         return env
 
-    literal_lists = {id(s) for s in ir.walk(fn.body)
-                     if isinstance(s, ir.Assign) and s.op.kind == "copy" and isinstance(s.op.args[0], Tup)}
-
-    def _is_container(reach):
-        return any(o[0] == _ARG or o[0] in literal_lists for o in reach)
-
-    block(fn.body, {p: frozenset({(_ARG, p)}) for p in fn.params})
+    arg = {p: frozenset({(_ARG, p)}) for p in fn.params}
+    block(fn.body, {p: (objs, objs) for p, objs in arg.items()})
     return before
 
 
 def _age(env, site):
     """A new object from ``site``: what was its newest is now one of its older ones."""
     new, old = (site, _NEW), (site, _OLD)
-    return {n: (objs - {new}) | {old} if new in objs else objs for n, objs in env.items()}
+
+    def aged(objs):
+        return (objs - {new}) | {old} if new in objs else objs
+
+    return {n: (aged(own), aged(reach)) for n, (own, reach) in env.items()}
 
 
-def _is_write(s):
-    return isinstance(s, (ir.SetItem, ir.Append)) or (isinstance(s, ir.Assign) and s.inplace)
+def _merge_points(a, b):
+    out = dict(a)
+    for k, (own, reach) in b.items():
+        o, r = out.get(k, _NONE)
+        out[k] = (o | own, r | reach)
+    return out
 
 
 def _appended(body):

@@ -449,13 +449,14 @@ class Generator:
 
     def swap(self):
         """``a, b = b, a`` on two variables of one kind (both capped at 1, so caps stay true)."""
-        for kind in ("vec", "scal") if not self.loop_depth else ():  # in a loop, an earlier update would follow it
-            # sourcegrad's alias analysis is flow-insensitive: a swapped name may never be updated in place
-            pool = [v for v in self.vars(kind) if v.cap == 1.0 and not (v.buf or v.param or v.view or v.updated)]
+        # In a loop, sourcegrad cannot tell after how many swaps which name holds which object, so it
+        # would refuse a later in-place update of either (safe, but the program would be wasted).
+        for kind in ("vec", "scal") if not self.loop_depth else ():
+            # names bound to the same object as another live name (views) may not be updated in place
+            pool = [v for v in self.vars(kind) if v.cap == 1.0 and not (v.buf or v.param or v.view)]
             if len(pool) >= 2:
                 a, b = pool[-2], pool[-1]
                 self.emit(f"{a.name}, {b.name} = {b.name}, {a.name}")
-                a.view = b.view = True  # sourcegrad refuses in-place updates after a swap
                 self.features.add("swap")
                 return
         self.new_var()
