@@ -857,3 +857,10 @@ def appended_element_then_write(x):
     p = xs[0]
     z[0] = 5.0  # E: appended_element_then_write
     return np.sum(p * x)
+
+
+def list_entry_written_list_read(x):
+    ys = [x * 1.0, x * 2.0]
+    q = ys[1]
+    q[0] = 3.0  # E: list_entry_written_list_read
+    return np.sum(np.stack(ys)) + np.sum(q)

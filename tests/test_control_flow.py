@@ -851,6 +851,23 @@ def fresh_buffer_each_iteration(x, n):
     return np.sum(y * y)
 
 
+def buffer_appended_each_iteration(x):
+    out = []
+    for i in range(x.shape[0]):
+        z = np.zeros(x.shape[0])
+        z[i] = x[i] * 2.0  # written after the previous iteration's buffer was appended
+        out.append(z)
+    return np.sum(np.stack(out) * x)
+
+
+def row_copied_then_written(x):
+    b = np.zeros((2, x.shape[0]))
+    r = x * 2.0
+    b[0] = r  # b holds a copy of r's values, not r
+    r[1] = 7.0
+    return np.sum(b * x) + np.sum(r * x)
+
+
 def helper_buffer_twice(x):
     h = fill_buffer(x)
     h = fill_buffer(h)
@@ -928,6 +945,8 @@ def test_update_while_iterating_refused_in_the_users_words():
     pytest.param(int_counter_augmented, (np.array([0.5, -1.0, 2.0]),), id="int-augmented"),
     pytest.param(fresh_buffer_each_iteration, (np.array([0.5, -1.0, 2.0]), 3), id="fresh-buffer-in-loop"),
     pytest.param(helper_buffer_twice, (np.array([0.5, -1.0, 2.0]),), id="helper-buffer-twice"),
+    pytest.param(buffer_appended_each_iteration, (np.array([0.5, -1.0, 2.0]),), id="buffer-appended-each-iteration"),
+    pytest.param(row_copied_then_written, (np.array([0.5, -1.0, 2.0]),), id="row-copied-then-written"),
     pytest.param(loop_over_buffer_then_write, (np.array([0.5, -1.0, 2.0]),), id="loop-then-write"),
 ])
 def test_mutation_edge_cases(f, args):

@@ -277,6 +277,7 @@ CATALOGUE = [
     R("tuple_entry_then_write", US, ("'p' may share memory with 'z'", "tuple holding it"), 842, "z[0]"),
     R("list_literal_then_write", US, "'t' may share memory with 'z'", 849, "z[0]"),
     R("appended_element_then_write", US, "'p' may share memory with 'z'", 858, "z[0]"),
+    R("list_entry_written_list_read", US, "'ys' may share memory with 'q'", 865, "q[0]"),
 ]
 
 _TAG = re.compile(r"\((?:called )?in [^()\n]*\)")

@@ -129,7 +129,6 @@ def _points_to(fn):
     entry read from a tuple or list is one of the objects the list reaches besides itself."""
     literals = {id(s) for s in ir.walk(fn.body)
                 if isinstance(s, ir.Assign) and s.op.kind == "copy" and isinstance(s.op.args[0], Tup)}
-    before = {}
 
     def kind(own):
         """'list' if ``own`` holds only tuple/list literals, 'array' if none (nor arguments)."""
@@ -138,13 +137,7 @@ def _points_to(fn):
             return "list"
         return "array" if not lits and not any(o[0] == _ARG for o in own) else "either"
 
-    def block(stmts, env):
-        for s in stmts:
-            before[id(s)] = _merge_points(before.get(id(s), {}), env)
-            env = transfer(s, env)
-        return env
-
-    def transfer(s, env):
+    def step(s, env):
         if isinstance(s, ir.Assign) and not s.inplace:
             op = s.op
             base = op.args[0] if op.args else None
@@ -173,20 +166,37 @@ def _points_to(fn):
             if isinstance(s, ir.Append) or kind(own) != "array":
                 env = dict(env)  # the list now holds the value's object (an array copies it in)
                 env[s.target] = (own, reach | env.get(s.value.id, _NONE)[1])
-            return env
-        if isinstance(s, ir.If):
-            return _merge_points(block(s.body, env), block(s.orelse, env))
-        if isinstance(s, (ir.For, ir.While)):
-            head = env
-            while True:
-                new = _merge_points(head, block(s.body, head))
-                if new == head:
-                    return head
-                head = new
         return env
 
     arg = {p: frozenset({(_ARG, p)}) for p in fn.params}
-    block(fn.body, {p: (objs, objs) for p, objs in arg.items()})
+    return _forward(fn.body, {p: (objs, objs) for p, objs in arg.items()}, step, _merge_points)
+
+
+def _forward(body, env, step, merge):
+    """A forward dataflow pass: id(statement) -> the state before it (merged over every way
+    there). ``step(s, env)`` is a simple statement's effect; branches merge, loops iterate to a
+    fixed point."""
+    before = {}
+
+    def block(stmts, env):
+        for s in stmts:
+            before[id(s)] = merge(before.get(id(s), {}), env)
+            env = transfer(s, env)
+        return env
+
+    def transfer(s, env):
+        if isinstance(s, ir.If):
+            return merge(block(s.body, env), block(s.orelse, env))
+        if isinstance(s, (ir.For, ir.While)):
+            head = env
+            while True:
+                new = merge(head, block(s.body, head))
+                if new == head:
+                    return head
+                head = new
+        return step(s, env)
+
+    block(body, env)
     return before
 
 
@@ -213,15 +223,8 @@ def _appended(body):
 
     A forward pass: ``xs.append(a)`` puts a's object in xs; rebinding ``a`` takes it out again
     (the name now holds another object)."""
-    before = {}
 
-    def block(stmts, held):
-        for s in stmts:
-            before[id(s)] = _merge(before.get(id(s), {}), held)
-            held = transfer(s, held)
-        return held
-
-    def transfer(s, held):
+    def step(s, held):
         if isinstance(s, ir.Append) and isinstance(s.value, ir.Name):
             held = dict(held)
             held[s.value.id] = held.get(s.value.id, frozenset()) | {s.target}
@@ -229,20 +232,9 @@ def _appended(body):
         if isinstance(s, ir.Assign) and not s.inplace and s.target in held:
             held = dict(held)
             del held[s.target]
-            return held
-        if isinstance(s, ir.If):
-            return _merge(block(s.body, held), block(s.orelse, held))
-        if isinstance(s, (ir.For, ir.While)):
-            head = held
-            while True:
-                new = _merge(head, block(s.body, head))
-                if new == head:
-                    return head
-                head = new
         return held
 
-    block(body, {})
-    return before
+    return _forward(body, {}, step, _merge)
 
 
 def _merge(a, b):
