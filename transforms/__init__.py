@@ -13,7 +13,7 @@ from . import rules as R
 from .analyze import Analysis, bind
 from .emit import load, render
 from .normalize import Normalizer
-from .reverse import Reverser
+from .reverse import Reverser, release_dead
 from .source import get_source
 
 __all__ = ["compile_gradient", "parameters_of"]
@@ -56,6 +56,7 @@ def compile_gradient(fn, wrt, mode, check_finite=False, unroll=8):
         )
         rev.mutates = any(isinstance(s, ir.SetItem) for s in ir.walk(irfn.body))
         bwd, outputs = rev.backward(rev.seed_name, result)
+        bwd = release_dead(bwd, fwd, outputs, irfn.params)
         stage = "emit"
         lines = render(irfn.name, irfn.params, rev, fwd, bwd, outputs, mode, result, src.filename, irfn.body[-1].pos)
         names = {n: R.NAMESPACE[n] for n in set(rev.free) | {"check_scalar", "copy_value"}}

@@ -16,6 +16,7 @@ loops) cost a run-time test.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 
 from . import ir
@@ -154,6 +155,7 @@ class Reverser:
     # ---- forward -----------------------------------------------------------------------------
     def forward(self):
         out = [Line(0, f"{n} = None") for n in sorted(self.needs_init)]
+        self.release = self._releases()
         self._fwd_block(self.fn.body, 0, False, out)
         if self.uses_tape:  # known only now: branch flags and trip counts are taped as emitted
             out.insert(0, Line(0, "_tape = []"))
@@ -169,33 +171,69 @@ class Reverser:
         elif where:
             out.append(Line(depth, f"{where} = {expr}", s.pos))
 
+    def _releases(self):
+        """id(top-level statement) -> differentiated temporaries to let go of after it: each is
+        defined once, at the top level, no later statement reads it, and the backward reads at
+        most its shape (then ``shape_of`` keeps shape and dtype). A hand-written forward drops
+        such a temporary at once, and the memory it frees is reused by the next array."""
+        body = self.fn.body
+        defs = {}
+        for s in ir.walk(body):
+            if isinstance(s, (ir.Assign, ir.For)):
+                defs.setdefault(s.target, []).append(s)
+        top = {id(s): i for i, s in enumerate(body)}
+        last = {}
+        for i, s in enumerate(body):
+            for n in _reads_of(s):
+                last[n] = i
+        out = {}
+        for n in sorted((self.naming.temps & self.an.active) - self.reads - set(self.fn.params) - self.restored):
+            d = defs.get(n, ())
+            if len(d) != 1 or id(d[0]) not in top or not isinstance(d[0], ir.Assign):
+                continue
+            if isinstance(body[-1], ir.Return) and n in ir.atom_names(body[-1].value):
+                continue  # the result
+            after = max(last.get(n, -1), top[id(d[0])])
+            out.setdefault(id(body[after]), []).append(n)
+        if any(n in self.shapes for names in out.values() for n in names):
+            self.free.add("shape_of")
+        return out
+
     def _fwd_block(self, stmts, depth, in_loop, out):
         for s in stmts:
-            if isinstance(s, ir.Assign):
-                self._save(s, s.target, depth, out)
-                out.append(Line(depth, f"{s.target} = {s.op.text}", s.pos))
-            elif isinstance(s, ir.SetItem):
-                sub = f"{s.target}[{s.index.render()}]"
-                self._save(s, f"copy_value({sub})", depth, out)
-                if id(s) in self.saves:
-                    self.free.add("copy_value")
-                out.append(Line(depth, f"{sub} = {s.value.render()}", s.pos))
-            elif isinstance(s, ir.Append):
-                out.append(Line(depth, f"{s.target}.append({s.value.render()})", s.pos))
-            elif isinstance(s, ir.Effect):
-                out.append(Line(depth, s.text, s.pos))
-                self.free.update(s.needs)
-            elif isinstance(s, ir.LoopExit):
-                out.append(Line(depth, f"if {s.test}:", s.pos))
-                out.append(Line(depth + 1, "break"))
-            elif isinstance(s, ir.Return):
-                pass
-            elif isinstance(s, ir.If):
-                self._fwd_if(s, depth, in_loop, out)
-            elif isinstance(s, ir.For):
-                self._fwd_for(s, depth, in_loop, out)
-            elif isinstance(s, ir.While):
-                self._fwd_while(s, depth, in_loop, out)
+            self._fwd_stmt(s, depth, in_loop, out)
+            for n in self.release.get(id(s), ()):  # top-level statements only
+                if n in self.shapes:
+                    out.append(Line(depth, f"{n} = shape_of({n})  # the backward needs only its shape"))
+                else:
+                    out.append(Line(depth, f"del {n}"))
+
+    def _fwd_stmt(self, s, depth, in_loop, out):
+        if isinstance(s, ir.Assign):
+            self._save(s, s.target, depth, out)
+            out.append(Line(depth, f"{s.target} = {s.op.text}", s.pos))
+        elif isinstance(s, ir.SetItem):
+            sub = f"{s.target}[{s.index.render()}]"
+            self._save(s, f"copy_value({sub})", depth, out)
+            if id(s) in self.saves:
+                self.free.add("copy_value")
+            out.append(Line(depth, f"{sub} = {s.value.render()}", s.pos))
+        elif isinstance(s, ir.Append):
+            out.append(Line(depth, f"{s.target}.append({s.value.render()})", s.pos))
+        elif isinstance(s, ir.Effect):
+            out.append(Line(depth, s.text, s.pos))
+            self.free.update(s.needs)
+        elif isinstance(s, ir.LoopExit):
+            out.append(Line(depth, f"if {s.test}:", s.pos))
+            out.append(Line(depth + 1, "break"))
+        elif isinstance(s, ir.Return):
+            pass
+        elif isinstance(s, ir.If):
+            self._fwd_if(s, depth, in_loop, out)
+        elif isinstance(s, ir.For):
+            self._fwd_for(s, depth, in_loop, out)
+        elif isinstance(s, ir.While):
+            self._fwd_while(s, depth, in_loop, out)
 
     def _fwd_if(self, s, depth, in_loop, out):
         if not self.has_backward(s):
@@ -566,6 +604,57 @@ def _basic(index):
         elif not (p is None or p is Ellipsis or const(p)):
             return False
     return True
+
+
+def release_dead(bwd, fwd, outputs, params):
+    """The backward with ``del`` after the last use of each of its own variables (adjoints and
+    temporaries it assigns at the top level, never forward values or parameters), so that memory
+    is reused as soon as it is free, as in a hand-written backward. Variables last used inside a
+    block stay until the end."""
+    outer = set(params) | {n for line in fwd for n in _IDENT.findall(line.text)}
+    outer |= {n for _, e in outputs for n in _IDENT.findall(e)}
+    own = {m.group(1) for line in bwd if (m := _TARGET.match(line.text))} - outer
+    last = {}
+    for i, line in enumerate(bwd):
+        for n in _IDENT.findall(line.text):
+            if n in own:
+                last[n] = i
+    after = {}
+    for n, i in last.items():
+        if bwd[i].depth == 0 and not bwd[i].text.endswith(":"):
+            after.setdefault(i, []).append(n)
+    out = []
+    for i, line in enumerate(bwd):
+        out.append(line)
+        if i in after:
+            out.append(Line(0, "del " + ", ".join(sorted(after[i]))))
+    return out
+
+
+_TARGET = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*(?:[-+*/]?=)(?!=)")
+
+
+def _reads_of(stmt):
+    """Every name ``stmt`` (with the statements inside it) may read."""
+    out = set()
+    for s in ir.walk([stmt]):
+        if isinstance(s, ir.Assign):
+            out.update(s.op.arg_names())
+            if s.inplace:
+                out.add(s.target)
+        elif isinstance(s, ir.SetItem):
+            out.update([s.target, *s.index.names(), *ir.atom_names(s.value)])
+        elif isinstance(s, ir.Append):
+            out.update([s.target, *ir.atom_names(s.value)])
+        elif isinstance(s, ir.Return):
+            out.update(ir.atom_names(s.value))
+        text = getattr(s, "text", None) if isinstance(s, ir.Effect) else getattr(s, "test", None) or getattr(s, "range_text", None)
+        if isinstance(text, str):
+            out.update(_IDENT.findall(text))
+    return out
+
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _exits_early(loop):
