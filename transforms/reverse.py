@@ -349,6 +349,7 @@ class Reverser:
         g, result = adj, s.target
         if self_ref:
             g = self.naming.temp("g")
+            start = len(out)
             out.append(Line(depth, f"{g} = {adj}", s.pos))
             state[g] = state[adj]
             if self._reads_result(s) and id(s) in self.saves:
@@ -358,6 +359,7 @@ class Reverser:
             self._restore(s, s.target, depth, out)
             state = self._guarded(g, state, depth, out, lambda st, d: self._template(s, g, result, st, d, out))
             state.pop(g, None)  # the captured adjoint is used up here
+            _read_in_place(out, start, g, adj)
             return state
         state = self._guarded(g, state, depth, out, lambda st, d: self._template(s, g, result, st, d, out))
         state[adj] = ZERO
@@ -632,6 +634,18 @@ def release_dead(bwd, fwd, outputs, params):
 
 
 _TARGET = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*(?:[-+*/]?=)(?!=)")
+
+
+def _read_in_place(out, start, g, adj):
+    """``_g = y_bar; y_bar = _g * 2`` -> ``y_bar = y_bar * 2`` where that is the only use of ``_g``."""
+    uses = [i for i in range(start + 1, len(out)) if g in _IDENT.findall(out[i].text)]
+    if len(uses) != 1 or not out[uses[0]].text.startswith(f"{adj} = "):
+        return
+    if any(adj in _IDENT.findall(out[i].text) for i in range(start + 1, uses[0])):
+        return
+    k = uses[0]
+    out[k] = Line(out[k].depth, re.sub(rf"\b{g}\b", adj, out[k].text), out[start].pos)
+    del out[start]
 
 
 def _reads_of(stmt):

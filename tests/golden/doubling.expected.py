@@ -6,8 +6,7 @@ def doubling_vjp(x):
         y = y * 2  # functions.py:39
     def doubling_pullback(y_bar):
         for _ in range(_n0):  # functions.py:38
-            _g1 = y_bar  # functions.py:39
-            y_bar = _g1 * 2
+            y_bar = y_bar * 2  # functions.py:39
         x_bar = y_bar * 2  # functions.py:37
         del y_bar
         return finalize(x_bar, x)
