@@ -42,7 +42,7 @@ def compile_gradient(fn, wrt, mode, check_finite=False, unroll=8):
         stage = "bind"
         bindings = _bind_all(src, irfn)
         stage = "analyze"
-        analysis = Analysis(irfn, wrt, bindings)
+        analysis = Analysis(irfn, wrt, bindings, normalizer.naming.temps)
         stage = "aliasing"
         aliasing.check(irfn, src, normalizer.naming, analysis.varied)
         stage = "reverse"

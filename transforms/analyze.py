@@ -181,7 +181,7 @@ class _Sites(set):
 class Analysis:
     """Runs the analyses once for a function and a set of ``wrt`` parameter names."""
 
-    def __init__(self, fn, wrt, bindings):
+    def __init__(self, fn, wrt, bindings, temps=frozenset()):
         self.fn = fn
         self.wrt = set(wrt)
         self.bindings = bindings  # id(op) -> Binding
@@ -189,6 +189,52 @@ class Analysis:
         self.varied = self._varied()
         self.useful = self._useful()
         self.active = self.varied & self.useful
+        self.lazy = self._lazy(temps)
+
+    def drops_unbroadcast(self, binding, param):
+        """Does ``unbroadcast(g, operand)`` for ``param`` go? When the others are Python numbers
+        (broadcasting kept the shape), or when the operand is a temporary made by a broadcasting
+        rule, which sums the adjoint over the extra axes itself (see ``_lazy``)."""
+        v = binding.values.get(param)
+        return others_scalar(binding, param) or (isinstance(v, ir.Name) and v.id in self.lazy)
+
+    def _lazy(self, temps):
+        """Temporaries whose adjoint may stay broadcast to a larger shape: defined once, by an
+        elementwise broadcasting rule (``a * b``, ``a + b``, ...) that unbroadcasts the adjoint to
+        each differentiated operand, and read only in the loops around that definition (an
+        adjoint made before a loop to add into in place must have the exact shape). Summing a
+        broadcast adjoint later is the same as summing it now (the chain rule is linear), and it
+        saves a call per operation and the temporary's shape."""
+        defs, loops = {}, {}
+
+        def walk(stmts, around):
+            for s in stmts:
+                loops[id(s)] = around
+                if isinstance(s, (ir.Assign, ir.SetItem, ir.Append)):
+                    defs.setdefault(s.target, []).append(s)
+                elif isinstance(s, ir.For):
+                    defs.setdefault(s.target, []).append(s)
+                if isinstance(s, ir.If):
+                    walk(s.body, around)
+                    walk(s.orelse, around)
+                elif isinstance(s, (ir.For, ir.While)):
+                    walk(s.body, around | {id(s)})
+
+        walk(self.fn.body, frozenset())
+        out = set()
+        for t in temps & self.active:
+            d = defs.get(t, ())
+            if len(d) != 1 or not isinstance(d[0], ir.Assign) or d[0].inplace or d[0].op.kind != "call":
+                continue
+            b = self.binding(d[0].op)
+            if b is None or not b.template.broadcasting:
+                continue
+            if any(others_scalar(b, p) for p in b.diff if set(_names(b.values[p])) & self.active):
+                continue  # that operand's unbroadcast is dropped already: the adjoint must be exact
+            readers = [s for s in self.stmts if isinstance(s, ir.Assign) and t in s.op.arg_names()]
+            if all(loops[id(r)] == loops[id(d[0])] for r in readers):
+                out.add(t)
+        return out
 
     def binding(self, op):
         return self.bindings.get(id(op))
@@ -268,10 +314,10 @@ class Analysis:
             for st in b.template.stmts:
                 if st.accumulate and st.target not in active_params:
                     continue
-                stripped = st.accumulate and others_scalar(b, st.target) and _outer_unbroadcast(st.fmt, st.target)
+                stripped = st.accumulate and self.drops_unbroadcast(b, st.target) and _outer_unbroadcast(st.fmt, st.target)
                 for p in st.reads_values:
                     if stripped and p == st.target:
-                        continue  # unbroadcast(g, x) against scalars is dropped: x is not read
+                        continue  # unbroadcast(g, x) is dropped (drops_unbroadcast): x is not read
                     into = shapes if p in st.shape_only else reads
                     if p == b.template.params[0]:
                         into.add(s.target, result=True)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from . import ir
 from .normalize import Tup
-from .analyze import others_scalar, strip_unbroadcast
+from .analyze import strip_unbroadcast
 from .templates import instantiate
 
 ZERO, DENSE, MAYBE = "zero", "dense", "maybe"
@@ -428,7 +428,7 @@ class Reverser:
                         self._accumulate(self.naming.adjoint(a.id), f"{inst.target}[{k}]", state, depth, out, s.pos)
             else:
                 expr = inst.expr
-                if inst.source_param in b.values and others_scalar(b, inst.source_param):
+                if inst.source_param in b.values and self.an.drops_unbroadcast(b, inst.source_param):
                     expr = strip_unbroadcast(expr, values[inst.source_param])
                 self._accumulate(inst.target, expr, state, depth, out, s.pos)
         return state

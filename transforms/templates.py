@@ -43,6 +43,10 @@ class Template:
     namespace: dict  # where those free names resolve
     origin: str
     only: tuple = ()  # ((parameter, allowed constant values), ...): other values have no rule
+    # an elementwise broadcasting binary rule: each operand's adjoint is unbroadcast(an elementwise
+    # expression linear in d[result], operand), so a d[result] that is still broadcast to a larger
+    # shape (its sum over the extra axes left for later) gives the operands' adjoints exactly
+    broadcasting: bool = False
 
     def signature(self):
         return self.params[1:]

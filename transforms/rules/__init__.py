@@ -53,7 +53,7 @@ def _register(fns, template, *, builtin=True, signature=None):
             SIGNATURES[fn] = signature
 
 
-def rule(fns, params, body, *, signature=None, only=None):
+def rule(fns, params, body, *, signature=None, only=None, broadcasting=False):
     """Register a template given as text: ``params`` like ``"y, a, axis=None"``. ``only`` maps a
     parameter to the constant values the rule handles (``only={"mode": ("constant",)}``): a call
     with another literal value is refused when it is compiled."""
@@ -62,6 +62,8 @@ def rule(fns, params, body, *, signature=None, only=None):
     template = parse_template(body, names, defaults, NAMESPACE, origin)
     if only:
         template = dataclasses.replace(template, only=tuple(only.items()))
+    if broadcasting:
+        template = dataclasses.replace(template, broadcasting=True)
     _register(fns, template, signature=signature)
 
 
@@ -77,7 +79,7 @@ def unary(fns, expr):
 
 
 def binary(fns, dx, dy):
-    rule(fns, "z, x, y", f"d[x] += unbroadcast({dx}, x)\nd[y] += unbroadcast({dy}, y)")
+    rule(fns, "z, x, y", f"d[x] += unbroadcast({dx}, x)\nd[y] += unbroadcast({dy}, y)", broadcasting=True)
 
 
 def nondiff(*fns):
