@@ -8,8 +8,9 @@ Each (benchmark, system) pair runs in its own subprocess with every BLAS/XLA thr
 to one thread. Before timing, each system's value and gradients are checked against the
 hand-written numpy backward; a system that disagrees is reported, not timed. Columns: the median
 time per value-and-gradient call (and the fastest sample), the median's ratio to the hand-written
-backward and to the numpy forward pass alone, and the check's worst relative error. Nothing here
-asserts on a time.
+backward and to the numpy forward pass alone, and the check's worst relative error. Every system
+runs ``--rounds`` times (alternating order) and its quietest round counts. Nothing here asserts
+on a time.
 """
 
 from __future__ import annotations
@@ -109,7 +110,10 @@ def _ratio(seconds, base):
 GRADIENT_HEADERS = ["case", "system", "median", "min", "x hand", "x fwd", "check (rel. err)"]
 
 
-def run_benchmark(name, systems, quick, timeout):
+def run_benchmark(name, systems, quick, timeout, rounds=1):
+    """Each system once per round, the order reversed every other round; per system and case
+    the round with the lowest median counts (a shared machine's load drifts over minutes, and a
+    ratio between two processes is only as good as the quieter of their moments)."""
     bench = importlib.import_module(name)
     print(f"\n== {name}: {(bench.__doc__ or '').strip().splitlines()[0]}")
     if not hasattr(bench, "WRT"):
@@ -117,13 +121,18 @@ def run_benchmark(name, systems, quick, timeout):
         print(error or format_table(result["headers"], result["rows"]), flush=True)
         return error is None
     results, ok = {}, True
-    for system in systems:
-        result, error = spawn(name, system, quick, timeout)
-        if error:
-            ok = False
-            result = {case: {"fail": error} for case, _ in bench.cases(quick)}
-        results[system] = result
-        ok = ok and not any("fail" in r for r in result.values())
+    for k in range(rounds):
+        for system in systems if k % 2 == 0 else systems[::-1]:
+            result, error = spawn(name, system, quick, timeout)
+            if error:
+                ok = False
+                result = {case: {"fail": error} for case, _ in bench.cases(quick)}
+            ok = ok and not any("fail" in r for r in result.values())
+            best = results.setdefault(system, {})
+            for case, r in result.items():
+                old = best.get(case)
+                if old is None or "seconds" not in old or ("seconds" in r and r["seconds"] < old["seconds"]):
+                    best[case] = r
     print(format_table(GRADIENT_HEADERS, gradient_rows(results, systems)), flush=True)
     return ok
 
@@ -135,6 +144,8 @@ def main(argv=None):
     parser.add_argument("--systems", default=",".join(harness.SYSTEM_KEYS),
                         help=f"comma-separated subset of {','.join(harness.SYSTEM_KEYS)}")
     parser.add_argument("--timeout", type=float, default=None, help="seconds per subprocess")
+    parser.add_argument("--rounds", type=int, default=None,
+                        help="times each system is run, alternating; the lowest median counts (default 2, 1 with --quick)")
     parser.add_argument("--worker", nargs=2, metavar=("NAME", "SYSTEM"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
@@ -150,6 +161,7 @@ def main(argv=None):
         parser.error(f"unknown benchmark(s) {unknown} or system(s) {bad}")
     systems = [s for s in harness.SYSTEM_KEYS if s in systems]  # table order
     timeout = args.timeout or (120 if args.quick else 900)
+    rounds = args.rounds or (1 if args.quick else 2)
 
     print("sourcegrad benchmarks" + (" (--quick: tiny sizes, short timing)" if args.quick else ""))
     for line in harness.machine_report():
@@ -157,7 +169,7 @@ def main(argv=None):
     start = time.perf_counter()
     ok = True
     for name in names:
-        ok = run_benchmark(name, systems, args.quick, timeout) and ok
+        ok = run_benchmark(name, systems, args.quick, timeout, rounds) and ok
     print(f"\ntotal {time.perf_counter() - start:.1f} s" + ("" if ok else "; some systems FAILED (see above)"))
     return 0 if ok else 1
 
