@@ -221,6 +221,11 @@ class Analysis:
                     walk(s.body, around | {id(s)})
 
         walk(self.fn.body, frozenset())
+        readers = {}
+        for s in self.stmts:
+            if isinstance(s, ir.Assign):
+                for n in s.op.arg_names():
+                    readers.setdefault(n, []).append(s)
         out = set()
         for t in temps & self.active:
             d = defs.get(t, ())
@@ -231,8 +236,7 @@ class Analysis:
                 continue
             if any(others_scalar(b, p) for p in b.diff if set(_names(b.values[p])) & self.active):
                 continue  # that operand's unbroadcast is dropped already: the adjoint must be exact
-            readers = [s for s in self.stmts if isinstance(s, ir.Assign) and t in s.op.arg_names()]
-            if all(loops[id(r)] == loops[id(d[0])] for r in readers):
+            if all(loops[id(r)] == loops[id(d[0])] for r in readers.get(t, ())):
                 out.add(t)
         return out
 
