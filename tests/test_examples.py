@@ -146,6 +146,13 @@ def test_benchmark_smoke_run_others(name):
     assert f"== {name}" in out and "FAILED" not in out, out
 
 
+def test_interleaved_benchmark_smoke_run():
+    out = run_script("benchmarks/interleaved.py", "--quick", "small_ops", "two_layer", timeout=60)
+    rows = [line for line in out.splitlines() if line.startswith(("small_ops", "two_layer"))]
+    assert len(rows) == 3, out  # small_ops has one case, two_layer two
+    assert all(len(row.split()) >= 8 for row in rows), out
+
+
 def test_benchmark_skips_systems_that_do_not_import(tmp_path):
     for name in ("autograd", "torch", "jax"):
         (tmp_path / name).mkdir()
