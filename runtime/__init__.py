@@ -137,6 +137,8 @@ def unbroadcast(g, like):
     if gshape == shape:
         return g
     lead = len(gshape) - len(shape)
+    if lead > 0 and gshape[lead:] == shape:  # only leading axes were added (a bias): one sum
+        return g.sum(axis=_LEADING[lead] if lead < len(_LEADING) else tuple(range(lead)))
     axes = tuple(range(lead)) + tuple(
         lead + i for i, n in enumerate(shape) if n == 1 and gshape[lead + i] != 1
     )
@@ -145,6 +147,9 @@ def unbroadcast(g, like):
     if _shape(g) != shape:
         g = g.reshape(shape)
     return g
+
+
+_LEADING = [tuple(range(k)) for k in range(8)]
 
 
 def _sum_keep(g, lead, axes):

@@ -16,7 +16,10 @@ from . import ZERO, SeqAdjoint, as_array_like, _float_dtype, _norm_axes, _scatte
 
 def _nd(x):
     """The number of dimensions (0 for a Python scalar)."""
-    return len(_shape(x))
+    try:
+        return x.ndim
+    except AttributeError:
+        return len(_shape(x))
 
 
 # --- elementwise ------------------------------------------------------------------------------
