@@ -14,7 +14,6 @@ at the write, with the fix (``.copy()``).
 from __future__ import annotations
 
 import operator
-import re
 
 import numpy as np
 
@@ -244,13 +243,6 @@ def _merge(a, b):
     return out
 
 
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-def _idents(text):
-    return set(_IDENT.findall(text))
-
-
 def _liveness(body):
     """id(statement) -> the names that may be read after it (before being redefined)."""
     after = {}
@@ -263,28 +255,20 @@ def _liveness(body):
 
     def transfer(s, live):
         if isinstance(s, ir.Assign):
-            return (live - {s.target}) | set(s.op.arg_names()) | ({s.target} if s.inplace else set())
-        if isinstance(s, ir.SetItem):
-            return live | {s.target} | set(s.index.names()) | set(ir.atom_names(s.value))
-        if isinstance(s, ir.Append):
-            return live | {s.target} | set(ir.atom_names(s.value))
-        if isinstance(s, (ir.Effect, ir.LoopExit)):
-            return live | _idents(s.text if isinstance(s, ir.Effect) else s.test)
-        if isinstance(s, ir.Return):
-            return live | set(ir.atom_names(s.value))
+            return (live - {s.target}) | ir.reads(s)
         if isinstance(s, ir.If):
-            return block(s.body, live) | block(s.orelse, live) | _idents(s.test)
+            return block(s.body, live) | block(s.orelse, live) | ir.reads(s)
         if isinstance(s, (ir.For, ir.While)):
             head = set(live)
             while True:
                 body_in = block(s.body, head)
                 if isinstance(s, ir.For):
                     body_in = body_in - {s.target}
-                new = head | body_in | _idents(s.test if isinstance(s, ir.While) else s.range_text)
+                new = head | body_in | ir.reads(s)
                 if new <= head:
                     return head
                 head |= new
-        return live
+        return live | ir.reads(s)
 
     block(body, set())
     return after

@@ -8,6 +8,8 @@ Nodes are frozen dataclasses; passes build new ones rather than mutating.
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
@@ -228,6 +230,33 @@ class Function:
     filename: str
     qualname: str
     info: dict = field(default_factory=dict)
+
+
+IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def idents(text):
+    """The names in a piece of source text (a test, a range, an effect): a safe over-estimate."""
+    return set(IDENT.findall(text))
+
+
+def reads(s):
+    """The names statement ``s`` itself reads (for a block: its test or range, not its body)."""
+    if isinstance(s, Assign):
+        return set(s.op.arg_names()) | ({s.target} if s.inplace else set())
+    if isinstance(s, SetItem):
+        return {s.target, *s.index.names(), *atom_names(s.value)}
+    if isinstance(s, Append):
+        return {s.target, *atom_names(s.value)}
+    if isinstance(s, Return):
+        return set(atom_names(s.value))
+    if isinstance(s, Effect):
+        return idents(s.text)
+    if isinstance(s, (LoopExit, If, While)):
+        return idents(s.test)
+    if isinstance(s, For):
+        return idents(s.range_text)
+    return set()
 
 
 def walk(stmts):

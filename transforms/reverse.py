@@ -613,12 +613,12 @@ def release_dead(bwd, fwd, outputs, params):
     temporaries it assigns at the top level, never forward values or parameters), so that memory
     is reused as soon as it is free, as in a hand-written backward. Variables last used inside a
     block stay until the end."""
-    outer = set(params) | {n for line in fwd for n in _IDENT.findall(line.text)}
-    outer |= {n for _, e in outputs for n in _IDENT.findall(e)}
+    outer = set(params) | {n for line in fwd for n in ir.IDENT.findall(line.text)}
+    outer |= {n for _, e in outputs for n in ir.IDENT.findall(e)}
     own = {m.group(1) for line in bwd if (m := _TARGET.match(line.text))} - outer
     last = {}
     for i, line in enumerate(bwd):
-        for n in _IDENT.findall(line.text):
+        for n in ir.IDENT.findall(line.text):
             if n in own:
                 last[n] = i
     after = {}
@@ -638,10 +638,10 @@ _TARGET = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*(?:[-+*/]?=)(?!=)")
 
 def _read_in_place(out, start, g, adj):
     """``_g = y_bar; y_bar = _g * 2`` -> ``y_bar = y_bar * 2`` where that is the only use of ``_g``."""
-    uses = [i for i in range(start + 1, len(out)) if g in _IDENT.findall(out[i].text)]
+    uses = [i for i in range(start + 1, len(out)) if g in ir.IDENT.findall(out[i].text)]
     if len(uses) != 1 or not out[uses[0]].text.startswith(f"{adj} = "):
         return
-    if any(adj in _IDENT.findall(out[i].text) for i in range(start + 1, uses[0])):
+    if any(adj in ir.IDENT.findall(out[i].text) for i in range(start + 1, uses[0])):
         return
     k = uses[0]
     out[k] = Line(out[k].depth, re.sub(rf"\b{g}\b", adj, out[k].text), out[start].pos)
@@ -650,25 +650,9 @@ def _read_in_place(out, start, g, adj):
 
 def _reads_of(stmt):
     """Every name ``stmt`` (with the statements inside it) may read."""
-    out = set()
-    for s in ir.walk([stmt]):
-        if isinstance(s, ir.Assign):
-            out.update(s.op.arg_names())
-            if s.inplace:
-                out.add(s.target)
-        elif isinstance(s, ir.SetItem):
-            out.update([s.target, *s.index.names(), *ir.atom_names(s.value)])
-        elif isinstance(s, ir.Append):
-            out.update([s.target, *ir.atom_names(s.value)])
-        elif isinstance(s, ir.Return):
-            out.update(ir.atom_names(s.value))
-        text = getattr(s, "text", None) if isinstance(s, ir.Effect) else getattr(s, "test", None) or getattr(s, "range_text", None)
-        if isinstance(text, str):
-            out.update(_IDENT.findall(text))
-    return out
+    return set().union(*(ir.reads(s) for s in ir.walk([stmt])))
 
 
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _exits_early(loop):
