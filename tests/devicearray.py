@@ -412,26 +412,23 @@ xp = _DeviceNumpy("devicearray.xp", "numpy with device-array creation functions 
 # ---- trees ---------------------------------------------------------------------------------------
 
 
+def _tree_map(fn, x):
+    """``x`` with ``fn`` applied to every leaf inside its dicts, lists and tuples."""
+    if isinstance(x, dict):
+        return {k: _tree_map(fn, v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return type(x)(_tree_map(fn, v) for v in x)
+    return fn(x)
+
+
 def to_device(x):
     """A copy of ``x`` with every np.ndarray (in dicts, lists, tuples) made a ``DeviceArray``."""
-    if isinstance(x, np.ndarray):
-        return DeviceArray(x.copy())
-    if isinstance(x, dict):
-        return {k: to_device(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return type(x)(to_device(v) for v in x)
-    return x
+    return _tree_map(lambda a: DeviceArray(a.copy()) if isinstance(a, np.ndarray) else a, x)
 
 
 def to_host(x):
     """``x`` with every ``DeviceArray`` copied back to the host (explicitly, with ``.get()``)."""
-    if isinstance(x, DeviceArray):
-        return x.get()
-    if isinstance(x, dict):
-        return {k: to_host(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return type(x)(to_host(v) for v in x)
-    return x
+    return _tree_map(lambda a: a.get() if isinstance(a, DeviceArray) else a, x)
 
 
 def is_device(x):

@@ -19,10 +19,6 @@ For every row of ``CASES``:
    sweep adds none;
 4. the inputs are left as they were.
 
-A row that fails because sourcegrad's runtime, rules or generated code moves data to the host or
-uses numpy where the array's module is needed is marked ``xfail(strict=True, raises=...)`` with the
-offending location (``BUGS``), until that is fixed.
-
 The functions are written as one writes for cupy: new arrays come from ``np.zeros_like(x)`` and
 friends, which dispatch to the argument's module, never from ``np.zeros(shape)`` (a host array).
 """
@@ -462,17 +458,6 @@ def _pos(rng, *shape):
 # then run for real (the marks are strict, so a fixed row that is still marked fails as XPASS).
 
 
-@dataclass(frozen=True)
-class Bug:
-    reason: str
-    raises: type  # what the row fails with (anything else is a real failure)
-    on_gpu: bool = True  # does it show on cupy too (tests/test_gpu.py counts no host syncs)?
-
-
-BUGS = {
-}
-
-
 @dataclass
 class Case:
     id: str
@@ -480,20 +465,10 @@ class Case:
     make: Callable  # rng -> tuple of host arguments
     wrt: Any = 0
     vjp: bool = False  # a non-scalar function: vjp with a random cotangent
-    bugs: tuple = ()  # keys of BUGS this row hits
     marks: list = field(default_factory=list)
 
-    def param(self, gpu=False):
-        """The pytest parameter, marked xfail for the known bugs it hits (strict on the double;
-        not on cupy, where the marks come from the double and no GPU checked them)."""
-        marks = list(self.marks)
-        known = [BUGS[k] for k in self.bugs if k in BUGS and (BUGS[k].on_gpu or not gpu)]
-        if known:
-            marks.append(pytest.mark.xfail(
-                strict=not gpu, raises=tuple({b.raises for b in known}),
-                reason="; ".join(b.reason for b in known),
-            ))
-        return pytest.param(self, id=self.id, marks=marks)
+    def param(self):
+        return pytest.param(self, id=self.id, marks=self.marks)
 
 
 CASES = [

@@ -1606,20 +1606,13 @@ def broadcast_with_scalar(a, b, c):
 BROADCAST_SHAPES = st.sampled_from([(3, 1), (1, 4), (4,), (), (3, 4), (1, 1)])
 
 
-@pytest.mark.parametrize("f", [broadcast_chain, broadcast_with_scalar])
-@given(seed=SEEDS, shapes=st.tuples(BROADCAST_SHAPES, BROADCAST_SHAPES, BROADCAST_SHAPES))
-def test_broadcast_adjoints_summed_late(f, seed, shapes):
-    rng = rng_of(seed)
-    args = tuple(rng.uniform(0.2, 1.0, size=s) for s in shapes)
-    check(f, args, wrt=(0, 1, 2))
-
-
-@pytest.mark.parametrize("f", [broadcast_chain_in_loop, broadcast_helper_in_loop])
+@pytest.mark.parametrize("f, loops", [(broadcast_chain, False), (broadcast_with_scalar, False),
+                                      (broadcast_chain_in_loop, True), (broadcast_helper_in_loop, True)])
 @given(seed=SEEDS, shapes=st.tuples(BROADCAST_SHAPES, BROADCAST_SHAPES, BROADCAST_SHAPES), n=st.integers(0, 3))
-def test_broadcast_adjoints_summed_late_in_loops(f, seed, shapes, n):
+def test_broadcast_adjoints_summed_late(f, loops, seed, shapes, n):
     rng = rng_of(seed)
-    args = tuple(rng.uniform(0.2, 1.0, size=s) for s in shapes)
-    check(f, args + (n,), wrt=(0, 1, 2))
+    args = tuple(rng.uniform(0.2, 1.0, size=s) for s in shapes) + ((n,) if loops else ())
+    check(f, args, wrt=(0, 1, 2))
 
 
 def broadcast_after_reduction_and_dot(a, b, c, d):

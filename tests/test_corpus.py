@@ -20,12 +20,8 @@ SEEDS = (0, 1, 2)
 CASES = all_cases()
 
 
-def _param(c, value=False):
-    marks = ()
-    if c.bug and (c.refused or not value):
-        marks = pytest.mark.xfail(strict=True, raises=sg.UnsupportedSyntaxError if c.refused else None,
-                                  reason=f"compiler bug: {c.bug}")
-    return pytest.param(c, id=c.id, marks=marks)
+def _param(c):
+    return pytest.param(c, id=c.id)
 
 
 def test_corpus_is_large_enough():
@@ -40,7 +36,7 @@ def test_gradient(case):
         check(case.fn, args, case.wrt, case.rtol, case.atol)
 
 
-@pytest.mark.parametrize("case", [_param(c, value=True) for c in CASES])
+@pytest.mark.parametrize("case", [_param(c) for c in CASES])
 def test_value(case):
     args = case.make(np.random.default_rng(0))
     value, _ = sg.value_and_grad(case.fn, wrt=case.wrt)(*copy.deepcopy(args))

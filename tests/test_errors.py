@@ -14,10 +14,6 @@ use of the API) and asserts:
   as the text the caret must point at), the rendered caret, and a hint. Errors that are not
   located (raised at run time) must name ``bad_inputs.py:<line>`` in their message or notes.
 
-Rows marked xfail(strict=True) state the correct behaviour that sourcegrad does not have yet
-(an internal error leaking, a wrong location, a missing hint, a confusing message, or no error
-and a silently wrong gradient). Fix the compiler, then delete the row's ``xfail=``.
-
 ``NEVER_WRONG`` holds inputs where a correct gradient is as good as a refusal: sourcegrad must
 either raise a documented error or return the finite-difference gradient, and must raise when
 the function itself raises.
@@ -66,7 +62,6 @@ class Row:
     hint: bool = True  # a located error must carry a hint
     natural: bool = False  # a plain Python error from the user's own code at run time
     hint_excludes: str = None  # text the hint must not contain
-    xfail: str = None  # why sourcegrad fails this row today
 
 
 def grad_of(name, *args, wrt=0):
@@ -284,11 +279,7 @@ _TAG = re.compile(r"\((?:called )?in [^()\n]*\)")
 
 
 def _params():
-    out = []
-    for row in CATALOGUE:
-        marks = [pytest.mark.xfail(strict=True, reason=row.xfail)] if row.xfail else []
-        out.append(pytest.param(row, id=row.id, marks=marks))
-    return out
+    return [pytest.param(row, id=row.id) for row in CATALOGUE]
 
 
 def _located_checks(row, e):
@@ -381,7 +372,6 @@ class Either:
     fn: object
     args: tuple
     wrt: int = 0
-    xfail: str = None
 
 
 NEVER_WRONG = [
@@ -421,8 +411,7 @@ def _fd(fn, args, wrt):
 
 @pytest.mark.parametrize(
     "case",
-    [pytest.param(c, id=c.id, marks=[pytest.mark.xfail(strict=True, reason=c.xfail)] if c.xfail else [])
-     for c in NEVER_WRONG],
+    [pytest.param(c, id=c.id) for c in NEVER_WRONG],
 )
 def test_never_silently_wrong(case):
     try:

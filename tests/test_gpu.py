@@ -70,7 +70,7 @@ def _tolerance(args):
     return 1e-6, 1e-8
 
 
-@pytest.mark.parametrize("case", [c.param(gpu=True) for c in CASES])
+@pytest.mark.parametrize("case", [c.param() for c in CASES])
 def test_gradient_on_gpu(case):
     rtol, atol = _tolerance(case.make(np.random.default_rng(0)))
     check_case(case, to_gpu, to_cpu, on_gpu, rtol=rtol, atol=atol)

@@ -31,8 +31,6 @@ class Case:
     wrt: object = 0
     rtol: float = 1e-5
     atol: float = 1e-6
-    bug: str = None  # a known compiler bug this case hits (the test is a strict xfail)
-    refused: bool = False  # the bug is a refusal (UnsupportedSyntaxError), so no value either
 
     @property
     def id(self):
@@ -41,18 +39,12 @@ class Case:
 
 CASES = []
 
-# Known compiler bugs the corpus hits are marked with case(..., bug="why"); each has a minimal
-# reproducer among the expected failures of tests/test_control_flow.py. (None at present.)
 
-
-def case(make, wrt=0, rtol=1e-5, atol=1e-6, bug=None, refused=False):
-    """Register the decorated function with its input generator ``make(rng) -> args``.
-
-    ``bug`` names a known compiler bug the function hits: its test is then a strict expected
-    failure (so it turns into an error the day the bug is fixed, and the mark can go)."""
+def case(make, wrt=0, rtol=1e-5, atol=1e-6):
+    """Register the decorated function with its input generator ``make(rng) -> args``."""
 
     def register(fn):
-        CASES.append(Case(fn, make, wrt, rtol, atol, bug, refused))
+        CASES.append(Case(fn, make, wrt, rtol, atol))
         return fn
 
     return register
