@@ -1597,6 +1597,12 @@ def broadcast_helper_in_loop(a, b, c, n):
     return s + np.sum(y)
 
 
+def broadcast_temp_read_twice(a, b, c):
+    # a * b is a temporary read twice inside _blend: against c (it may broadcast) and against a
+    # number; its adjoint gets an exact part and a broadcast part, which must not be mixed
+    return np.sum(np.tanh(_blend(a * b, c)))
+
+
 def broadcast_with_scalar(a, b, c):
     # a * 2.0: the number operand keeps a's shape, so that rule drops its own unbroadcast, and
     # the adjoint of the temporary it makes must come back exact
@@ -1607,6 +1613,7 @@ BROADCAST_SHAPES = st.sampled_from([(3, 1), (1, 4), (4,), (), (3, 4), (1, 1)])
 
 
 @pytest.mark.parametrize("f, loops", [(broadcast_chain, False), (broadcast_with_scalar, False),
+                                      (broadcast_temp_read_twice, False),
                                       (broadcast_chain_in_loop, True), (broadcast_helper_in_loop, True)])
 @given(seed=SEEDS, shapes=st.tuples(BROADCAST_SHAPES, BROADCAST_SHAPES, BROADCAST_SHAPES), n=st.integers(0, 3))
 def test_broadcast_adjoints_summed_late(f, loops, seed, shapes, n):

@@ -201,10 +201,12 @@ class Analysis:
     def _lazy(self, temps):
         """Temporaries whose adjoint may stay broadcast to a larger shape: defined once, by an
         elementwise broadcasting rule (``a * b``, ``a + b``, ...) that unbroadcasts the adjoint to
-        each differentiated operand, and read only in the loops around that definition (an
-        adjoint made before a loop to add into in place must have the exact shape). Summing a
-        broadcast adjoint later is the same as summing it now (the chain rule is linear), and it
-        saves a call per operation and the temporary's shape."""
+        each differentiated operand, and read by one statement only, in the loops around that
+        definition. Summing a broadcast adjoint later is the same as summing it now (the chain
+        rule is linear), and it saves a call per operation and the temporary's shape. One
+        reader, because an exact contribution from a second reader added to a broadcast one
+        would be counted once per broadcast copy; the same loops, because an adjoint made
+        before a loop to add into in place must have the exact shape."""
         defs, loops = {}, {}
 
         def walk(stmts, around):
@@ -221,11 +223,10 @@ class Analysis:
                     walk(s.body, around | {id(s)})
 
         walk(self.fn.body, frozenset())
-        readers = {}
+        readers = {}  # every statement that reads a name, not only assignments
         for s in self.stmts:
-            if isinstance(s, ir.Assign):
-                for n in s.op.arg_names():
-                    readers.setdefault(n, []).append(s)
+            for n in ir.reads(s):
+                readers.setdefault(n, []).append(s)
         out = set()
         for t in temps & self.active:
             d = defs.get(t, ())
@@ -236,7 +237,8 @@ class Analysis:
                 continue
             if any(others_scalar(b, p) for p in b.diff if set(_names(b.values[p])) & self.active):
                 continue  # that operand's unbroadcast is dropped already: the adjoint must be exact
-            if all(loops[id(r)] == loops[id(d[0])] for r in readers.get(t, ())):
+            read = readers.get(t, ())
+            if len(read) == 1 and loops[id(read[0])] == loops[id(d[0])]:
                 out.add(t)
         return out
 
