@@ -12,6 +12,8 @@ import threading
 import inspect
 import types
 
+import numpy as np
+
 from .errors import NoSourceError, PullbackError, UsageError, WrtError
 
 # The compiler (and libcst) loads on the first compilation, not on ``import sourcegrad``.
@@ -25,6 +27,32 @@ _MODES = ("value_and_grad", "vjp")
 
 
 _MISSING = object()
+_ndarray = np.ndarray
+
+# How many argument signatures one gradient compiles a specialized version for; calls with
+# further signatures share the general code (as fast as before specialization, never wrong).
+MAX_SPECIALIZATIONS = 8
+
+
+def signature_of(args):
+    """What specialization keys on: each positional argument's shape if it is an array, ``float``
+    or ``int`` for a Python number, None otherwise. None when no argument is an array (nothing
+    to specialize on)."""
+    key = tuple(_arg_key(a) for a in args)
+    return key if any(type(k) is tuple for k in key) else None
+
+
+def _arg_key(a):
+    t = type(a)
+    if t is _ndarray:
+        return a.shape
+    if t is float or t is int:
+        return t
+    if isinstance(a, np.generic):
+        return () if a.dtype.kind in "fc" else None
+    if t.__module__.startswith("cupy") and hasattr(a, "shape"):
+        return tuple(a.shape)
+    return None
 
 
 def _plain_function(fn, kind):
@@ -88,7 +116,7 @@ def _fname(fn):
 class _Compiled:
     """A lazily compiled gradient of ``fn``; the callable users hold."""
 
-    def __init__(self, fn, wrt, mode, kind, check_finite=False, unroll=8):
+    def __init__(self, fn, wrt, mode, kind, check_finite=False, unroll=8, specialize=True):
         original = fn
         fn, self.bound = _plain_function(fn, kind)
         self.fn = fn
@@ -97,24 +125,34 @@ class _Compiled:
         self.kind = kind
         self.check_finite = check_finite
         self.unroll = unroll
+        self.specialize = specialize
         if self.bound is not None:  # a bound method: wrt counts the arguments after self
             wrt = tuple(w + 1 if isinstance(w, int) and w >= 0 else w for w in wrt) if isinstance(wrt, (tuple, list)) \
                 else (wrt + 1 if isinstance(wrt, int) and not isinstance(wrt, bool) and wrt >= 0 else wrt)
         self.names, self.single, self.positions = _wrt_names(fn, wrt)
         self._compiled = None
+        self._specialized = {}  # argument signature -> emit.Compiled
         self._lock = threading.Lock()
         functools.update_wrapper(self, original, updated=())
         self.__name__ = f"{getattr(fn, '__name__', 'f')}_{kind}"
 
-    def compiled(self):
-        c = self._compiled
+    def compiled(self, signature=None):
+        """The general compiled code, or the one specialized to ``signature`` (``signature_of``);
+        either is compiled on first use."""
+        c = self._compiled if signature is None else self._specialized.get(signature)
+        if c is None and signature is not None and len(self._specialized) >= MAX_SPECIALIZATIONS:
+            return self.compiled()
         if c is None:
             with self._lock:
-                c = self._compiled
+                c = self._compiled if signature is None else self._specialized.get(signature)
                 if c is None:
                     from .transforms import compile_gradient
 
-                    c = self._compiled = compile_gradient(self.fn, self.names, self.mode, self.check_finite, self.unroll)
+                    c = compile_gradient(self.fn, self.names, self.mode, self.check_finite, self.unroll, signature)
+                    if signature is None:
+                        self._compiled = c
+                    else:
+                        self._specialized[signature] = c
         return c
 
     def _check_args(self, args, kwargs):
@@ -143,7 +181,8 @@ class _Compiled:
         if self.bound is not None:
             args = (self.bound,) + args
         self._check_args(args, kwargs)
-        compiled = self.compiled()
+        signature = signature_of(args) if self.specialize and not kwargs else None
+        compiled = self.compiled(signature)
         try:
             return compiled.function(*args, **kwargs)
         except Exception as e:
@@ -239,15 +278,15 @@ class Pullback:
 
 
 def _decorator(cls, mode, kind):
-    def make(f=None, wrt=0, check_finite=False, unroll=8):
+    def make(f=None, wrt=0, check_finite=False, unroll=8, specialize=True):
         if f is None:
-            return lambda g: cls(g, wrt, mode, kind, check_finite, unroll)
-        return cls(f, wrt, mode, kind, check_finite, unroll)
+            return lambda g: cls(g, wrt, mode, kind, check_finite, unroll, specialize)
+        return cls(f, wrt, mode, kind, check_finite, unroll, specialize)
 
     return make
 
 
-def grad(f=None, wrt=0, check_finite=False, unroll=8):
+def grad(f=None, wrt=0, check_finite=False, unroll=8, specialize=True):
     """The gradient of a scalar-valued function, compiled from its source.
 
     ``wrt`` selects the arguments to differentiate: an index, a parameter name, or a tuple of
@@ -268,24 +307,36 @@ def grad(f=None, wrt=0, check_finite=False, unroll=8):
     ``unroll`` (default 8): a ``for`` loop over ``range`` whose bounds are literals or
     module-level constants and that runs at most this many times is unrolled at compile time
     (no tape); ``unroll=0`` keeps every loop a loop. ``source()`` shows which form was chosen.
+
+    ``specialize`` (default True): the first call with arrays of new shapes compiles a version
+    for those shapes (as ``jax.jit`` does), in which shape inference removes the ``unbroadcast``
+    calls and rank dispatch that shapes make unnecessary. Up to ``MAX_SPECIALIZATIONS`` (8)
+    signatures per function; other calls, and calls with keyword arguments, run the general
+    code. ``source(df, *args)`` shows the code specialized for ``args``.
     """
-    return _decorator(Grad, "value_and_grad", "grad")(f, wrt, check_finite, unroll)
+    return _decorator(Grad, "value_and_grad", "grad")(f, wrt, check_finite, unroll, specialize)
 
 
-def value_and_grad(f=None, wrt=0, check_finite=False, unroll=8):
+def value_and_grad(f=None, wrt=0, check_finite=False, unroll=8, specialize=True):
     """Like ``grad``, but returns ``(value, gradient)`` from one run of the forward."""
-    return _decorator(ValueAndGrad, "value_and_grad", "value_and_grad")(f, wrt, check_finite, unroll)
+    return _decorator(ValueAndGrad, "value_and_grad", "value_and_grad")(f, wrt, check_finite, unroll, specialize)
 
 
-def vjp(f=None, wrt=0, check_finite=False, unroll=8):
+def vjp(f=None, wrt=0, check_finite=False, unroll=8, specialize=True):
     """Vector-Jacobian products: ``vf(*args)`` returns ``(value, pullback)``; ``pullback(ct)``
     returns the gradient of ``sum(value * ct)`` with respect to ``wrt``. Any output shape.
     A pullback can be called once (it consumes the forward's tape)."""
-    return _decorator(Vjp, "vjp", "vjp")(f, wrt, check_finite, unroll)
+    return _decorator(Vjp, "vjp", "vjp")(f, wrt, check_finite, unroll, specialize)
 
 
-def source(g):
-    """The generated Python source of anything made by ``grad``, ``value_and_grad`` or ``vjp``."""
+def source(g, *args):
+    """The generated Python source of anything made by ``grad``, ``value_and_grad`` or ``vjp``:
+    the general code, or, given example arguments, the code specialized for their shapes (what a
+    call with those arguments runs)."""
     if not isinstance(g, _Compiled):
         raise UsageError(f"sourcegrad.source needs a function made by grad, value_and_grad or vjp, got {g!r}")
-    return g.compiled().source
+    if not args:
+        return g.compiled().source
+    if g.bound is not None:
+        args = (g.bound,) + args
+    return g.compiled(signature_of(args) if g.specialize else None).source

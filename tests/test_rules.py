@@ -204,28 +204,35 @@ def weights(row, args, dtype, draw):
 _GRADS = {}
 
 
-def gradient(f, wrt):
-    if (f, wrt) not in _GRADS:  # compile once per function, not once per example
-        _GRADS[f, wrt] = sourcegrad.grad(f, wrt=wrt)
-    return _GRADS[f, wrt]
+def gradient(f, wrt, specialize=True):
+    if (f, wrt, specialize) not in _GRADS:  # compile once per function, not once per example
+        _GRADS[f, wrt, specialize] = sourcegrad.grad(f, wrt=wrt, specialize=specialize)
+    return _GRADS[f, wrt, specialize]
 
 
 def check(row, args, dtype):
+    """Both the code specialized to the arguments' shapes and the general code."""
     wrt = row.wrt if isinstance(row.wrt, tuple) else (row.wrt,)
-    got = gradient(row.f, row.wrt)(*args)
-    got = got if isinstance(row.wrt, tuple) else (got,)
+    want = {i: fd_grad(row.f, args, i, h=row.h) for i in wrt}
+    for specialize in (True, False):
+        got = gradient(row.f, row.wrt, specialize)(*args)
+        got = got if isinstance(row.wrt, tuple) else (got,)
+        check_against(row, args, dtype, wrt, got, want)
+
+
+def check_against(row, args, dtype, wrt, got, want):
     f64 = dtype == np.float64
     for i, g in zip(wrt, got):
         a = args[i]
-        want = fd_grad(row.f, args, i, h=row.h)
+        want_i = want[i]
         if type(a) is float:
             assert type(g) is float, f"gradient of a Python float is a {type(g).__name__}"
         else:
             assert np.shape(g) == np.shape(a), f"gradient shape {np.shape(g)} != argument shape {np.shape(a)}"
             assert np.asarray(g).dtype == a.dtype, f"gradient dtype {np.asarray(g).dtype} != argument dtype {a.dtype}"
-        scale = 1.0 + float(np.max(np.abs(want), initial=0.0))
+        scale = 1.0 + float(np.max(np.abs(want_i), initial=0.0))
         rtol = max(1e-5 if f64 else 2e-3, 10 * row.h)
-        assert_close(g, want, rtol=rtol, atol=rtol * scale, what=f"d/d{list(inspect.signature(row.f).parameters)[i]}")
+        assert_close(g, want_i, rtol=rtol, atol=rtol * scale, what=f"d/d{list(inspect.signature(row.f).parameters)[i]}")
 
 
 def run_row(row, data):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from sourcegrad.errors import InternalCompilerError, MissingAdjointError, SourcegradError, UnsupportedSyntaxError
 
-from . import aliasing, fence, ir
+from . import aliasing, fence, ir, shapes
 from . import rules as R
 from .analyze import Analysis, bind
 from .emit import load, render
@@ -25,14 +25,18 @@ def parameters_of(fn):
     return list(code.co_varnames[: code.co_argcount])
 
 
-def compile_gradient(fn, wrt, mode, check_finite=False, unroll=8):
+def compile_gradient(fn, wrt, mode, check_finite=False, unroll=8, signature=None):
     """Compile ``fn``'s reverse mode for the parameters named in ``wrt``.
 
     ``mode`` is ``"value_and_grad"`` (one function: value and gradient) or ``"vjp"`` (returns the
     value and a pullback). ``check_finite`` adds a check after every adjoint update that raises
     ``FloatingPointError`` naming the variable and the user's line where a NaN or inf appears.
     ``unroll``: loops over ``range`` with literal or module-constant bounds and at most this
-    many trips are unrolled (0 never unrolls). Returns an ``emit.Compiled``."""
+    many trips are unrolled (0 never unrolls). ``signature``: what is known of the positional
+    arguments of the calls this code will serve (an array's shape, ``float`` or ``int`` for a
+    Python number, None for anything else); with it, shape inference specializes the backward
+    (``shapes.py``), and the caller must use the result only for calls that match it. Returns
+    an ``emit.Compiled``."""
     stage = "source"
     try:
         src = get_source(fn)
@@ -41,8 +45,14 @@ def compile_gradient(fn, wrt, mode, check_finite=False, unroll=8):
         irfn = normalizer.run()
         stage = "bind"
         bindings = _bind_all(src, irfn)
+        stage = "shapes"
+        known = None
+        if signature is not None:
+            described = dict.fromkeys(irfn.params, shapes.TOP)
+            described.update((p, shapes.describe(k)) for p, k in zip(irfn.params, signature))
+            known = shapes.Shapes(irfn, bindings, described)
         stage = "analyze"
-        analysis = Analysis(irfn, wrt, bindings, normalizer.naming.temps)
+        analysis = Analysis(irfn, wrt, bindings, normalizer.naming.temps, known)
         stage = "aliasing"
         aliasing.check(irfn, src, normalizer.naming, analysis.varied)
         stage = "reverse"

@@ -145,8 +145,9 @@ def _outer_unbroadcast(fmt, param):
     return fmt.startswith("unbroadcast(") and fmt.endswith(f", {field})") and fmt.count(field) == 1
 
 
-def strip_unbroadcast(expr, name):
-    """``unbroadcast(E, name)`` -> ``E`` (the caller knows the shapes already match)."""
+def strip_unbroadcast(expr, name, plan=()):
+    """``unbroadcast(E, name)`` -> ``E`` (the caller knows the shapes already match), or, with a
+    plan ``(axes, keepdims)`` from ``Analysis.unbroadcast_of``, ``E.sum(axis=axes)``."""
     head, tail = "unbroadcast(", f", {name})"
     if not (expr.startswith(head) and expr.endswith(tail)):
         return expr
@@ -157,7 +158,14 @@ def strip_unbroadcast(expr, name):
         depth -= ch in ")]}"
         if depth < 0:
             return expr
-    return inner if depth == 0 else expr
+    if depth != 0:
+        return expr
+    if not plan:
+        return inner
+    axes, keepdims = plan
+    base = inner if ir.IDENT.fullmatch(inner) else f"({inner})"
+    axis = axes[0] if len(axes) == 1 else axes
+    return f"{base}.sum(axis={axis}{', keepdims=True' if keepdims else ''})"
 
 
 class _Sites(set):
@@ -181,22 +189,73 @@ class _Sites(set):
 class Analysis:
     """Runs the analyses once for a function and a set of ``wrt`` parameter names."""
 
-    def __init__(self, fn, wrt, bindings, temps=frozenset()):
+    def __init__(self, fn, wrt, bindings, temps=frozenset(), shapes=None):
         self.fn = fn
         self.wrt = set(wrt)
         self.bindings = bindings  # id(op) -> Binding
+        self.shapes = shapes  # a shapes.Shapes when compiling for known argument shapes
         self.stmts = list(ir.walk(fn.body))
         self.varied = self._varied()
         self.useful = self._useful()
         self.active = self.varied & self.useful
         self.lazy = self._lazy(temps)
 
-    def drops_unbroadcast(self, binding, param):
-        """Does ``unbroadcast(g, operand)`` for ``param`` go? When the others are Python numbers
-        (broadcasting kept the shape), or when the operand is a temporary made by a broadcasting
-        rule, which sums the adjoint over the extra axes itself (see ``_lazy``)."""
+    def unbroadcast_of(self, stmt, binding, param):
+        """How the rule's ``unbroadcast(E, operand)`` for ``param`` of assignment ``stmt`` is
+        done: None, at run time; ``()``, not at all; ``(axes, keepdims)``, as a sum over axes
+        known now. Not at all when the other operands are Python numbers (broadcasting kept the
+        shape), when the operand is a temporary made by a broadcasting rule, which sums the
+        adjoint over the extra axes itself (see ``_lazy``), or, for a broadcasting rule, when
+        shape inference proves the operand has the shape of the result's adjoint; a known sum
+        when it proves the shapes differ by leading axes or by axes of length 1."""
         v = binding.values.get(param)
-        return others_scalar(binding, param) or (isinstance(v, ir.Name) and v.id in self.lazy)
+        if others_scalar(binding, param) or (isinstance(v, ir.Name) and v.id in self.lazy):
+            return ()
+        if self.shapes is None or not binding.template.broadcasting or not isinstance(v, ir.Name):
+            return None
+        shape, full = self.shapes.of(v.id), self.adjoint_shape(stmt)
+        if shape is None or full is None:
+            return None
+        if shape == full:
+            return ()
+        lead = len(full) - len(shape)
+        if lead > 0 and shape == full[lead:]:
+            return tuple(range(lead)), False
+        if lead == 0 and all(a == b or a == 1 for a, b in zip(shape, full)):
+            return tuple(i for i, (a, b) in enumerate(zip(shape, full)) if a != b), True
+        return None
+
+    def adjoint_shape(self, stmt, depth=0):
+        """The shape of the adjoint of the value assignment ``stmt`` makes, or None. Rules give
+        each operand an adjoint of its own shape, so that is the value's shape, except for a lazy
+        temporary (``_lazy``) whose reader drops ``unbroadcast(E, t)``: its adjoint has E's shape,
+        which for a broadcasting rule is the shape of the reader's own adjoint."""
+        if stmt.target not in self.lazy:
+            return self.shapes.made(stmt)
+        (reader,) = self._readers[stmt.target]
+        if not isinstance(reader, ir.Assign) or depth > len(self.stmts):
+            return None
+        if reader.op.kind == "copy":
+            return self.adjoint_shape(reader, depth + 1) if reader.op.args == (ir.Name(stmt.target),) else None
+        b = self.binding(reader.op)
+        if b is None:
+            return None
+        template = self.template(b)
+        stripped = any(st.accumulate and _outer_unbroadcast(st.fmt, st.target)
+                       and stmt.target in _names(b.values.get(st.target)) for st in template.stmts)
+        if not stripped:
+            return self.shapes.made(stmt)
+        return self.adjoint_shape(reader, depth + 1) if template.broadcasting else None
+
+    def template(self, binding):
+        """The rule's template, or its variant for the operands' ranks when shapes are known
+        (``np.dot`` of two matrices: ``d[z].dot(b.T)``, no rank dispatch at run time)."""
+        t = binding.template
+        if self.shapes is None or not t.ranks:
+            return t
+        ranks = tuple(self.shapes.rank(v.id) if isinstance(v, ir.Name) else None
+                      for p, v in binding.values.items() if p in binding.diff)
+        return dict(t.ranks).get(ranks, t)
 
     def _lazy(self, temps):
         """Temporaries whose adjoint may stay broadcast to a larger shape: defined once, by an
@@ -223,7 +282,7 @@ class Analysis:
                     walk(s.body, around | {id(s)})
 
         walk(self.fn.body, frozenset())
-        readers = {}  # every statement that reads a name, not only assignments
+        readers = self._readers = {}  # every statement that reads a name, not only assignments
         for s in self.stmts:
             for n in ir.reads(s):
                 readers.setdefault(n, []).append(s)
@@ -317,13 +376,14 @@ class Analysis:
                 continue
             b = self.binding(s.op)
             active_params = {p for p in b.diff if set(_names(b.values[p])) & self.active}
-            for st in b.template.stmts:
+            for st in self.template(b).stmts:
                 if st.accumulate and st.target not in active_params:
                     continue
-                stripped = st.accumulate and self.drops_unbroadcast(b, st.target) and _outer_unbroadcast(st.fmt, st.target)
+                stripped = (st.accumulate and self.unbroadcast_of(s, b, st.target) is not None
+                            and _outer_unbroadcast(st.fmt, st.target))
                 for p in st.reads_values:
                     if stripped and p == st.target:
-                        continue  # unbroadcast(g, x) is dropped (drops_unbroadcast): x is not read
+                        continue  # unbroadcast(g, x) is done without x (unbroadcast_of): x is not read
                     into = shapes if p in st.shape_only else reads
                     if p == b.template.params[0]:
                         into.add(s.target, result=True)

@@ -368,7 +368,7 @@ class Reverser:
 
     def _reads_result(self, s):
         b = self.an.binding(s.op)
-        return b is not None and any(b.template.params[0] in t.reads_values for t in b.template.stmts)
+        return b is not None and any(b.template.params[0] in t.reads_values for t in self.an.template(b).stmts)
 
     def _guarded(self, g, state, depth, out, body):
         """Run ``body`` directly if adjoint ``g`` is dense, under ``if g is not ZERO`` if maybe."""
@@ -401,7 +401,7 @@ class Reverser:
                         self.free.update({"acc", "ZERO"})
             return state
         b = self.an.binding(op)
-        tmpl = b.template
+        tmpl = self.an.template(b)
         values = {p: _render(v) for p, v in b.values.items()}
         values[tmpl.params[0]] = result
         adjoints = {tmpl.params[0]: g}
@@ -428,8 +428,9 @@ class Reverser:
                         self._accumulate(self.naming.adjoint(a.id), f"{inst.target}[{k}]", state, depth, out, s.pos)
             else:
                 expr = inst.expr
-                if inst.source_param in b.values and self.an.drops_unbroadcast(b, inst.source_param):
-                    expr = strip_unbroadcast(expr, values[inst.source_param])
+                plan = self.an.unbroadcast_of(s, b, inst.source_param) if inst.source_param in b.values else None
+                if plan is not None:
+                    expr = strip_unbroadcast(expr, values[inst.source_param], plan)
                 self._accumulate(inst.target, expr, state, depth, out, s.pos)
         return state
 

@@ -47,6 +47,9 @@ class Template:
     # expression linear in d[result], operand), so a d[result] that is still broadcast to a larger
     # shape (its sum over the extra axes left for later) gives the operands' adjoints exactly
     broadcasting: bool = False
+    # ((operand ranks, Template), ...): variants used when shape inference knows the ranks of the
+    # differentiated operands (``np.dot`` of two matrices needs no rank dispatch at run time)
+    ranks: tuple = ()
 
     def signature(self):
         return self.params[1:]

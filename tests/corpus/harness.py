@@ -107,20 +107,24 @@ def _same(a, b):
 
 
 def check(f, args, wrt=0, rtol=1e-5, atol=1e-6, h=1e-6):
-    """``sg.grad(f, wrt)`` against finite differences; returns the gradients as a tuple.
+    """``sg.grad(f, wrt)`` against finite differences, both the code specialized to the
+    arguments' shapes and the general code; returns the (specialized) gradients as a tuple.
 
     Also checks that computing the gradient leaves the arguments as they were."""
     saved = copy.deepcopy(args)
-    grads = sg.grad(f, wrt=wrt)(*args)
-    assert _same(args, saved), "computing the gradient changed the arguments"
-    if not isinstance(wrt, (tuple, list)):
-        grads = (grads,)
     positions = _positions(f, wrt)
-    assert len(grads) == len(positions)
-    for g, i in zip(grads, positions):
-        want = fd_tree_grad(f, copy.deepcopy(saved), i, h)
-        assert_tree_close(g, want, rtol, atol, what=f"gradient wrt argument {i}")
-    return grads
+    want = {i: fd_tree_grad(f, copy.deepcopy(saved), i, h) for i in positions}
+    out = None
+    for specialize in (True, False):
+        grads = sg.grad(f, wrt=wrt, specialize=specialize)(*args)
+        assert _same(args, saved), "computing the gradient changed the arguments"
+        if not isinstance(wrt, (tuple, list)):
+            grads = (grads,)
+        assert len(grads) == len(positions)
+        for g, i in zip(grads, positions):
+            assert_tree_close(g, want[i], rtol, atol, what=f"gradient wrt argument {i} (specialize={specialize})")
+        out = out or grads
+    return out
 
 
 def check_value(f, args, wrt=0):

@@ -95,6 +95,7 @@ def check_program(program, seed=0, rtol=1e-4, atol=1e-5):
     saved = copy.deepcopy(args)
     try:
         value, grads = sg.value_and_grad(f, wrt=WRT)(*args)
+        general = sg.value_and_grad(f, wrt=WRT, specialize=False)(*copy.deepcopy(saved))[1]
     except (sg.UnsupportedSyntaxError, sg.MissingAdjointError) as exc:
         return Outcome("refused", str(exc), _category(exc))
     except Exception as exc:
@@ -108,7 +109,7 @@ def check_program(program, seed=0, rtol=1e-4, atol=1e-5):
         return Outcome("fail", "computing the gradient changed the arguments", "arguments changed")
     if not _close(value, want, 1e-9, 1e-12):
         return Outcome("fail", f"value {value!r} != f(...) = {want!r}", "wrong value")
-    for i, g in zip(WRT, grads):
+    for i, g, g_general in zip(WRT, grads, general):
         fine = fd_grad(f, saved, i, 1e-6)
         coarse = fd_grad(f, saved, i, 1e-5)
         if not _close(fine, coarse, 1e-3, 1e-4):
@@ -116,4 +117,7 @@ def check_program(program, seed=0, rtol=1e-4, atol=1e-5):
         if not _close(g, fine, rtol, atol):
             return Outcome("fail", f"gradient wrt argument {i}: sourcegrad {g!r}\n finite differences {fine!r}",
                            "wrong gradient")
+        if not _close(g_general, fine, rtol, atol):
+            return Outcome("fail", f"gradient wrt argument {i}: sourcegrad (general code) {g_general!r}\n"
+                           f" finite differences {fine!r}", "wrong gradient (general code)")
     return Outcome("ok")

@@ -53,10 +53,11 @@ def _register(fns, template, *, builtin=True, signature=None):
             SIGNATURES[fn] = signature
 
 
-def rule(fns, params, body, *, signature=None, only=None, broadcasting=False):
+def rule(fns, params, body, *, signature=None, only=None, broadcasting=False, ranks=None):
     """Register a template given as text: ``params`` like ``"y, a, axis=None"``. ``only`` maps a
     parameter to the constant values the rule handles (``only={"mode": ("constant",)}``): a call
-    with another literal value is refused when it is compiled."""
+    with another literal value is refused when it is compiled. ``ranks`` maps the ranks of the
+    differentiated operands, in order, to a body used when shape inference knows them."""
     names, defaults = _parse_params(params)
     origin = f"rule for {getattr(_as_list(fns)[0], '__name__', fns)}"
     template = parse_template(body, names, defaults, NAMESPACE, origin)
@@ -64,6 +65,9 @@ def rule(fns, params, body, *, signature=None, only=None, broadcasting=False):
         template = dataclasses.replace(template, only=tuple(only.items()))
     if broadcasting:
         template = dataclasses.replace(template, broadcasting=True)
+    if ranks:
+        variants = tuple((k, parse_template(v, names, defaults, NAMESPACE, f"{origin}, ranks {k}")) for k, v in ranks.items())
+        template = dataclasses.replace(template, ranks=variants)
     _register(fns, template, signature=signature)
 
 
