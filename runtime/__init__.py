@@ -17,6 +17,7 @@ __all__ = [
     "ZERO", "acc", "unbroadcast", "unreduce", "unindex", "zero_at", "finalize", "array_module",
     "Context", "is_zero", "reduce_max_mask", "copy_value", "check_finite", "zeros_like",
     "SeqAdjoint", "MapAdjoint", "split_last", "shape_of", "ShapeOf", "check_unpack", "written_part", "check_sequence", "as_array_like",
+    "scale_repeated",
 ]
 
 
@@ -320,6 +321,25 @@ def shape_of(x):
     if shape is None or x is None:
         return x
     return ShapeOf(shape, x.dtype, array_module(x))
+
+
+_FLOAT_MIN, _FLOAT_MAX = sys.float_info.min, sys.float_info.max
+
+
+def scale_repeated(g, k, n):
+    """``g`` multiplied ``n`` times by the number ``k``: the backward of a loop whose only
+    differentiated statement is ``y = y * k``. One multiplication by ``k ** n`` when that is a
+    normal float; otherwise the multiplications one by one, so nothing overflows or underflows
+    that would not in the loop."""
+    try:
+        s = float(k) ** n
+    except OverflowError:
+        s = 0.0
+    if _FLOAT_MIN <= abs(s) <= _FLOAT_MAX:
+        return g * s
+    for _ in range(n):
+        g = g * k
+    return g
 
 
 def check_sequence(seq):

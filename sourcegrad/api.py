@@ -50,8 +50,8 @@ def _arg_key(a):
         return t
     if isinstance(a, np.generic):
         return () if a.dtype.kind in "fc" else None
-    if t.__module__.startswith("cupy") and hasattr(a, "shape"):
-        return tuple(a.shape)
+    if hasattr(a, "shape") and (t.__module__.startswith("cupy") or hasattr(a, "__array_namespace__")):
+        return tuple(a.shape)  # a cupy (or other array-API) array
     return None
 
 
@@ -167,6 +167,8 @@ class _Compiled:
                 return
             values = [args[i] for i in self.positions]
         for name, a in zip(self.names, values):
+            if type(a) is _ndarray and a.dtype.kind in "fc":  # the common case, first and cheap
+                continue
             if a is _MISSING:
                 continue
             if type(a) is float or _float_leaves(a):

@@ -579,22 +579,22 @@ def cotangent_for(case, args):
     return np.random.default_rng(1).standard_normal(np.shape(case.fn(*args)))
 
 
-def run_gradient(case, args, cotangent=None):
+def run_gradient(case, args, cotangent=None, specialize=True):
     """``(value, gradient)`` of ``case`` at ``args``: value_and_grad, or vjp and its pullback."""
     if case.vjp:
-        value, pullback = _compiled(case, "vjp")(*args)
+        value, pullback = _compiled(case, "vjp", specialize)(*args)
         return value, pullback(cotangent)
-    return _compiled(case, "value_and_grad")(*args)
+    return _compiled(case, "value_and_grad", specialize)(*args)
 
 
 _CACHE: dict = {}
 
 
-def _compiled(case, kind):
-    """One gradient object per row and kind, used for host and device inputs alike."""
-    key = (case.id, kind)
+def _compiled(case, kind, specialize=True):
+    """One gradient object per row, kind and code path, used for host and device inputs alike."""
+    key = (case.id, kind, specialize)
     if key not in _CACHE:
-        _CACHE[key] = getattr(sg, kind)(case.fn, wrt=case.wrt)
+        _CACHE[key] = getattr(sg, kind)(case.fn, wrt=case.wrt, specialize=specialize)
     return _CACHE[key]
 
 
@@ -629,11 +629,12 @@ def _describe_syncs(syncs):
     return "\n  ".join(map(repr, syncs)) or "none"
 
 
-def check_case(case, to_dev, to_cpu, is_dev, track_syncs=None, rtol=1e-7, atol=1e-9):
+def check_case(case, to_dev, to_cpu, is_dev, track_syncs=None, rtol=1e-7, atol=1e-9, specialize=True):
     """The checks of the module docstring for one row, on one backend: ``to_dev``/``to_cpu`` move
     argument trees, ``is_dev(x)`` says whether every leaf of a tree is a device array, and
     ``track_syncs()`` (when the backend can count host synchronizations) is a context manager
-    yielding the list of those made inside it."""
+    yielding the list of those made inside it. ``specialize``: the device run uses the code
+    specialized to the arguments' shapes, or the general code."""
     args = host_args(case)
     cot = cotangent_for(case, args) if case.vjp else None
     expected_value, expected = run_gradient(case, args, cot)
@@ -646,7 +647,7 @@ def check_case(case, to_dev, to_cpu, is_dev, track_syncs=None, rtol=1e-7, atol=1
             case.fn(*dev)  # what the user's own code costs
     dev = to_dev(args)
     with track_syncs() if track_syncs is not None else _nothing() as grad_syncs:
-        value, grad = run_gradient(case, dev, to_dev(cot))
+        value, grad = run_gradient(case, dev, to_dev(cot), specialize)
 
     assert is_dev(grad), f"a gradient leaf came back on the host: {grad!r}"
     assert is_dev(value), f"the value came back as {type(value).__name__}"
@@ -666,9 +667,10 @@ def _nothing():
     yield None
 
 
+@pytest.mark.parametrize("specialize", [True, False], ids=["specialized", "general"])
 @pytest.mark.parametrize("case", [c.param() for c in CASES])
-def test_gradient_on_device(case):
-    check_case(case, to_device, to_host, is_device, track_host_syncs)
+def test_gradient_on_device(case, specialize):
+    check_case(case, to_device, to_host, is_device, track_host_syncs, specialize=specialize)
 
 
 # ---- the double itself ---------------------------------------------------------------------------

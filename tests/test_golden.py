@@ -16,17 +16,20 @@ from .golden import functions as F
 
 HERE = pathlib.Path(__file__).parent / "golden"
 CASES = [
-    ("two_layer", sg.value_and_grad(F.two_layer, wrt=(0, 1))),
-    ("basics", sg.grad(F.basics)),
-    ("branch", sg.grad(F.branch)),
-    ("rnn", sg.grad(F.rnn)),
-    ("doubling", sg.vjp(F.doubling)),
+    ("two_layer", sg.value_and_grad(F.two_layer, wrt=(0, 1)), ()),
+    ("basics", sg.grad(F.basics), ()),
+    ("branch", sg.grad(F.branch), ()),
+    ("rnn", sg.grad(F.rnn), ()),
+    ("doubling", sg.vjp(F.doubling), ()),
+    # specialized to argument shapes: no unbroadcast, no rank dispatch, no taped shapes
+    ("two_layer_specialized", sg.value_and_grad(F.two_layer, wrt=(0, 1)), F.two_layer_args()),
+    ("rnn_specialized", sg.grad(F.rnn), F.rnn_args()),
 ]
 
 
-@pytest.mark.parametrize("name,g", CASES, ids=[c[0] for c in CASES])
-def test_generated_source_matches_golden(name, g):
-    got = sg.source(g)
+@pytest.mark.parametrize("name,g,args", CASES, ids=[c[0] for c in CASES])
+def test_generated_source_matches_golden(name, g, args):
+    got = sg.source(g, *args)
     path = HERE / f"{name}.expected.py"
     if os.environ.get("SOURCEGRAD_REGEN_GOLDEN"):
         path.write_text(got)

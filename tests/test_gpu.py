@@ -70,7 +70,8 @@ def _tolerance(args):
     return 1e-6, 1e-8
 
 
+@pytest.mark.parametrize("specialize", [True, False], ids=["specialized", "general"])
 @pytest.mark.parametrize("case", [c.param() for c in CASES])
-def test_gradient_on_gpu(case):
+def test_gradient_on_gpu(case, specialize):
     rtol, atol = _tolerance(case.make(np.random.default_rng(0)))
-    check_case(case, to_gpu, to_cpu, on_gpu, rtol=rtol, atol=atol)
+    check_case(case, to_gpu, to_cpu, on_gpu, rtol=rtol, atol=atol, specialize=specialize)

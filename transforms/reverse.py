@@ -560,6 +560,13 @@ class Reverser:
         after = [n for n in entry if end.get(n, ZERO) == ZERO and entry[n] != ZERO]
         for n in before:
             out.append(Line(depth, f"{n} = zeros_like({dense[n]})" if n in dense else f"{n} = ZERO"))
+        folded = not before and not after and _geometric(body, var if isinstance(s, ir.While) else f"len({var})")
+        if folded:
+            out.append(Line(depth, folded, s.pos))
+            self.free.add("scale_repeated")
+            if isinstance(s, ir.For):
+                self._restore(s, s.target, depth, out)
+            return entry
         out.append(Line(depth, header, s.pos))
         out.extend(body)
         out += [Line(depth + 1, f"{n} = ZERO") for n in after]
@@ -647,6 +654,22 @@ def _read_in_place(out, start, g, adj):
     k = uses[0]
     out[k] = Line(out[k].depth, re.sub(rf"\b{g}\b", adj, out[k].text), out[start].pos)
     del out[start]
+
+
+_NUMBER = r"(?:[0-9][0-9_.eE+-]*|\(-[0-9][0-9_.eE+-]*\))"
+_SCALE = re.compile(rf"(?P<g>[A-Za-z_][A-Za-z0-9_]*) = (?:(?P=g) \* (?P<k>{_NUMBER})|(?P<k2>{_NUMBER}) \* (?P=g))")
+
+
+def _geometric(body, trips):
+    """A backward loop body that only scales one adjoint by a number, ``g = g * k``, in closed
+    form: ``g = scale_repeated(g, k, trips)`` (one multiplication by ``k ** trips``), as a
+    hand-written backward folds ``while ...: y = y * 2`` into one scale factor. None otherwise."""
+    if len(body) != 1:
+        return None
+    m = _SCALE.fullmatch(body[0].text)
+    if m is None:
+        return None
+    return f"{m['g']} = scale_repeated({m['g']}, {m['k'] or m['k2']}, {trips})"
 
 
 def _reads_of(stmt):

@@ -5,8 +5,7 @@ def doubling_vjp(x):
         _n0 += 1
         y = y * 2  # functions.py:39
     def doubling_pullback(y_bar):
-        for _ in range(_n0):  # functions.py:38
-            y_bar = y_bar * 2  # functions.py:39
+        y_bar = scale_repeated(y_bar, 2, _n0)  # functions.py:38
         x_bar = y_bar * 2  # functions.py:37
         del y_bar
         return finalize(x_bar, x)

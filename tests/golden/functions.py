@@ -38,3 +38,11 @@ def doubling(x):
     while np.linalg.norm(y) < 100:
         y = y * 2
     return y
+
+
+def two_layer_args():
+    return np.ones((1000, 100)), np.ones((100, 10)), np.ones((64, 1000)), np.zeros((64, 10))
+
+
+def rnn_args():
+    return np.eye(4) * 0.5, np.ones((6, 4))

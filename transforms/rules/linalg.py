@@ -13,10 +13,14 @@ LA = np.linalg
 
 # ---- products -----------------------------------------------------------------------------------
 rule(np.dot, "z, a, b", "d[a] += dot_adjoint_a(d[z], a, b)\nd[b] += dot_adjoint_b(d[z], a, b)",
-     ranks={(2, 2): "d[a] += d[z].dot(b.T)\nd[b] += a.T.dot(d[z])"})
+     ranks={(2, 2): "d[a] += d[z].dot(b.T)\nd[b] += a.T.dot(d[z])",
+            (2, 1): "d[a] += np.multiply.outer(d[z], b)\nd[b] += a.T.dot(d[z])",
+            (1, 2): "d[a] += b.dot(d[z])\nd[b] += np.multiply.outer(a, d[z])"})
 rule([np.matmul, operator.matmul, getattr(LA, "matmul", None)], "z, x1, x2",
      "d[x1] += matmul_adjoint_a(d[z], x1, x2)\nd[x2] += matmul_adjoint_b(d[z], x1, x2)",
-     ranks={(2, 2): "d[x1] += d[z] @ x2.T\nd[x2] += x1.T @ d[z]"})
+     ranks={(2, 2): "d[x1] += d[z] @ x2.T\nd[x2] += x1.T @ d[z]",
+            (2, 1): "d[x1] += np.multiply.outer(d[z], x2)\nd[x2] += x1.T @ d[z]",
+            (1, 2): "d[x1] += x2 @ d[z]\nd[x2] += np.multiply.outer(x1, d[z])"})
 rule(np.inner, "z, a, b", "d[a] += inner_adjoint(d[z], a, b, 0)\nd[b] += inner_adjoint(d[z], a, b, 1)")
 rule([np.outer, getattr(LA, "outer", None)], "z, a, b",
      "d[a] += np.reshape(d[z].dot(np.ravel(b)), np.shape(a))\nd[b] += np.reshape(np.ravel(a).dot(d[z]), np.shape(b))")

@@ -1,0 +1,23 @@
+def two_layer_value_and_grad(w1, w2, x, y):
+    h = x.dot(w1)  # functions.py:7
+    h_relu = np.maximum(h, 0)  # functions.py:8
+    y_pred = h_relu.dot(w2)  # functions.py:9
+    _t0 = y_pred - y  # functions.py:10
+    _t1 = np.square(_t0)
+    loss = _t1.sum()
+    _t1 = shape_of(_t1)  # the backward needs only its shape
+    check_scalar(loss, 'two_layer')
+    loss_bar = 1.0
+    _t1_bar = unreduce(loss_bar, _t1, None, False)  # functions.py:10
+    _t0_bar = _t1_bar * 2.0 * _t0
+    del _t1_bar
+    y_pred_bar = _t0_bar
+    del _t0_bar
+    h_relu_bar = y_pred_bar.dot(w2.T)  # functions.py:9
+    w2_bar = h_relu.T.dot(y_pred_bar)
+    del y_pred_bar
+    h_bar = h_relu_bar * extremum_share(h > 0, h == 0, h_relu_bar)  # functions.py:8
+    del h_relu_bar
+    w1_bar = x.T.dot(h_bar)  # functions.py:7
+    del h_bar
+    return loss, (finalize(w1_bar, w1), finalize(w2_bar, w2))

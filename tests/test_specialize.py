@@ -1,0 +1,244 @@
+"""Shape specialization and the closed form of geometric backward loops.
+
+Shape inference (``transforms/shapes.py``) is checked against an oracle independent of it: the
+user's own function runs under ``sys.settrace``, every value each variable holds is recorded,
+and each shape the inference claims must be the shape of every one of those values. The
+gradients of specialized code are checked against finite differences here and, for every rule
+and corpus function, in ``test_rules.py`` and ``test_corpus.py`` (which run both the specialized
+and the general code). The emitted source is checked for what specialization removes.
+"""
+
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import sourcegrad as sg
+from sourcegrad import api
+from sourcegrad.runtime import scale_repeated
+from sourcegrad.transforms import _bind_all, shapes
+from sourcegrad.transforms.normalize import Normalizer
+from sourcegrad.transforms.source import get_source
+
+from .corpus.harness import check
+from .oracle import assert_close
+
+SEEDS = st.integers(0, 2**32 - 1)
+DIMS = st.integers(1, 5)
+
+
+# ---- functions whose shapes are inferred ------------------------------------------------------
+
+
+def shapes_mix(x, w, b, n):
+    h = np.tanh(x @ w + b)
+    s = h.sum(axis=0, keepdims=True)
+    t = h.T
+    m = np.mean(h, axis=1)
+    r = h.reshape(-1)
+    q = h[1:, None]
+    e = h[..., 0]
+    z = np.zeros((x.shape[0], 2))
+    k = len(h)
+    for i in range(n):
+        z = z + h[i % k, :2]
+        h = h * 0.5
+    u = np.dot(h, w.T)
+    v = np.maximum(u, 0.0) - x
+    return np.sum(v) + np.sum(s) + np.sum(t) + np.sum(m) + np.sum(r) + np.sum(q) + np.sum(e) + np.sum(z)
+
+
+def shapes_branch(x, flag):
+    if flag > 0:
+        y = x.sum(axis=0)
+    else:
+        y = x
+    return np.sum(y * 2.0)
+
+
+def inferred(fn, args):
+    src = get_source(fn)
+    irfn = Normalizer(src, options={"unroll": 0}).run()
+    described = dict.fromkeys(irfn.params, shapes.TOP)
+    described.update((p, shapes.describe(k)) for p, k in zip(irfn.params, api.signature_of(args)))
+    return shapes.Shapes(irfn, _bind_all(src, irfn), described)
+
+
+def observed(fn, args):
+    """name -> the set of shapes of every array or float the user's function held in it."""
+    seen = {}
+
+    def record(frame):
+        for name, v in frame.f_locals.items():
+            if isinstance(v, (np.ndarray, np.generic, float)):
+                seen.setdefault(name, set()).add(np.shape(v))
+
+    def tracer(frame, event, arg):
+        if frame.f_code is not fn.__code__:
+            return None
+        if event in ("line", "return"):
+            record(frame)
+        return tracer
+
+    old = sys.gettrace()
+    sys.settrace(tracer)
+    try:
+        fn(*args)
+    finally:
+        sys.settrace(old)
+    return seen
+
+
+def assert_sound(fn, args):
+    known = inferred(fn, args)
+    for name, held in observed(fn, args).items():
+        shape = known.of(name)
+        if shape is not None:
+            assert held == {shape}, f"{name}: inferred {shape}, but it held values of shapes {held}"
+    return known
+
+
+@given(seed=SEEDS, batch=DIMS, n_in=DIMS, hidden=DIMS, trips=st.integers(0, 4),
+       bias=st.sampled_from(["vector", "row", "scalar"]))
+def test_inferred_shapes_are_the_shapes_values_have(seed, batch, n_in, hidden, trips, bias):
+    rng = np.random.default_rng(seed)
+    b = {"vector": rng.normal(size=hidden), "row": rng.normal(size=(1, hidden)), "scalar": 0.5}[bias]
+    args = (rng.normal(size=(batch, n_in)), rng.normal(size=(n_in, hidden)), b, trips)
+    known = assert_sound(shapes_mix, args)
+    for name in ("h", "s", "t", "m", "r", "q", "e", "z", "u", "v"):  # the inference is not vacuous
+        assert known.of(name) is not None, name
+
+
+@given(seed=SEEDS, rows=DIMS, cols=DIMS, flag=st.sampled_from([-1.0, 1.0]))
+def test_a_name_given_two_shapes_is_unknown(seed, rows, cols, flag):
+    x = np.random.default_rng(seed).normal(size=(rows, cols))
+    known = assert_sound(shapes_branch, (x, flag))
+    assert known.of("y") is None
+    check(shapes_branch, (x, flag))
+
+
+@given(seed=SEEDS, batch=DIMS, n_in=DIMS, hidden=DIMS, trips=st.integers(0, 3),
+       bias=st.sampled_from(["vector", "row", "scalar"]))
+def test_specialized_gradients_match_finite_differences(seed, batch, n_in, hidden, trips, bias):
+    rng = np.random.default_rng(seed)
+    b = {"vector": rng.normal(size=hidden), "row": rng.normal(size=(1, hidden)), "scalar": 0.5}[bias]
+    args = (rng.normal(size=(batch, n_in)), rng.normal(size=(n_in, hidden)), b, trips)
+    check(shapes_mix, args, wrt=(0, 1, 2))
+
+
+# ---- what specialization removes from the emitted code -----------------------------------------
+
+
+def rnn(wx, wh, b, xs):
+    h = np.zeros((xs.shape[1], wh.shape[0]))
+    for t in range(xs.shape[0]):
+        h = np.tanh(np.dot(xs[t], wx) + np.dot(h, wh) + b)
+    return np.sum(h * h)
+
+
+def rnn_args(seed=0, steps=4, batch=3, n_in=2, hidden=5):
+    rng = np.random.default_rng(seed)
+    return (rng.normal(size=(n_in, hidden)), rng.normal(size=(hidden, hidden)) * 0.5,
+            rng.normal(size=hidden), rng.normal(size=(steps, batch, n_in)))
+
+
+def test_specialized_code_has_no_shape_work_left():
+    df = sg.grad(rnn, wrt=(0, 1, 2))
+    general, special = sg.source(df), sg.source(df, *rnn_args())
+    for call in ("unbroadcast(", "dot_adjoint_a(", "dot_adjoint_b(", "_tape.append(shape_of("):
+        assert call in general
+        assert call not in special, special
+    assert "b_bar += _t8_bar.sum(axis=0)" in special  # the bias: a sum over the batch axis
+    assert "h_bar = _t6_bar.dot(wh.T)" in special
+
+
+@given(seed=SEEDS, steps=st.integers(1, 4), batch=st.integers(1, 3), hidden=st.integers(1, 4))
+def test_specialized_rnn_matches_finite_differences(seed, steps, batch, hidden):
+    check(rnn, rnn_args(seed, steps, batch, 2, hidden), wrt=(0, 1, 2))
+
+
+def test_one_specialization_per_signature_then_the_general_code(monkeypatch):
+    monkeypatch.setattr(api, "MAX_SPECIALIZATIONS", 2)
+    df = sg.grad(rnn, wrt=(0, 1, 2))
+    for steps in (1, 2, 3, 4):  # four signatures: two specialized, two on the general code
+        args = rnn_args(steps=steps)
+        check(rnn, args, wrt=(0, 1, 2))
+        df(*args)
+    assert len(df._specialized) == 2 and df._compiled is not None
+
+
+def test_keyword_calls_and_containers_run_the_general_code():
+    df = sg.grad(rnn, wrt=(0, 1, 2))
+    wx, wh, b, xs = rnn_args()
+    assert_close(df(wx, wh, b, xs=xs)[0], df(wx, wh, b, xs)[0], 1e-12, 1e-12, what="d wx")
+    assert api.signature_of(({"w": wx}, [b])) is None
+    assert api.signature_of((wx, 2.0, 3, np.float64(1.5))) == (wx.shape, float, int, ())
+
+
+# ---- closed form of geometric backward loops -----------------------------------------------------
+
+
+def halve_while_large(x):
+    y = x
+    while np.sum(np.abs(y)) > 1.0:
+        y = y * 0.5
+    return np.sum(np.sin(y))
+
+
+def scale_n_times(x, n):
+    y = x
+    for i in range(n):
+        y = 1.25 * y
+    return np.sum(y * y)
+
+
+def test_geometric_loops_are_folded():
+    for fn, args in ((halve_while_large, (np.ones(3) * 4,)), (scale_n_times, (np.ones(3), 5))):
+        text = sg.source(sg.grad(fn))
+        assert "scale_repeated(y_bar, " in text and "for _ in range" not in text, text
+
+
+@given(seed=SEEDS, n=st.integers(1, 5), scale=st.sampled_from([0.1, 3.0, 100.0]))
+def test_folded_while_loop_matches_finite_differences(seed, n, scale):
+    x = np.random.default_rng(seed).uniform(0.5, 1.5, size=n) * scale
+    y = x.copy()
+    while np.sum(np.abs(y)) > 1.0:
+        y = y * 0.5
+    if abs(np.sum(np.abs(y)) - 0.5) < 1e-3:  # keep finite differences inside one trip count
+        return
+    check(halve_while_large, (x,))
+
+
+@given(seed=SEEDS, trips=st.integers(0, 12))
+def test_folded_for_loop_matches_finite_differences(seed, trips):
+    check(scale_n_times, (np.random.default_rng(seed).normal(size=3), trips))
+
+
+@given(k=st.sampled_from([2, 0.5, -2, 4.0, 1.25, 0.9, -0.75, 1, 0]), n=st.integers(0, 3000),
+       exponent=st.integers(-300, 300))
+def test_scale_repeated_is_the_repeated_product(k, n, exponent):
+    g = np.array([1.0, -3.0, 0.25]) * 10.0 ** exponent
+    want = g.copy()
+    with np.errstate(over="ignore", under="ignore"):
+        for _ in range(n):
+            want = want * k
+        got = scale_repeated(g, k, n)
+    if k in (2, 0.5, -2, 4.0, 1, 0):  # powers of two (and 0, 1): the same floats exactly
+        np.testing.assert_array_equal(got, want)
+    else:
+        # n roundings apart; below the normal range the repeated product keeps fewer bits
+        tiny = np.finfo(float).smallest_subnormal
+        np.testing.assert_allclose(got, want, rtol=4 * n * np.finfo(float).eps, atol=4 * n * tiny)
+
+
+def test_scale_repeated_falls_back_where_the_power_leaves_the_float_range():
+    tiny, huge = np.array([1e-300]), np.array([1e300])
+    assert np.isfinite(scale_repeated(tiny, 2, 1500))[0]  # 2**1500 overflows; the product does not
+    assert scale_repeated(huge, 0.5, 1100)[0] > 0  # 0.5**1100 underflows; the product does not
+    np.testing.assert_array_equal(scale_repeated(tiny, 2, 1500), tiny * 2.0**750 * 2.0**750)
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__, "-q"]))
