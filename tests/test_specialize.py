@@ -50,6 +50,21 @@ def shapes_mix(x, w, b, n):
     return np.sum(v) + np.sum(s) + np.sum(t) + np.sum(m) + np.sum(r) + np.sum(q) + np.sum(e) + np.sum(z)
 
 
+def shapes_more(a, c, scale, n):
+    p = np.transpose(a, (1, 0, 2))
+    q = a @ np.swapaxes(a, 1, 2)
+    r = np.sum(q, axis=(0, -1))
+    s = a.max(axis=-1, keepdims=True)
+    k = a.ndim + a.size
+    m = a.reshape(a.shape[0], -1) * scale
+    w = np.where(a > 0, a, c)
+    o = np.ones_like(c)
+    i = n * 2 + 1
+    t = m[:, : i - 1]
+    u = (a - s) / (1.0 + np.exp(-a)) + o
+    return np.sum(p) + np.sum(r) + np.sum(m) + np.sum(w) + np.sum(t) + np.sum(u) + k
+
+
 def shapes_branch(x, flag):
     if flag > 0:
         y = x.sum(axis=0)
@@ -109,6 +124,19 @@ def test_inferred_shapes_are_the_shapes_values_have(seed, batch, n_in, hidden, t
     known = assert_sound(shapes_mix, args)
     for name in ("h", "s", "t", "m", "r", "q", "e", "z", "u", "v"):  # the inference is not vacuous
         assert known.of(name) is not None, name
+
+
+@given(seed=SEEDS, d0=DIMS, d1=DIMS, d2=DIMS, n=st.integers(0, 3), c_rank=st.integers(0, 3))
+def test_inferred_shapes_more_primitives(seed, d0, d1, d2, n, c_rank):
+    rng = np.random.default_rng(seed)
+    a = rng.normal(size=(d0, d1, d2))
+    c = rng.normal(size=(d0, d1, d2)[3 - c_rank:])
+    args = (a, c, 0.5, n)
+    known = assert_sound(shapes_more, args)
+    for name in ("p", "q", "r", "s", "m", "w", "o", "u"):
+        assert known.of(name) is not None, name
+    assert known.of("t") is None  # its length depends on the value of the int argument n
+    check(shapes_more, args, wrt=(0, 1, 2))
 
 
 @given(seed=SEEDS, rows=DIMS, cols=DIMS, flag=st.sampled_from([-1.0, 1.0]))

@@ -269,7 +269,11 @@ def _int_values(v):
 
 
 def _const(binding, name, default=None):
-    a = binding.values.get(name) if binding is not None else None
+    """A call's literal argument for parameter ``name`` (its default when not passed), and
+    whether it is known; never known without a binding."""
+    if binding is None:
+        return None, False
+    a = binding.values.get(name)
     if a is None:
         return default, True
     if isinstance(a, ir.Const):
@@ -312,6 +316,15 @@ def _call(key, args, op, binding, atom):
             return TOP
         shape = args[0].shape
         return Arr(tuple(reversed(shape)) if axes is None else tuple(shape[a] for a in axes))
+    if key is np.swapaxes:
+        (a1, k1), (a2, k2) = _const(binding, "axis1"), _const(binding, "axis2")
+        if not (k1 and k2 and isinstance(args[0], Arr)) or type(a1) is not int or type(a2) is not int:
+            return TOP
+        shape = list(args[0].shape)
+        shape[a1], shape[a2] = shape[a2], shape[a1]
+        return Arr(tuple(shape))
+    if key is np.where and len(args) == 3 and not op.kwargs:
+        return _broadcast(args)
     if key in _REDUCTIONS:
         return _reduction(args[0], binding)
     if key is np.reshape:
