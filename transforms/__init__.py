@@ -13,7 +13,7 @@ from . import rules as R
 from .analyze import Analysis, bind
 from .emit import load, render
 from .normalize import Normalizer
-from .reverse import Reverser, release_dead
+from .reverse import Reverser, propagate_copies, release_dead
 from .source import get_source
 
 __all__ = ["compile_gradient", "parameters_of"]
@@ -66,6 +66,8 @@ def compile_gradient(fn, wrt, mode, check_finite=False, unroll=8, signature=None
         )
         rev.mutates = any(isinstance(s, ir.SetItem) for s in ir.walk(irfn.body))
         bwd, outputs = rev.backward(rev.seed_name, result)
+        if not check_finite:  # its checks name each adjoint
+            bwd = propagate_copies(bwd, outputs)
         bwd = release_dead(bwd, fwd, outputs, irfn.params)
         stage = "emit"
         lines = render(irfn.name, irfn.params, rev, fwd, bwd, outputs, mode, result, src.filename, irfn.body[-1].pos)

@@ -642,6 +642,48 @@ def release_dead(bwd, fwd, outputs, params):
 
 
 _TARGET = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*(?:[-+*/]?=)(?!=)")
+_COPY = re.compile(r"([A-Za-z_][A-Za-z0-9_]*) = ([A-Za-z_][A-Za-z0-9_]*)")
+_ASSIGN_OP = re.compile(r"(?<![=!<>])(?:\*\*|//|[-+*/@%])?=(?!=)")
+
+
+def propagate_copies(bwd, outputs):
+    """The backward without copies between adjoints: ``a = b``, where nothing else assigns
+    ``a`` and every use of ``a`` follows in the same block, at the same depth, before anything
+    assigns ``b`` again, goes, and the uses read ``b``. The two names hold the same object there,
+    so nothing changes but the reading (``h_bar = _t8_bar.dot(wh.T)``, not a chain of renames)."""
+    out = list(bwd)
+    keep = {n for _, e in outputs for n in ir.IDENT.findall(e)}
+    i = 0
+    while i < len(out):
+        m = _COPY.fullmatch(out[i].text)
+        if m and m[1] not in keep and m[1] != m[2] and _propagate(out, i, m[1], m[2]):
+            del out[i]
+        else:
+            i += 1
+    return out
+
+
+def _propagate(out, i, a, b):
+    depth, uses = out[i].depth, []
+    for k, line in enumerate(out):
+        if k != i and a in ir.IDENT.findall(line.text):
+            if a in _assigned(line.text) or k < i or line.depth != depth:
+                return False
+            uses.append(k)
+    if not uses or any(out[k].depth < depth or b in _assigned(out[k].text) for k in range(i + 1, uses[-1])):
+        return False
+    use = re.compile(rf"(?<![\w.]){a}\b")
+    for k in uses:
+        out[k] = Line(out[k].depth, use.sub(b, out[k].text), out[k].pos)
+    return True
+
+
+def _assigned(text):
+    """The names a generated line assigns (its targets, a loop's variable): a safe over-estimate."""
+    if text.startswith("for "):
+        return set(ir.IDENT.findall(text[4: text.find(" in ")]))
+    m = _ASSIGN_OP.search(text)
+    return set(ir.IDENT.findall(text[: m.start()])) if m else set()
 
 
 def _read_in_place(out, start, g, adj):

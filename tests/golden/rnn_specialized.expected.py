@@ -19,7 +19,6 @@ def rnn_value_and_grad(W, xs):
     for _k2 in reversed(_r6):  # functions.py:31
         _t4_bar = h_bar * (1.0 - h * h)  # functions.py:32
         h = _tape.pop()
-        _t3_bar = _t4_bar
-        W_bar += np.multiply.outer(_t3_bar, h)
-        h_bar = W.T @ _t3_bar
+        W_bar += np.multiply.outer(_t4_bar, h)
+        h_bar = W.T @ _t4_bar
     return _t5, finalize(W_bar, W)

@@ -11,11 +11,9 @@ def two_layer_value_and_grad(w1, w2, x, y):
     _t1_bar = unreduce(loss_bar, _t1, None, False)  # functions.py:10
     _t0_bar = _t1_bar * 2.0 * _t0
     del _t1_bar
-    y_pred_bar = _t0_bar
+    h_relu_bar = _t0_bar.dot(w2.T)  # functions.py:9
+    w2_bar = h_relu.T.dot(_t0_bar)
     del _t0_bar
-    h_relu_bar = y_pred_bar.dot(w2.T)  # functions.py:9
-    w2_bar = h_relu.T.dot(y_pred_bar)
-    del y_pred_bar
     h_bar = h_relu_bar * extremum_share(h > 0, h == 0, h_relu_bar)  # functions.py:8
     del h_relu_bar
     w1_bar = x.T.dot(h_bar)  # functions.py:7

@@ -1,4 +1,5 @@
-"""Shape specialization and the closed form of geometric backward loops.
+"""Optimizing passes: shape specialization, the closed form of geometric backward loops, and
+copy propagation in the backward.
 
 Shape inference (``transforms/shapes.py``) is checked against an oracle independent of it: the
 user's own function runs under ``sys.settrace``, every value each variable holds is recorded,
@@ -20,6 +21,7 @@ from sourcegrad import api
 from sourcegrad.runtime import scale_repeated
 from sourcegrad.transforms import _bind_all, shapes
 from sourcegrad.transforms.normalize import Normalizer
+from sourcegrad.transforms.reverse import Line, propagate_copies
 from sourcegrad.transforms.source import get_source
 
 from .corpus.harness import check
@@ -115,13 +117,20 @@ def assert_sound(fn, args):
     return known
 
 
-@given(seed=SEEDS, batch=DIMS, n_in=DIMS, hidden=DIMS, trips=st.integers(0, 4),
-       bias=st.sampled_from(["vector", "row", "scalar"]))
-def test_inferred_shapes_are_the_shapes_values_have(seed, batch, n_in, hidden, trips, bias):
+def mix_args(seed, batch, n_in, hidden, trips, bias):
+    """Arguments of ``shapes_mix``; the bias broadcasts as a vector, a row or a Python float."""
     rng = np.random.default_rng(seed)
     b = {"vector": rng.normal(size=hidden), "row": rng.normal(size=(1, hidden)), "scalar": 0.5}[bias]
-    args = (rng.normal(size=(batch, n_in)), rng.normal(size=(n_in, hidden)), b, trips)
-    known = assert_sound(shapes_mix, args)
+    return rng.normal(size=(batch, n_in)), rng.normal(size=(n_in, hidden)), b, trips
+
+
+MIX = dict(seed=SEEDS, batch=DIMS, n_in=DIMS, hidden=DIMS, trips=st.integers(0, 3),
+           bias=st.sampled_from(["vector", "row", "scalar"]))
+
+
+@given(**MIX)
+def test_inferred_shapes_are_the_shapes_values_have(seed, batch, n_in, hidden, trips, bias):
+    known = assert_sound(shapes_mix, mix_args(seed, batch, n_in, hidden, trips, bias))
     for name in ("h", "s", "t", "m", "r", "q", "e", "z", "u", "v"):  # the inference is not vacuous
         assert known.of(name) is not None, name
 
@@ -147,13 +156,9 @@ def test_a_name_given_two_shapes_is_unknown(seed, rows, cols, flag):
     check(shapes_branch, (x, flag))
 
 
-@given(seed=SEEDS, batch=DIMS, n_in=DIMS, hidden=DIMS, trips=st.integers(0, 3),
-       bias=st.sampled_from(["vector", "row", "scalar"]))
+@given(**MIX)
 def test_specialized_gradients_match_finite_differences(seed, batch, n_in, hidden, trips, bias):
-    rng = np.random.default_rng(seed)
-    b = {"vector": rng.normal(size=hidden), "row": rng.normal(size=(1, hidden)), "scalar": 0.5}[bias]
-    args = (rng.normal(size=(batch, n_in)), rng.normal(size=(n_in, hidden)), b, trips)
-    check(shapes_mix, args, wrt=(0, 1, 2))
+    check(shapes_mix, mix_args(seed, batch, n_in, hidden, trips, bias), wrt=(0, 1, 2))
 
 
 # ---- what specialization removes from the emitted code -----------------------------------------
@@ -179,7 +184,7 @@ def test_specialized_code_has_no_shape_work_left():
         assert call in general
         assert call not in special, special
     assert "b_bar += _t8_bar.sum(axis=0)" in special  # the bias: a sum over the batch axis
-    assert "h_bar = _t6_bar.dot(wh.T)" in special
+    assert "h_bar = _t8_bar.dot(wh.T)" in special  # copies of the adjoint propagated
 
 
 @given(seed=SEEDS, steps=st.integers(1, 4), batch=st.integers(1, 3), hidden=st.integers(1, 4))
@@ -266,6 +271,34 @@ def test_scale_repeated_falls_back_where_the_power_leaves_the_float_range():
     assert np.isfinite(scale_repeated(tiny, 2, 1500))[0]  # 2**1500 overflows; the product does not
     assert scale_repeated(huge, 0.5, 1100)[0] > 0  # 0.5**1100 underflows; the product does not
     np.testing.assert_array_equal(scale_repeated(tiny, 2, 1500), tiny * 2.0**750 * 2.0**750)
+
+
+# ---- copy propagation ----------------------------------------------------------------------------
+
+
+def propagated(*lines, outputs=()):
+    """The text of ``propagate_copies`` applied to lines given as "depth:text"."""
+    bwd = [Line(int(t[0]), t[2:]) for t in lines]
+    return [f"{line.depth}:{line.text}" for line in propagate_copies(bwd, [("x", o) for o in outputs])]
+
+
+def test_copies_between_adjoints_go():
+    assert propagated("0:a_bar = g_bar", "0:x_bar = a_bar * 2", "0:y_bar = a_bar.dot(w.T)") == [
+        "0:x_bar = g_bar * 2", "0:y_bar = g_bar.dot(w.T)"]
+    assert propagated("1:a_bar = g_bar", "1:b_bar = a_bar", "1:w_bar += b_bar * y") == ["1:w_bar += g_bar * y"]
+
+
+@pytest.mark.parametrize("lines,outputs", [
+    (("0:a_bar = g_bar", "0:g_bar = g_bar * 2", "0:x_bar = a_bar"), ()),  # the source changes first
+    (("0:a_bar = g_bar", "0:g_bar += 1.0", "0:x_bar = a_bar"), ()),  # += rebinds a Python float
+    (("0:a_bar = g_bar", "0:a_bar = acc(a_bar, h_bar)", "0:x_bar = a_bar"), ()),  # assigned twice
+    (("0:a_bar = g_bar", "0:for t in reversed(r):", "1:x_bar = a_bar * 2", "1:g_bar = x_bar"), ()),  # in a loop
+    (("0:if c:", "1:a_bar = g_bar", "0:x_bar = a_bar"), ()),  # used outside its block
+    (("0:x_bar = a_bar", "0:a_bar = g_bar"), ()),  # used before (a loop's previous iteration)
+    (("0:a_bar = g_bar",), ("finalize(a_bar, a)",)),  # a gradient the function returns
+])
+def test_copies_that_must_stay(lines, outputs):
+    assert propagated(*lines, outputs=outputs) == list(lines)
 
 
 if __name__ == "__main__":
