@@ -698,7 +698,8 @@ def _read_in_place(out, start, g, adj):
     del out[start]
 
 
-_NUMBER = r"(?:[0-9][0-9_.eE+-]*|\(-[0-9][0-9_.eE+-]*\))"
+_LITERAL = r"[0-9][0-9_]*(?:\.[0-9_]*)?(?:[eE][+-]?[0-9]+)?"
+_NUMBER = rf"(?:{_LITERAL}|\(-{_LITERAL}\))"  # as ir.Const renders a number
 _SCALE = re.compile(rf"(?P<g>[A-Za-z_][A-Za-z0-9_]*) = (?:(?P=g) \* (?P<k>{_NUMBER})|(?P<k2>{_NUMBER}) \* (?P=g))")
 
 
