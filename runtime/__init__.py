@@ -121,7 +121,11 @@ def array_module(*xs):
 
 def _shape(x):
     shape = getattr(x, "shape", None)
-    return () if shape is None else shape
+    if shape is not None:
+        return shape
+    if isinstance(x, (list, tuple)):  # numpy's view of a (nested, regular) sequence
+        return (len(x),) + (_shape(x[0]) if len(x) else ())
+    return ()
 
 
 def unbroadcast(g, like):
@@ -131,7 +135,9 @@ def unbroadcast(g, like):
             return g
     except AttributeError:
         pass
-    if isinstance(like, (list, tuple, dict)):
+    if isinstance(like, (list, tuple)):
+        return _sequence_adjoint(g, like)
+    if isinstance(like, dict):
         return g
     shape = _shape(like)
     gshape = _shape(g)
@@ -151,6 +157,23 @@ def unbroadcast(g, like):
 
 
 _LEADING = [tuple(range(k)) for k in range(8)]
+
+
+def _sequence_adjoint(g, like):
+    """A Python list or tuple that an array rule differentiated: numpy made it an array (its
+    adjoint is that array's, entry by entry), or the operation was a sequence one compiled as
+    numpy's (``a + b`` of two list arguments), which is refused rather than summed as an array."""
+    if isinstance(g, list):
+        if len(g) == len(like):
+            return g
+    elif hasattr(g, "shape"):
+        shape = np.shape(like)
+        g = unbroadcast(g, np.empty(shape)) if _shape(g) != shape else g
+        return SeqAdjoint(np.reshape(g[k], _shape(x)) for k, x in enumerate(like))
+    raise UnsupportedValueError(
+        f"a Python {type(like).__name__} reached a rule for arrays: sourcegrad compiled this operation "
+        "for arrays (the argument's kind was not known), but it got a sequence; convert it with "
+        "np.asarray(...), or build the list inside the function")
 
 
 def _sum_keep(g, lead, axes):
@@ -476,8 +499,11 @@ class Context:
 
 from .adjoints import *  # noqa: E402,F401,F403  (rule helpers generated code calls by name)
 from . import adjoints as _adjoints  # noqa: E402
+from .parameters import *  # noqa: E402,F401,F403
+from . import parameters as _parameters  # noqa: E402
 
 __all__ += [n for n in dir(_adjoints) if not n.startswith("_") and callable(getattr(_adjoints, n)) and getattr(getattr(_adjoints, n), "__module__", "") == _adjoints.__name__]
+__all__ += _parameters.__all__
 
 
 class UnsupportedValueError(TypeError):
@@ -504,3 +530,8 @@ def check_scalar(value, name):
 
 
 __all__ += ["NonScalarOutputError", "UnsupportedValueError", "check_scalar", "grad_of", "Function", "stop_gradient", "no_grad"]
+
+from .sequences import *  # noqa: E402,F401,F403
+from . import sequences as _sequences  # noqa: E402
+
+__all__ += _sequences.__all__

@@ -7,6 +7,7 @@ returns the input's adjoint; a slope helper (masks, shares) returns what a templ
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -41,6 +42,50 @@ def cast_like(g, x, y=None):
     return g.astype(dtype, copy=False)
 
 
+def nonzero_or_one(z):
+    """``z`` with its zeros replaced by ones: a denominator that is zero only where its numerator
+    is, so the quotient is 0 there (``hypot``'s ``x / z`` at the origin) instead of 0/0."""
+    return z + (z == 0)
+
+
+def power_slope(x, y):
+    """The slope of ``x ** y`` in ``x``: ``y * x ** (y - 1)``, and 0 where ``y == 0`` (``x ** 0``
+    is the constant 1; at ``x = 0`` the formula would be ``0 * inf``), as JAX's rule. Python
+    numbers go through numpy's float64, so ``0.0 ** -0.5`` is inf as it is for arrays, not a
+    ``ZeroDivisionError``."""
+    if isinstance(y, (int, float)):  # a literal exponent (numpy's float64 is a float too)
+        if y == 0:
+            return 0.0
+        if type(x) is float or type(x) is int:
+            x = np.float64(x)
+        return y * x ** (y - 1)
+    y1 = y + (y == 0)  # where y is 0, x ** (1 - 1) is 1 even at x = 0: nothing to mask but the 1
+    return y1 * x ** (y1 - 1) * (y != 0)
+
+
+def power_exponent_slope(x, z):
+    """The slope of ``z = x ** y`` in ``y``: ``z * log(x)``; 0 where ``x == 0`` (exact for
+    ``y > 0``, where ``0 ** y`` is 0 all around; a convention at ``y <= 0``); NaN where ``x < 0``,
+    whose logarithm numpy leaves undefined."""
+    if isinstance(x, (int, float)):
+        return 0.0 if x == 0 else z * math.log(x) if x > 0 else math.nan
+    zero = x == 0
+    return np.where(zero, 0, z) * np.log(x + zero)
+
+
+def logaddexp_share(x, y, z, base=None):
+    """The share of ``z = logaddexp(x, y)``'s adjoint (``logaddexp2``'s for ``base=2``) that ``x``
+    gets, ``exp(x - z)``, with its limits where ``x - z`` is inf - inf: 1/2 where ``x == y == ±inf``
+    (ties share evenly, as in ``maximum``; log-space zeros meet there) and 1 where only ``x`` is
+    +inf."""
+    exp = np.exp if base is None else np.exp2
+    odd = (x == z) & ~np.isfinite(z)
+    if type(odd) is np.ndarray and not odd.any():  # the usual case (host arrays only: any() syncs)
+        return exp(x - z)
+    share = exp(np.where(odd, 0.0, x) - np.where(odd, 0.0, z))
+    return np.where(odd & (x == y), 0.5, share)
+
+
 def extremum_share(wins, ties, g):
     """The share of ``maximum``/``minimum``'s adjoint an operand gets: 1 where it is the
     extremum, 1/2 where it ties, in ``g``'s dtype (so float32 stays float32)."""
@@ -62,6 +107,29 @@ def fanout(g, xs):
 def centered(a, axis=None):
     """``a`` minus its mean over ``axis`` (the slope of ``var`` and ``std``)."""
     return a - np.mean(a, axis=axis, keepdims=True)
+
+
+def _spread_divisor(a, axis, ddof):
+    """What ``np.var`` divides by: the count reduced over less ``ddof``, never below 0 (as numpy;
+    at 0 the value, and so the slope, is inf or nan)."""
+    shape = _shape(a)
+    return max(math.prod(shape[i] for i in _norm_axes(axis, len(shape))) - ddof, 0)
+
+
+def var_slope(a, axis=None, ddof=0):
+    """The slope of ``np.var(a, axis, ddof=ddof)``: ``2 (a - mean) / (n - ddof)``."""
+    n = _spread_divisor(a, axis, ddof)
+    return centered(a, axis) * (2.0 / n if n else math.inf)
+
+
+def std_slope(a, y, axis=None, ddof=0, keepdims=False):
+    """The slope of ``y = np.std(a, axis, ddof=ddof)``: ``(a - mean) / ((n - ddof) y)``, and 0 at
+    zero variance (where std, a norm of ``a - mean``, has a kink: 0 is its subgradient, as
+    ``abs'(0) = 0``). Only entries equal to the mean get the 0, so a variance that underflowed
+    while ``a`` still varies gives inf, never a wrong finite slope."""
+    c = centered(a, axis)
+    d = _spread_divisor(a, axis, ddof) * unreduce(y, a, axis, keepdims)
+    return c / (d + ((c == 0) & (d == 0)))
 
 
 def share(mask, axis=None, like=None):
@@ -127,14 +195,18 @@ def norm_adjoint(g, x, y, ord=None, axis=None, keepdims=False):
 
 
 def vector_norm_adjoint(g, x, y, ord=2, axis=None, keepdims=False):
-    """Adjoint of ``np.linalg.vector_norm``: any order, over any axes (flattened together)."""
-    y = unreduce(y, x, axis, keepdims)
+    """Adjoint of ``np.linalg.vector_norm``: any order, over any axes (flattened together). At a
+    zero vector, and at a zero entry where the order is below 1 (a cusp), the slope is 0: the
+    norm has a kink there, and 0 is a subgradient (as ``abs'(0) = 0``)."""
     if ord == 0:  # counts the nonzeros
         slope = np.zeros_like(x)
     elif np.isinf(ord):
-        slope = np.sign(x) * share(np.abs(x) == y, axis, x)
-    else:
-        slope = np.sign(x) * (np.abs(x) / y) ** (ord - 1)
+        slope = np.sign(x) * share(np.abs(x) == unreduce(y, x, axis, keepdims), axis, x)
+    elif ord == 2:  # y is 0 only where all of x is
+        slope = x / unreduce(nonzero_or_one(y), x, axis, keepdims)
+    else:  # a zero entry takes 1 ** (ord - 1) times sign 0; y == 0 (all zero, or ord < 0 and one zero) is flat
+        ratio = np.abs(x) / unreduce(nonzero_or_one(y), x, axis, keepdims) + (x == 0)
+        slope = np.sign(x) * ratio ** (ord - 1) * unreduce(y != 0, x, axis, keepdims)
     return unreduce(g, x, axis, keepdims) * slope
 
 
@@ -162,6 +234,23 @@ def reverse_cumsum(g, x, axis=None, include_initial=False):
     if include_initial:
         g = np.delete(g, 0, axis)
     return np.flip(np.cumsum(np.flip(g, axis), axis=axis), axis)
+
+
+def cumprod_adjoint(g, x, y, axis=None):
+    """Adjoint of ``y = np.cumprod(x, axis)``, exact where ``x`` has zeros (it never divides by
+    a zero): ``dx_j = sum_{i >= j} g_i prod_{k <= i, k != j} x_k``. Before the first zero of a lane
+    that is ``reverse_cumsum(g y)_j / x_j`` (every later term holds the zero); at the first zero
+    it is the same sum with that zero taken as one; after it, every term holds the first zero: 0."""
+    if axis is None:
+        return np.reshape(cumprod_adjoint(np.ravel(g), np.ravel(x), np.ravel(y), 0), _shape(x))
+    zero = x == 0
+    if type(zero) is np.ndarray and not zero.any():  # the usual case (host arrays only: any() syncs)
+        return reverse_cumsum(g * y, x, axis) / x
+    seen = np.cumsum(zero, axis=axis)  # zeros up to and including each entry
+    before, first = seen == 0, zero & (seen == 1)
+    at_first = reverse_cumsum(g * np.cumprod(np.where(first, 1, x), axis=axis), x, axis)
+    until_first = reverse_cumsum(g * y, x, axis) / np.where(before, x, 1)
+    return np.where(before, until_first, np.where(first, at_first, 0))
 
 
 def undiff(g, n=1, axis=-1):
@@ -306,43 +395,61 @@ def operands_of(*xs):
 
 
 def einsum_adjoint(g, subscripts, operands, which):
-    """Adjoint of operand ``which`` of ``np.einsum(subscripts, *operands)``; ``...`` may lead
-    an operand's subscripts (broadcast dimensions)."""
-    inputs, arrow, output = subscripts.replace(" ", "").partition("->")
-    ins = inputs.split(",")
-    letters_of = [s.replace(".", "") for s in ins]
-    if not arrow:  # implicit output: '...', then the letters used once, sorted
-        used = "".join(letters_of)
-        output = "..." * ("." in inputs) + "".join(sorted(c for c in set(used) if used.count(c) == 1))
-    target, x, letters = ins[which], operands[which], letters_of[which]
-    if "." in target.lstrip("."):
-        raise NotImplementedError("the adjoint of einsum with '...' after letters is not implemented")
-    others = [s for i, s in enumerate(ins) if i != which]
-    uniq = "".join(dict.fromkeys(letters))
-    kept = "".join(c for c in uniq if c in set(output).union(*others))
-    lead = "..." if target.startswith(".") else ""
-    res = np.einsum(",".join([output] + others) + "->" + lead + kept, g, *(o for i, o in enumerate(operands) if i != which))
-    # letters this operand sums over alone come back by broadcasting
-    sizes = dict(zip(letters[::-1], _shape(x)[::-1]))
-    res = res[(Ellipsis,) + tuple(slice(None) if c in kept else None for c in uniq)]
-    res = np.broadcast_to(res, res.shape[: res.ndim - len(uniq)] + tuple(sizes[c] for c in uniq))
-    if uniq == letters:
-        return unbroadcast(res, x)
-    # repeated letters (a diagonal): write into the diagonal of a zero array
-    full = zeros_like(x)
-    diagonal = np.einsum(target + "->" + lead + uniq, full)
-    diagonal[...] = unbroadcast(res, diagonal)
+    """Adjoint of operand ``which`` of ``np.einsum(subscripts, *operands)``: ``g`` contracted with
+    the other operands onto this one's labels. ``...`` may stand anywhere in any operand (or in
+    none); the output may be implicit; a repeated label (``"ii->i"``) puts the adjoint on a
+    diagonal; labels of size 1 that broadcast sum back."""
+    labels, output = _einsum_labels(subscripts, tuple(_nd(x) for x in operands))
+    x, mine = operands[which], labels[which]
+    others = [(s, o) for i, (s, o) in enumerate(zip(labels, operands)) if i != which]
+    uniq = "".join(dict.fromkeys(mine))
+    kept = "".join(c for c in uniq if c in set(output).union(*(s for s, _ in others)))
+    res = np.einsum(",".join([output] + [s for s, _ in others]) + "->" + kept, g, *(o for _, o in others))
+    # labels this operand sums over alone come back by broadcasting, those it broadcast sum back
+    sizes = tuple(_shape(x)[mine.index(c)] for c in uniq)
+    res = res[tuple(slice(None) if c in kept else None for c in uniq)]
+    summed = tuple(i for i, (r, n) in enumerate(zip(res.shape, sizes)) if n == 1 and r != 1)
+    res = np.broadcast_to(res.sum(axis=summed, keepdims=True) if summed else res, sizes)
+    if uniq == mine:
+        return res
+    full = zeros_like(x)  # a repeated label: res goes on the diagonal it names
+    index = [np.arange(n).reshape([-1 if j == k else 1 for j in range(len(uniq))]) for k, n in enumerate(sizes)]
+    full[tuple(index[uniq.index(c)] for c in mine)] = res
     return full
 
 
+_EINSUM_LABELS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+@functools.lru_cache(maxsize=256)
+def _einsum_labels(subscripts, ndims):
+    """Each operand's labels and the output's, with every ``...`` spelled out as letters the
+    subscripts do not use (aligned to the right, as broadcasting aligns) and an implicit output
+    made explicit (``...``, then the labels used once, in numpy's order)."""
+    inputs, arrow, output = subscripts.replace(" ", "").partition("->")
+    ins = inputs.split(",")
+    if not arrow:
+        used = inputs.replace(",", "").replace(".", "")
+        output = "..." * ("..." in inputs) + "".join(sorted(c for c in set(used) if used.count(c) == 1))
+    counts = [nd - len(s.replace(".", "")) for s, nd in zip(ins, ndims)]
+    fresh = "".join(c for c in _EINSUM_LABELS if c not in subscripts)[: max(counts, default=0)]
+    spelled = tuple(s.replace("...", fresh[len(fresh) - k:] if k else "") for s, k in zip(ins, counts))
+    return spelled, output.replace("...", fresh)
+
+
 def kron_adjoint(g, a, b, which):
-    """Adjoint of ``np.kron(a, b)`` for 1-d and 2-d operands."""
-    a2, b2 = np.atleast_2d(a), np.atleast_2d(b)
-    (m, n), (p, q) = a2.shape, b2.shape
-    g4 = np.reshape(g, (m, p, n, q))
+    """Adjoint of ``np.kron(a, b)`` for operands of any ranks (the lower rank padded with leading
+    ones, as numpy does): each axis of ``g`` splits into (a's index, b's index), and ``g`` as an
+    (a's entries, b's entries) matrix is contracted with the other operand."""
+    sa, sb = tuple(_shape(a)), tuple(_shape(b))
+    nd = max(len(sa), len(sb))
+    sa, sb = (1,) * (nd - len(sa)) + sa, (1,) * (nd - len(sb)) + sb
+    g = np.reshape(as_array_like(g, a), [n for pair in zip(sa, sb) for n in pair])
+    g = np.transpose(g, [*range(0, 2 * nd, 2), *range(1, 2 * nd, 2)])  # a's axes, then b's
+    g = np.reshape(g, (math.prod(sa), math.prod(sb)))
     if which == 0:
-        return np.reshape(np.einsum("ipjq,pq->ij", g4, b2), _shape(a))
-    return np.reshape(np.einsum("ipjq,ij->pq", g4, a2), _shape(b))
+        return np.reshape(g @ np.reshape(as_array_like(b, g), -1), _shape(a))
+    return np.reshape(np.reshape(as_array_like(a, g), -1) @ g, _shape(b))
 
 
 def undiag(g, x, k=0):
@@ -379,6 +486,19 @@ def solve_adjoint_a(gb, a, x):
     if _nd(x) == _nd(a) - 1:  # b was a vector
         return -gb[..., :, None] * x[..., None, :]
     return -gb @ np.swapaxes(x, -1, -2)
+
+
+def det_adjoint(g, a, y):
+    """Adjoint of ``y = np.linalg.det(a)``: ``g`` times the cofactor matrix, ``y inv(a).T``. A
+    singular matrix has cofactors but no inverse: there (and on a device, where finding out would
+    wait for it) they come from the SVD ``a = u s vt`` as ``det(u vt) u diag(p) vt``, ``p`` the
+    products of the other singular values."""
+    g = np.expand_dims(as_array_like(g, a), (-2, -1))
+    if (type(y) is np.ndarray or isinstance(y, np.generic)) and np.all(y != 0):
+        return g * np.expand_dims(y, (-2, -1)) * np.swapaxes(np.linalg.inv(a), -1, -2)
+    u, s, vt = np.linalg.svd(a)
+    sign = np.expand_dims(np.linalg.det(u) * np.linalg.det(vt), (-2, -1))
+    return g * sign * ((u * np.expand_dims(prod_of_others(s, -1), -2)) @ vt)
 
 
 def slogdet_adjoint(g, a):

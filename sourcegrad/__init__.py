@@ -33,16 +33,20 @@ from .testing import check_grad
 __version__ = "0.1.0"
 
 
-def adjoint(fn):
+def adjoint(fn, *, nondiff=None):
     """Register an adjoint rule for a library function (see ``sourcegrad.transforms.rules.adjoint``)::
 
         @sourcegrad.adjoint(scipy.special.expit)
         def _(y, x):
             d[x] += d[y] * y * (1.0 - y)
+
+    A parameter with no ``d[p] += ...`` line carries no gradient; an active value passed there is
+    refused when a function using the rule is compiled, unless ``nondiff`` gives the reason
+    (``nondiff={"axis": "an axis"}``).
     """
     from .transforms.rules import adjoint as register
 
-    return register(fn)
+    return register(fn, nondiff=nondiff)
 
 __all__ = [
     "grad", "value_and_grad", "vjp", "source", "check_grad", "adjoint", "Function", "no_grad",

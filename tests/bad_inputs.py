@@ -600,7 +600,7 @@ def initial_keyword(x):
 
 
 def largest_of_list(x):
-    return max([np.sum(x), np.sum(x * x)])  # E: largest_of_list
+    return max([np.sum(x), np.sum(x * x)], key=abs)  # E: largest_of_list
 
 
 def indices_above(x):

@@ -959,8 +959,70 @@ NONDIFF = [
 ]
 
 
+# ---- made from values: fill values, ends, steps, weights, breakpoints ------------------------------
+def f_full(v, w): return np.sum(np.full((2, 3), v) * w)
+def f_full_like(v, w): return np.sum(np.full_like(np.ones((3, 2)), v) * w)
+def f_linspace(a, b, w): return np.sum(np.linspace(a, b, 5) * w)
+def f_linspace_open(a, b, w): return np.sum(np.linspace(a, b, 4, endpoint=False, axis=-1) * w)
+def f_arange(a, w): return np.sum(np.arange(a, a + 3.9, 0.5) * w)
+def f_arange_step(s, w): return np.sum(np.arange(0.25, 2.0, s) * w)
+def f_meshgrid(x, y, w): return np.sum(np.meshgrid(x, y)[0] * np.meshgrid(x, y)[1] * w)
+def f_meshgrid_ij(x, y, w):
+    a, b = np.meshgrid(x, y, indexing="ij")
+    return np.sum((a + 2.0 * b * b) * w)
+def f_bincount(v, w): return np.sum(np.bincount(BINS, weights=v, minlength=5) * w)
+def f_unique(x, w): return np.sum(np.unique(x) * w)
+def f_pad_value(x, c, w): return np.sum(np.pad(x, (1, 2), constant_values=c) * w)
+def f_interp_xp(x, xp, w): return np.sum(np.interp(x, xp, FP) * w)
+def f_interp_ends(x, lo, hi, w): return np.sum(np.interp(x, XP, FP, left=lo, right=hi) * w)
+def f_trapezoid_dx_value(y, dx, w): return np.sum(np.trapezoid(y, dx=dx, axis=0) * w)
+def f_heaviside_at_zero(h, w): return np.sum(np.heaviside(STEPS, h) * w)
+def f_norm_order(x, p, w): return np.linalg.norm(x, ord=p) * w
+def f_norm_order_axis(x, p, w): return np.sum(np.linalg.vector_norm(x, ord=p, axis=-1) * w)
+def f_var_by_ddof(x, ddof, w): return np.sum(np.var(x, axis=0, ddof=ddof) * w)
+def f_std_by_ddof(x, ddof, w): return np.sum(np.std(x, ddof=ddof, keepdims=True) * w)
+def f_r_(x, y, w): return np.sum(np.r_[x, 2.0, y] * w)
+def f_c_(x, y, w): return np.sum(np.c_[x, y, x * y] * w)
+
+
+BINS = np.array([0, 2, 2, 4, 1, 0])
+FP = np.array([0.5, -1.0, 2.0, 1.0])
+STEPS = np.array([-1.0, 0.0, 2.0, 0.0])
+
+
+def vector_xp(draw, dtype):
+    """Points off the knots of increasing breakpoints (each within 0.1 of XP's)."""
+    x = values(draw, draw(SHAPES), dtype, Dom(-1.6, 1.6, "grid1"))
+    return x, (XP + values(draw, (4,), np.float64, Dom(-0.05, 0.05), scalars=False)).astype(dtype)
+
+
+def ends_args(draw, dtype):
+    x = values(draw, draw(SHAPES), dtype, Dom(-1.6, 1.6, "grid1"))
+    return x, values(draw, (), dtype), values(draw, (), dtype)
+
+
+MADE = [
+    Row(f_full, unary(shapes=st.sampled_from([(), (3,), (2, 1)]))), Row(f_full_like, unary(shapes=st.sampled_from([(), (2,)]))),
+    Row(f_linspace, binary(), (0, 1)), Row(f_linspace_open, binary(), (0, 1)),
+    Row(f_arange, floats(Dom(-1.0, 1.0)), dtypes=(np.float64,)), Row(f_arange_step, floats(Dom(0.3, 0.45)), dtypes=(np.float64,)),
+    Row(f_meshgrid, shaped((3,), (2,)), (0, 1)), Row(f_meshgrid_ij, shaped((2,), (4,)), (0, 1)),
+    Row(f_bincount, shaped((6,))), Row(f_unique, unary(DISTINCT, shapes=min_dims(1))),
+    Row(f_pad_value, shaped((2, 3), ()), (0, 1), dtypes=(np.float64,)),  # c is rounded into a float32 array
+    Row(f_interp_xp, vector_xp, 1), Row(f_interp_ends, ends_args, (1, 2)),
+    Row(f_trapezoid_dx_value, with_args(shaped((3, 2)), lambda s: st.floats(0.1, 2.0)), (0, 1), dtypes=(np.float64,)),
+    Row(f_heaviside_at_zero, unary(shapes=st.sampled_from([(), (4,), (1,)]))),
+    Row(f_norm_order, with_args(unary(NONZERO, shapes=min_dims(1, 1), scalars=False), lambda s: st.floats(0.6, 4.0)), (0, 1),
+        dtypes=(np.float64,)),
+    Row(f_norm_order_axis, with_args(unary(NONZERO, shapes=min_dims(2, 2), scalars=False), lambda s: st.floats(0.6, 4.0)), (0, 1),
+        dtypes=(np.float64,)),
+    Row(f_var_by_ddof, with_args(shaped((4, 2)), lambda s: st.floats(-0.5, 2.5)), (0, 1), dtypes=(np.float64,)),
+    Row(f_std_by_ddof, with_args(shaped((3, 2)), lambda s: st.floats(-0.5, 4.5)), (0, 1), dtypes=(np.float64,)),
+    Row(f_r_, one_of(shaped((3,), (2,)), shaped((), (4,))), (0, 1)),
+    Row(f_c_, one_of(shaped((3,), (3,)), shaped((2, 2), (2, 2))), (0, 1)),
+]
+
 # ==== the tests ====================================================================================
-ROWS = ELEMENTWISE_UNARY + BINARY + MATH + REDUCTIONS + LINALG + SHAPE + SELECTION + INDEXING + METHODS + NONDIFF
+ROWS = ELEMENTWISE_UNARY + BINARY + MATH + REDUCTIONS + LINALG + SHAPE + SELECTION + INDEXING + METHODS + NONDIFF + MADE
 
 
 @pytest.mark.parametrize("row", [pytest.param(r, id=r.id, marks=r.marks) for r in ROWS])
@@ -1083,5 +1145,9 @@ def _primitives_used(fn):
 
 def test_every_rule_has_a_row():
     used = set().union(*(_primitives_used(r.f) for r in ROWS))
-    missing = [t.origin for k, t in _builtin_rules().items() if k not in used]
+    # the sequence primitives stand for ``+``, ``*``, ``max`` and ``np.asarray`` of Python lists,
+    # which tests/test_sequences.py checks the same way (and fuzzes)
+    sequences = {list, tuple} | {k for k in _builtin_rules() if getattr(k, "__module__", "") == "sourcegrad.runtime.sequences"}
+    sequences.add(runtime.index_join)  # np.r_[...] and np.c_[...]: rows r_ and c_
+    missing = [t.origin for k, t in _builtin_rules().items() if k not in used and k not in sequences]
     assert not missing, missing

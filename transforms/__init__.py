@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from sourcegrad.errors import InternalCompilerError, MissingAdjointError, SourcegradError, UnsupportedSyntaxError
 
-from . import aliasing, fence, ir, shapes
+from . import aliasing, fence, gate, ir, sequences, shapes
 from . import rules as R
 from .analyze import Analysis, bind
 from .emit import load, render
@@ -43,6 +43,8 @@ def compile_gradient(fn, wrt, mode, check_finite=False, unroll=8, signature=None
         stage = "normalize"
         normalizer = Normalizer(src, options={"unroll": unroll})
         irfn = normalizer.run()
+        stage = "sequences"
+        sequences.rewrite(src, irfn, normalizer.naming)
         stage = "bind"
         bindings = _bind_all(src, irfn)
         stage = "shapes"
@@ -53,6 +55,8 @@ def compile_gradient(fn, wrt, mode, check_finite=False, unroll=8, signature=None
             known = shapes.Shapes(irfn, bindings, described)
         stage = "analyze"
         analysis = Analysis(irfn, wrt, bindings, normalizer.naming.temps, known)
+        stage = "gate"
+        gate.check(src, irfn, bindings, analysis.varied)
         stage = "aliasing"
         aliasing.check(irfn, src, normalizer.naming, analysis.varied)
         stage = "reverse"
@@ -84,8 +88,17 @@ def compile_gradient(fn, wrt, mode, check_finite=False, unroll=8, signature=None
 
 def _check_only(src, s, binding):
     """Refuse a literal argument value the rule does not handle (np.pad(mode="mean"))."""
+    read = set().union(*(st.reads_values for st in binding.template.stmts))
     for param, allowed in binding.template.only:
         v = binding.values.get(param)
+        if isinstance(v, ir.Name) and param not in read:  # the rule ignores it: only a literal can be checked
+            callee = s.op.text.split("(")[0]
+            raise fence.located(
+                MissingAdjointError, src, s.node if s.node is not None else s.pos,
+                f"no adjoint rule for {callee} with {param} given by a variable (in {src.fn.__qualname__})",
+                f"the rule handles {param} in {allowed!r} only; pass it as a literal, or register your own "
+                "rule with @sourcegrad.adjoint",
+            )
         if isinstance(v, ir.Const) and v.value not in allowed:
             callee = s.op.text.split("(")[0]
             raise fence.located(

@@ -21,7 +21,7 @@ import libcst as cst
 import numpy as np
 
 from sourcegrad.errors import NoSourceError
-from sourcegrad.runtime import Context, Function, no_grad
+from sourcegrad.runtime import Context, Function, index_join, no_grad
 
 from . import fence, ir
 from . import rules as R
@@ -54,6 +54,7 @@ CMPOPS = {
 }
 _SIDE_EFFECT_ONLY = {builtins.print}
 ATTRIBUTE_READ = "attribute read"  # the key of x.shape, x.ndim, x.size, x.dtype
+_JOINERS = (type(np.r_), type(np.c_))  # np.r_[...] and np.c_[...] join their entries
 
 
 class Tup(tuple):
@@ -306,6 +307,12 @@ class Normalizer:
                 value = self._atom(v.args[0].value)
                 self._emit(ir.Append(self._local(func.value.value), value, self._pos(s)))
                 return
+            if (isinstance(func, cst.Attribute) and func.attr.value == "extend" and isinstance(func.value, cst.Name)
+                    and func.value.value in self.locals):
+                if len(v.args) != 1 or v.args[0].keyword is not None or v.args[0].star:
+                    fence.refuse(self.src, v, msg="extend takes one sequence")
+                self._extend(self._local(func.value.value), self._atom(v.args[0].value), self._pos(s))
+                return
             callee = self._static_callee(v.func)
             if callee in _SIDE_EFFECT_ONLY:
                 self._emit(ir.Effect(self._text(v), self._pos(s)))
@@ -326,6 +333,22 @@ class Normalizer:
             fence.refuse(self.src, v)
         fence.refuse(self.src, s, msg="an expression statement whose value is discarded is not supported",
                      hint="assign the value to a variable, or remove the statement")
+
+    def _extend(self, target, seq, pos):
+        """``xs.extend(seq)``: one ``append`` per entry (a loop over ``seq`` by index when it is not
+        a literal), so the list is changed in place as Python changes it."""
+        if isinstance(seq, Tup):
+            for a in seq:
+                self._emit(ir.Append(target, a, pos))
+            return
+        if not isinstance(seq, ir.Name):
+            fence.refuse(self.src, self._cur_pos, msg="extend takes a list, a tuple or a variable holding one")
+        k, entry = self.naming.temp("k"), self.naming.temp()
+        saved, self.block = self.block, []
+        self._emit(ir.Assign(entry, self._getitem_op(seq, ir.Index((ir.Name(k),), False)), pos))
+        self._emit(ir.Append(target, ir.Name(entry), pos))
+        body, self.block = tuple(self.block), saved
+        self._emit(ir.For(k, f"range(len({seq.id}))", body, pos))
 
     def _small_Return(self, s):
         if s.value is None:
@@ -864,7 +887,12 @@ class Normalizer:
 
     def _expr_Subscript(self, node):
         base = self._named(self._atom(node.value), self._pos(node))
-        return self._getitem_op(base, self._index(node))
+        index = self._index(node)
+        if isinstance(base, ir.Const) and isinstance(base.value, _JOINERS) and all(
+                isinstance(p, ir.Name) or (isinstance(p, ir.Const) and not isinstance(p.value, str)) for p in index.parts):
+            # np.r_[a, b] / np.c_[a, b]: a join of its entries, with an adjoint for each
+            return ir.Op(index_join, (base,) + index.parts, (), f"{base.render()}[{index.render()}]", self._kind(index_join))
+        return self._getitem_op(base, index)
 
     def _named(self, atom, pos):
         """``atom``, or a temporary holding it when it is a tuple literal: ``(a, b)[k]`` indexes a
@@ -950,6 +978,8 @@ class Normalizer:
         return self._call_op(node, key, (x,) + args, kwargs, text, f"ndarray.{name}")
 
     def _call_op(self, node, callee, args, kwargs, text, name):
+        if callee is np.einsum and args and not (isinstance(args[0], ir.Const) and isinstance(args[0].value, str)):
+            args, text = self._einsum_subscripts(node, args, text)
         if self.no_grad or R.is_nondiff(callee):
             return ir.Op(callee, args, kwargs, text, "nondiff")
         if R.lookup(callee) is not None:
@@ -959,7 +989,34 @@ class Normalizer:
             return self._custom_function(node, cls, args, kwargs)
         if isinstance(callee, types.FunctionType) and _is_users(callee):
             return self._inline(node, callee, args, kwargs)
-        fence.missing_adjoint(self.src, node, callee, name)
+        # no rule: it runs as a constant, and the gate (gate.py) refuses it if an active value flows in
+        return ir.Op(callee, args, kwargs, text, "nondiff")
+
+    def _einsum_subscripts(self, node, args, text):
+        """``np.einsum(a, [0, 1], b, [1, 2], [0, 2])`` (operands with index lists) is
+        ``np.einsum("ab,bc->ac", a, b)``: the rule reads the subscripts as a string."""
+        pairs, out = list(args), None
+        if len(pairs) % 2:
+            out = pairs.pop()
+        operands, terms = pairs[0::2], pairs[1::2]
+
+        def letters(sub):
+            if not isinstance(sub, Tup) or not all(isinstance(a, ir.Const) for a in sub):
+                fence.refuse(self.src, node, msg="np.einsum's index lists must be written as literal lists of integers",
+                             hint='or pass the subscripts as a string: np.einsum("ij,jk->ik", a, b)')
+            chars = []
+            for a in sub:
+                if a.value is Ellipsis:
+                    chars.append("...")
+                elif isinstance(a.value, int) and 0 <= a.value < 52:
+                    chars.append("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"[a.value])
+                else:
+                    fence.refuse(self.src, node, msg=f"np.einsum index {a.value!r} is not an integer in [0, 52)")
+            return "".join(chars)
+
+        spec = ",".join(letters(t) for t in terms) + ("->" + letters(out) if out is not None else "")
+        new_args = (ir.Const(spec, repr(spec)),) + tuple(operands)
+        return new_args, f"{text.split('(')[0]}({', '.join(a.render() for a in new_args)})"
 
     def _kind(self, fn):
         return "nondiff" if self.no_grad or R.is_nondiff(fn) else "call"

@@ -469,7 +469,14 @@ class Reverser:
         if self.an.is_active_stmt(s) and state.get(adj, ZERO) != ZERO:
             def body(st, d):
                 v = s.value
-                if isinstance(v, ir.Name) and v.id in self.an.active:
+                if isinstance(v, ir.Name) and v.id in self.an.active and s.target in self.an.fn.info.get("sequences", ()):
+                    # an entry of a list: its adjoint may be ZERO (no reader reached it)
+                    vadj = self.naming.adjoint(v.id)
+                    entry = f"{adj}[{s.index.render()}]"
+                    out.append(Line(d, f"{vadj} = acc({vadj}, {entry})" if st.get(vadj, ZERO) != ZERO else f"{vadj} = {entry}", s.pos))
+                    st[vadj] = MAYBE
+                    self.free.add("acc")
+                elif isinstance(v, ir.Name) and v.id in self.an.active:
                     if _basic(s.index):
                         expr = f"unbroadcast({adj}[{s.index.render()}], {v.id})"
                         self.free.add("unbroadcast")

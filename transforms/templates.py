@@ -50,6 +50,9 @@ class Template:
     # ((operand ranks, Template), ...): variants used when shape inference knows the ranks of the
     # differentiated operands (``np.dot`` of two matrices needs no rank dispatch at run time)
     ranks: tuple = ()
+    # ((parameter, why it carries no gradient), ...) for each parameter no statement accumulates
+    # into and that has a declared reason; an active value reaching any other is refused (gate.py)
+    nondiff: tuple = ()
 
     def signature(self):
         return self.params[1:]

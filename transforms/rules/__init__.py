@@ -9,7 +9,15 @@ they stand for. The helpers below cover the common shapes of rule so most need n
 - ``binary(fns, "dx", "dy")``     broadcasting two-argument rules
 - ``rule(fns, "params", "body")`` anything else, as template text
 - ``@adjoint(fn)``                a template written as a Python function (the public form)
-- ``nondiff(*fns)``               no gradient flows through these
+- ``nondiff(*fns, reason=...)``   functions whose value is piecewise constant in every argument
+
+**Non-differentiability is declared per parameter, with a reason.** A template parameter no
+``d[p] += ...`` line accumulates into carries no gradient; it must say why in ``NONDIFF_PARAMS``
+(the conventional names: ``axis``, ``dtype``, ``shape``, ...) or in the rule's own ``nondiff=``
+(``np.where``'s ``condition``: "a boolean mask"). The gate (``transforms/gate.py``) refuses at
+compile time an active value that binds to a parameter with neither an adjoint nor a declared
+reason, and ``tests/test_systematic.py`` walks every rule's parameters to keep the declarations
+true.
 """
 
 from __future__ import annotations
@@ -25,10 +33,24 @@ import sourcegrad.runtime as _runtime
 from ..templates import parse_template, template_from_function
 
 RULES = {}
-NONDIFF = set()
+NONDIFF = {}  # primitive -> why no gradient flows through any of its arguments
 METHODS = {}  # ndarray method name -> primitive key
 ATTRIBUTES = {}  # ndarray attribute name -> primitive key (``T``) or None (non-differentiable)
 SIGNATURES = {}  # primitive -> inspect.Signature used to bind its call arguments
+
+# Parameters that carry no gradient wherever a rule has them, and why. A rule declares any other
+# parameter it does not differentiate in its own ``nondiff=``. None: the parameter has no adjoint
+# but takes a number a gradient could flow through: refused when active.
+NONDIFF_PARAMS = {
+    "axis": "an axis", "axes": "axes", "axis1": "an axis", "axis2": "an axis", "source": "axes",
+    "destination": "axes", "keepdims": "a boolean flag", "dtype": "a dtype", "order": "a memory order",
+    "shape": "a shape", "newshape": "a shape",  "mode": "a mode name",
+    "offset": "an integer offset", "k": "an integer offset or count", "n": "an integer count",
+    "index": "an index", "indices": "indices", "obj": "indices", "reps": "integer counts",
+    "repeats": "integer counts", "indices_or_sections": "integer indices", "shift": "an integer shift",
+    "ord": None, "include_initial": "a boolean flag", "condition": "a boolean mask",
+    "pad_width": "integer widths", "copy": "a boolean flag", "ctx": "the Function's context",
+}
 
 NAMESPACE = {"np": np}
 NAMESPACE.update({n: getattr(_runtime, n) for n in _runtime.__all__})
@@ -36,6 +58,24 @@ NAMESPACE.update({n: getattr(_runtime, n) for n in _runtime.__all__})
 
 def _as_list(fns):
     return fns if isinstance(fns, (list, tuple)) else [fns]
+
+
+def _declare(template, nondiff, origin):
+    """Attach the reason each parameter without an adjoint has none; a built-in rule must give
+    one for every such parameter (a rule added without it fails here, at import)."""
+    accumulated = {s.target for s in template.stmts if s.accumulate}
+    reasons = {}
+    for p in template.signature():
+        if p in accumulated:
+            if p in (nondiff or {}):
+                raise ValueError(f"{origin}: {p} is declared non-differentiable but has an adjoint")
+            continue
+        declared = {**NONDIFF_PARAMS, **(nondiff or {})}
+        if p not in declared:
+            raise ValueError(f"{origin}: parameter {p!r} has no adjoint and no declared reason (nondiff=)")
+        if declared[p] is not None:  # None: no adjoint, and an active value there is refused
+            reasons[p] = declared[p]
+    return dataclasses.replace(template, nondiff=tuple(reasons.items()))
 
 
 def _register(fns, template, *, builtin=True, signature=None):
@@ -47,17 +87,19 @@ def _register(fns, template, *, builtin=True, signature=None):
                 f"sourcegrad.adjoint: the rule for {getattr(fn, '__name__', fn)!r} replaces an existing one",
                 stacklevel=3,
             )
-        NONDIFF.discard(fn)
+        NONDIFF.pop(fn, None)
         RULES[fn] = template
         if signature is not None:
             SIGNATURES[fn] = signature
 
 
-def rule(fns, params, body, *, signature=None, only=None, broadcasting=False, ranks=None):
+def rule(fns, params, body, *, signature=None, only=None, broadcasting=False, ranks=None, nondiff=None):
     """Register a template given as text: ``params`` like ``"y, a, axis=None"``. ``only`` maps a
     parameter to the constant values the rule handles (``only={"mode": ("constant",)}``): a call
     with another literal value is refused when it is compiled. ``ranks`` maps the ranks of the
-    differentiated operands, in order, to a body used when shape inference knows them."""
+    differentiated operands, in order, to a body used when shape inference knows them.
+    ``nondiff`` maps each parameter the body does not differentiate, beyond the conventional
+    ``NONDIFF_PARAMS``, to the reason it carries no gradient."""
     names, defaults = _parse_params(params)
     origin = f"rule for {getattr(_as_list(fns)[0], '__name__', fns)}"
     template = parse_template(body, names, defaults, NAMESPACE, origin)
@@ -68,7 +110,7 @@ def rule(fns, params, body, *, signature=None, only=None, broadcasting=False, ra
     if ranks:
         variants = tuple((k, parse_template(v, names, defaults, NAMESPACE, f"{origin}, ranks {k}")) for k, v in ranks.items())
         template = dataclasses.replace(template, ranks=variants)
-    _register(fns, template, signature=signature)
+    _register(fns, _declare(template, nondiff, origin), signature=signature)
 
 
 def _parse_params(params):
@@ -86,13 +128,25 @@ def binary(fns, dx, dy):
     rule(fns, "z, x, y", f"d[x] += unbroadcast({dx}, x)\nd[y] += unbroadcast({dy}, y)", broadcasting=True)
 
 
-def nondiff(*fns):
+def nondiff(*fns, reason):
+    """``fns`` carry no gradient through any argument: each is piecewise constant (a comparison,
+    ``np.sign``, ``argmax``), or its value does not depend on its arguments' values (``len``,
+    ``np.shape``, ``zeros_like``). A function with a differentiable parameter (``np.full``'s
+    fill value) is a ``rule`` instead, with that parameter's adjoint."""
     for fn in fns:
         if fn is not None:
-            NONDIFF.add(fn)
+            NONDIFF[fn] = reason
 
 
-def adjoint(fn):
+def nondiff_params(fn, reasons):
+    """``fn`` has no rule; the parameters in ``reasons`` carry no gradient for the reason given,
+    and an active value passed to any other is refused (``np.random.normal``'s ``size`` is a
+    shape; its ``loc`` is not)."""
+    if fn is not None:
+        NONDIFF[fn] = dict(reasons)
+
+
+def adjoint(fn, *, nondiff=None):
     """Register an adjoint rule for ``fn`` written as a template function::
 
         @sourcegrad.adjoint(scipy.special.expit)
@@ -100,11 +154,18 @@ def adjoint(fn):
             d[x] += d[y] * y * (1.0 - y)
 
     The first parameter is the primal result, the others are ``fn``'s parameters (with the same
-    names and defaults, so keyword arguments bind). ``d[x]`` is the adjoint of ``x``. Warns when
-    the rule replaces an existing one."""
+    names and defaults, so keyword arguments bind). ``d[x]`` is the adjoint of ``x``. A parameter
+    the rule has no ``d[p] += ...`` for carries no gradient: an active value passed there is
+    refused at compile time unless ``nondiff`` names it with a reason (``nondiff={"axis": "an
+    axis"}``). Warns when the rule replaces an existing one."""
 
     def register(template_fn):
-        _register(fn, template_from_function(template_fn), builtin=False)
+        template = template_from_function(template_fn)
+        accumulated = {s.target for s in template.stmts if s.accumulate}
+        # only what the user declares: a conventional name (``k``, ``n``) may be a float in a user's function
+        reasons = {p: (nondiff or {}).get(p) for p in template.signature() if p not in accumulated}
+        template = dataclasses.replace(template, nondiff=tuple((p, r) for p, r in reasons.items() if r))
+        _register(fn, template, builtin=False)
         return template_fn
 
     return register
@@ -114,6 +175,11 @@ def lookup(key):
     return RULES.get(key)
 
 
+def nondiff_reason(template, param):
+    """Why ``param`` of ``template`` carries no gradient, or None when it has no declared reason."""
+    return dict(template.nondiff).get(param)
+
+
 def is_nondiff(key):
     try:
         return key in NONDIFF
@@ -121,4 +187,4 @@ def is_nondiff(key):
         return False
 
 
-from . import elementwise, reductions, linalg, shape, indexing  # noqa: E402,F401  (registers)
+from . import elementwise, reductions, linalg, shape, indexing, sequences  # noqa: E402,F401  (registers)

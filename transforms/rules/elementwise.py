@@ -21,18 +21,20 @@ binary([np.add, operator.add], "d[z]", "d[z]")
 binary([np.subtract, operator.sub], "d[z]", "-d[z]")
 binary([np.multiply, operator.mul], "d[z] * y", "d[z] * x")
 binary([np.divide, operator.truediv], "d[z] / y", "-d[z] * z / y")
-rule(np.copysign, "z, x, y", "d[x] += unbroadcast(d[z] * np.sign(x) * np.copysign(1.0, y), x)")  # y: sign only
+rule(np.copysign, "z, x, y", "d[x] += unbroadcast(d[z] * np.sign(x) * np.copysign(1.0, y), x)",
+     nondiff={"y": "only its sign is read (piecewise constant)"})
 rule(
     [np.power, np.float_power, operator.pow, builtins.pow, math.pow],
     "z, x, y",
     """
-d[x] += unbroadcast(d[z] * y * x ** (y - 1), x)
-d[y] += unbroadcast(d[z] * z * np.log(np.where(x == 0, 1.0, x)), y)
+d[x] += unbroadcast(d[z] * power_slope(x, y), x)
+d[y] += unbroadcast(d[z] * power_exponent_slope(x, z), y)
 """,
 )
 unary(np.square, "d[y] * 2.0 * x")
 unary(np.reciprocal, "-d[y] * y * y")
-unary([np.sqrt, math.sqrt], "d[y] / (2.0 * y)")
+unary(np.sqrt, "d[y] / (2.0 * y)")
+unary(math.sqrt, "d[y] / np.float64(2.0 * y)")  # inf at 0, as np.sqrt (a Python float would raise)
 unary(np.cbrt, "d[y] / (3.0 * y * y)")
 unary([np.absolute, builtins.abs, np.fabs, math.fabs], "d[y] * np.sign(x)")
 binary([np.remainder, operator.mod], "d[z]", "-d[z] * np.floor(x / y)")
@@ -50,8 +52,8 @@ d[base] += -d[y] * y / (base * np.log(base))
 unary([np.log2, math.log2], f"d[y] / (x * {LN2})")
 unary([np.log10, math.log10], f"d[y] / (x * {LN10})")
 unary([np.log1p, math.log1p], "d[y] / (1.0 + x)")
-binary(np.logaddexp, "d[z] * np.exp(x - z)", "d[z] * np.exp(y - z)")
-binary(np.logaddexp2, "d[z] * np.exp2(x - z)", "d[z] * np.exp2(y - z)")
+binary(np.logaddexp, "d[z] * logaddexp_share(x, y, z)", "d[z] * logaddexp_share(y, x, z)")
+binary(np.logaddexp2, "d[z] * logaddexp_share(x, y, z, 2)", "d[z] * logaddexp_share(y, x, z, 2)")
 
 # ---- trigonometric and hyperbolic -------------------------------------------------------------
 unary([np.sin, math.sin], "d[y] * np.cos(x)")
@@ -68,8 +70,12 @@ unary([np.arccosh, math.acosh], "d[y] / np.sqrt(x * x - 1.0)")
 unary([np.arctanh, math.atanh], "d[y] / (1.0 - x * x)")
 unary([np.deg2rad, np.radians, math.radians], "d[y] * 0.017453292519943295")
 unary([np.rad2deg, np.degrees, math.degrees], "d[y] * 57.29577951308232")
-binary([np.arctan2, math.atan2], "d[z] * y / (x * x + y * y)", "-d[z] * x / (x * x + y * y)")
-binary([np.hypot, math.hypot], "d[z] * x / z", "d[z] * y / z")
+rule([np.arctan2, math.atan2], "z, x, y", """
+h = nonzero_or_one(np.hypot(x, y))
+d[x] += unbroadcast(d[z] * (y / h / h), x)
+d[y] += unbroadcast(-d[z] * (x / h / h), y)
+""", broadcasting=True)  # y / (x * x + y * y) without under/overflow; 0 at (0, 0)
+binary([np.hypot, math.hypot], "d[z] * x / nonzero_or_one(z)", "d[z] * y / nonzero_or_one(z)")  # 0 at (0, 0), as abs'(0)
 unary(np.sinc, "d[y] * np.where(x == 0, 0.0, (np.cos(np.pi * x) - y) / np.where(x == 0, 1.0, x))")
 unary([math.erf], "d[y] * 1.1283791670955126 * np.exp(-x * x)")
 unary([math.erfc], "-d[y] * 1.1283791670955126 * np.exp(-x * x)")
@@ -87,16 +93,24 @@ unary([np.real, np.conjugate], "d[y]")  # real arrays: these are the identity
 unary(np.nan_to_num, "d[y] * np.isfinite(x)")
 
 # ---- no gradient ------------------------------------------------------------------------------
+rule(np.heaviside, "z, x1, x2", "d[x2] += unbroadcast(d[z] * (x1 == 0), x2)",  # x2: the value at 0
+     nondiff={"x1": "piecewise constant in it"})
 nondiff(
     np.sign, np.floor, np.ceil, np.round, np.around, np.rint, np.trunc, np.fix, math.floor,
-    math.ceil, math.trunc, builtins.round, np.heaviside, np.floor_divide, operator.floordiv,
+    math.ceil, math.trunc, builtins.round, np.floor_divide, operator.floordiv, int,
+    reason="piecewise constant",
+)
+nondiff(
     np.isfinite, np.isnan, np.isinf, np.signbit, math.isfinite, math.isnan, math.isinf,
     np.less, np.less_equal, np.greater, np.greater_equal, np.equal, np.not_equal,
     operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne,
     operator.not_, operator.is_, operator.is_not, operator.contains,
     np.logical_and, np.logical_or, np.logical_not, np.logical_xor,
     operator.and_, operator.or_, operator.xor, operator.invert, np.bitwise_and, np.bitwise_or,
-    np.invert, np.isclose, np.allclose, np.array_equal, int, bool, builtins.len, builtins.range,
-    np.ndim, np.shape, np.size, builtins.isinstance, builtins.print, np.iscomplexobj,
-    stop_gradient,
+    np.invert, np.isclose, np.allclose, np.array_equal, bool,
+    reason="a boolean or integer result (piecewise constant)",
 )
+nondiff(builtins.len, builtins.range, np.ndim, np.shape, np.size, builtins.isinstance, np.iscomplexobj,
+        reason="depends only on shapes and types")
+nondiff(builtins.print, reason="prints; its value is None")
+nondiff(stop_gradient, reason="stops the gradient, as asked")

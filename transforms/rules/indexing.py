@@ -4,7 +4,9 @@ import operator
 
 import numpy as np
 
-from . import ATTRIBUTES, METHODS, nondiff, rule
+from sourcegrad.runtime import index_join
+
+from . import ATTRIBUTES, METHODS, nondiff, nondiff_params, rule
 
 # ---- indexing -----------------------------------------------------------------------------------
 rule(operator.getitem, "y, x, index", "d[x] += unindex(d[y], x, index)")
@@ -22,10 +24,13 @@ d[a_min] += unbroadcast(d[y] * clip_lo_mask(a, a_min, a_max), a_min)
 d[a_max] += unbroadcast(d[y] * clip_hi_mask(a, a_min, a_max), a_max)
 """)
 rule(np.sort, "y, a, axis=-1", "d[a] += unsort(d[y], a, axis)")
-rule(np.interp, "y, x, xp, fp, left=None, right=None", """
+rule(np.interp, "y, x, xp, fp, left=None, right=None, period=None", """
 d[x] += interp_adjoint(d[y], x, xp, fp, 0, left, right)
 d[fp] += interp_adjoint(d[y], x, xp, fp, 1, left, right)
-""")
+d[xp] += interp_xp_adjoint(d[y], x, xp, fp, left, right)
+d[left] += interp_end_adjoint(d[y], x, xp, left, 0)
+d[right] += interp_end_adjoint(d[y], x, xp, right, 1)
+""", only={"period": (None,)}, nondiff={"period": None})  # only None is handled
 
 
 # ---- ndarray methods that are no numpy function -------------------------------------------------
@@ -42,15 +47,60 @@ def _item(x):  # stands for the method ``x.item()``
 
 rule(_item, "y, x", "d[x] += np.reshape(as_array_like(d[y], x), np.shape(x))")
 
+# ---- made from values: the values carry a gradient, shapes and counts do not --------------------
+rule(np.full, "y, shape, fill_value, dtype=None, order='C'", "d[fill_value] += fill_adjoint(d[y], fill_value)")
+rule(np.full_like, "y, a, fill_value, dtype=None, order='K', subok=True, shape=None",
+     "d[fill_value] += fill_adjoint(d[y], fill_value)",
+     nondiff={"a": "only its shape and dtype are read", "subok": "a boolean flag"})
+rule(np.linspace, "y, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0", """
+d[start] += linspace_adjoint(d[y], start, stop, num, endpoint, axis, 0)
+d[stop] += linspace_adjoint(d[y], start, stop, num, endpoint, axis, 1)
+""", only={"retstep": (False,)}, nondiff={"num": "an integer count", "endpoint": "a boolean flag",
+                                           "retstep": "a boolean flag"})
+rule(np.arange, "y, start, stop=None, step=None, dtype=None", """
+d[start] += arange_adjoint(d[y], start, stop, step, 0)
+d[step] += arange_adjoint(d[y], start, stop, step, 2)
+""", nondiff={"stop": "piecewise constant (it sets only the length)"})
+rule(np.meshgrid, "ys, x1, x2=None, x3=None, indexing='xy', sparse=False, copy=True", """
+d[x1] += meshgrid_adjoint(d[ys], operands_of(x1, x2, x3), 0, indexing)
+d[x2] += meshgrid_adjoint(d[ys], operands_of(x1, x2, x3), 1, indexing)
+d[x3] += meshgrid_adjoint(d[ys], operands_of(x1, x2, x3), 2, indexing)
+""", nondiff={"indexing": "a mode name", "sparse": "a boolean flag"})
+rule(np.bincount, "y, x, weights=None, minlength=0", "d[weights] += bincount_adjoint(d[y], x, weights)",
+     nondiff={"x": "integer indices", "minlength": "an integer count"})
+rule(np.unique, "y, ar, return_index=False, return_inverse=False, return_counts=False, axis=None",
+     "d[ar] += unique_adjoint(d[y], ar)",
+     only={"return_index": (False,), "return_inverse": (False,), "return_counts": (False,), "axis": (None,)},
+     nondiff={"return_index": "a boolean flag", "return_inverse": "a boolean flag", "return_counts": "a boolean flag"})
+
+rule(index_join, "y, joiner, x1, x2=None, x3=None, x4=None, x5=None, x6=None", """
+d[x1] += join_adjoint(d[y], joiner, operands_of(x1, x2, x3, x4, x5, x6), 0)
+d[x2] += join_adjoint(d[y], joiner, operands_of(x1, x2, x3, x4, x5, x6), 1)
+d[x3] += join_adjoint(d[y], joiner, operands_of(x1, x2, x3, x4, x5, x6), 2)
+d[x4] += join_adjoint(d[y], joiner, operands_of(x1, x2, x3, x4, x5, x6), 3)
+d[x5] += join_adjoint(d[y], joiner, operands_of(x1, x2, x3, x4, x5, x6), 4)
+d[x6] += join_adjoint(d[y], joiner, operands_of(x1, x2, x3, x4, x5, x6), 5)
+""", nondiff={"joiner": "np.r_ or np.c_ itself"})
+
 # ---- no gradient --------------------------------------------------------------------------------
 nondiff(
     np.argmax, np.argmin, np.argsort, np.argwhere, np.nonzero, np.flatnonzero, np.count_nonzero,
-    np.zeros_like, np.ones_like, np.empty_like, np.full_like, np.zeros, np.ones, np.empty, np.full,
-    np.arange, np.linspace, np.eye, np.identity, np.any, np.all, np.searchsorted, np.digitize,
-    np.unique, np.bincount, np.random.randn, np.random.rand, np.random.normal, np.random.uniform,
-    np.tri, np.indices, np.meshgrid, np.result_type, np.finfo, np.iinfo,
+    np.any, np.all, np.searchsorted, np.digitize,
+    reason="piecewise constant",
 )
-
+nondiff(
+    np.zeros_like, np.ones_like, np.empty_like, np.zeros, np.ones, np.empty, np.eye, np.identity,
+    np.tri, np.indices, np.result_type, np.finfo, np.iinfo, np.random.randn, np.random.rand,
+    reason="depends only on shapes and dtypes",
+)
+# a random draw carries no gradient through its shape; its distribution's parameters would (the
+# draw moves with them), so an active value passed there is refused
+for _draw in (np.random.normal, np.random.uniform, np.random.standard_normal, np.random.random,
+              np.random.randint, np.random.choice, np.random.permutation, np.random.default_rng):
+    nondiff_params(_draw, {"size": "a shape", "a": "the population drawn from", "low": "integer bounds",
+                           "high": "integer bounds", "seed": "a seed", "x": "the sequence shuffled"}
+                   if _draw in (np.random.randint, np.random.choice, np.random.permutation, np.random.default_rng)
+                   else {"size": "a shape"})
 # ---- ndarray methods and attributes, by name, and the primitive each one stands for -----------
 METHODS.update({
     "dot": np.dot, "sum": np.sum, "mean": np.mean, "prod": np.prod, "max": np.max, "min": np.min,

@@ -41,7 +41,7 @@ rule(np.einsum, "z, subscripts, a, b=None, c=None", """
 d[a] += einsum_adjoint(d[z], subscripts, operands_of(a, b, c), 0)
 d[b] += einsum_adjoint(d[z], subscripts, operands_of(a, b, c), 1)
 d[c] += einsum_adjoint(d[z], subscripts, operands_of(a, b, c), 2)
-""")
+""", nondiff={"subscripts": None})  # the interleaved form (operands and index lists) is refused
 rule(np.kron, "z, a, b", "d[a] += kron_adjoint(d[z], a, b, 0)\nd[b] += kron_adjoint(d[z], a, b, 1)")
 rule(np.cross, "z, a, b", "d[a] += unbroadcast(np.cross(b, d[z]), a)\nd[b] += unbroadcast(np.cross(d[z], a), b)")
 rule(getattr(LA, "cross", None), "z, a, b, axis=-1",
@@ -59,7 +59,7 @@ rule(np.triu, "y, m, k=0", "d[m] += np.triu(d[y], k)")
 
 # ---- dense np.linalg --------------------------------------------------------------------------
 rule(LA.inv, "y, a", "d[a] += -np.swapaxes(y, -1, -2) @ d[y] @ np.swapaxes(y, -1, -2)")
-rule(LA.det, "y, a", "d[a] += np.expand_dims(d[y] * y, (-2, -1)) * np.swapaxes(np.linalg.inv(a), -1, -2)")
+rule(LA.det, "y, a", "d[a] += det_adjoint(d[y], a, y)")  # singular a: cofactors from the SVD
 rule(LA.slogdet, "y, a", "d[a] += slogdet_adjoint(d[y], a)")
 rule(LA.solve, "x, a, b", """
 gb = solve_adjoint_b(d[x], a, x)

@@ -28,30 +28,38 @@ rule([np.max, np.amax, np.min, np.amin, np.nanmax, np.nanmin], "y, a, axis=None,
 rule(np.ptp, "y, a, axis=None, keepdims=False", "d[a] += ptp_adjoint(d[y], a, axis, keepdims)")
 
 # ---- spread -----------------------------------------------------------------------------------
+# the divisor is n - ddof, so d var / d ddof = var / (n - ddof) and d std / d ddof = std / 2 (n - ddof)
 rule(np.var, "y, a, axis=None, dtype=None, ddof=0, keepdims=False", """
-n = np.size(a) / np.size(y) - ddof
-d[a] += unreduce(d[y], a, axis, keepdims) * (2.0 / n) * centered(a, axis)
+d[a] += unreduce(d[y], a, axis, keepdims) * var_slope(a, axis, ddof)
+d[ddof] += unbroadcast(d[y] * y / (np.size(a) / np.size(y) - ddof), ddof)
 """)
 rule(np.std, "y, a, axis=None, dtype=None, ddof=0, keepdims=False", """
-n = np.size(a) / np.size(y) - ddof
-d[a] += unreduce(d[y] / y, a, axis, keepdims) * centered(a, axis) / n
-""")
+d[a] += unreduce(d[y], a, axis, keepdims) * std_slope(a, y, axis, ddof, keepdims)
+d[ddof] += unbroadcast(d[y] * y / (2.0 * (np.size(a) / np.size(y) - ddof)), ddof)
+""")  # d[a]: 0 at zero variance
 
 # ---- norms --------------------------------------------------------------------------------------
-rule(np.linalg.norm, "y, x, ord=None, axis=None, keepdims=False", "d[x] += norm_adjoint(d[y], x, y, ord, axis, keepdims)")
-rule(getattr(np.linalg, "vector_norm", None), "y, x, axis=None, keepdims=False, ord=2",
-     "d[x] += vector_norm_adjoint(d[y], x, y, ord, axis, keepdims)")
+rule(np.linalg.norm, "y, x, ord=None, axis=None, keepdims=False", """
+d[x] += norm_adjoint(d[y], x, y, ord, axis, keepdims)
+d[ord] += norm_order_adjoint(d[y], x, y, ord, axis, keepdims)
+""")
+rule(getattr(np.linalg, "vector_norm", None), "y, x, axis=None, keepdims=False, ord=2", """
+d[x] += vector_norm_adjoint(d[y], x, y, ord, axis, keepdims)
+d[ord] += norm_order_adjoint(d[y], x, y, ord, axis, keepdims)
+""")
 rule(getattr(np.linalg, "matrix_norm", None), "y, x, keepdims=False, ord='fro'",
-     "d[x] += norm_adjoint(d[y], x, y, ord, (-2, -1), keepdims)")
+     "d[x] += norm_adjoint(d[y], x, y, ord, (-2, -1), keepdims)",
+     nondiff={"ord": "one of numpy's fixed matrix orders (it refuses any other number)"})
 
 # ---- running sums and products, differences, integrals ------------------------------------------
 rule(np.cumsum, "y, a, axis=None, dtype=None", "d[a] += reverse_cumsum(d[y], a, axis)")
 rule(np.nancumsum, "y, a, axis=None, dtype=None", "d[a] += reverse_cumsum(d[y], a, axis) * ~np.isnan(a)")
 rule(getattr(np, "cumulative_sum", None), "y, x, axis=None, dtype=None, include_initial=False",
      "d[x] += reverse_cumsum(d[y], x, axis, include_initial)")
-rule(np.cumprod, "y, a, axis=None, dtype=None", "d[a] += reverse_cumsum(d[y] * y, a, axis) / a")  # a != 0
+rule(np.cumprod, "y, a, axis=None, dtype=None", "d[a] += cumprod_adjoint(d[y], a, y, axis)")  # exact at zeros
 rule(np.diff, "y, a, n=1, axis=-1", "d[a] += undiff(d[y], n, axis)")
 rule(getattr(np, "trapezoid", None) or np.trapz, "z, y, x=None, dx=1.0, axis=-1", """
 d[y] += trapezoid_adjoint(d[z], y, x, dx, axis)
 d[x] += trapezoid_x_adjoint(d[z], y, x, axis)
+d[dx] += trapezoid_dx_adjoint(d[z], y, x, dx, axis)
 """)

@@ -28,8 +28,10 @@ rule(np.rot90, "y, m, k=1, axes=(0, 1)", "d[m] += np.rot90(d[y], -k, axes)")
 # ---- copies of entries --------------------------------------------------------------------------
 rule(np.tile, "y, A, reps", "d[A] += untile(d[y], A, reps)")
 rule(np.repeat, "y, a, repeats, axis=None", "d[a] += unrepeat(d[y], a, repeats, axis)")
-rule(np.pad, "y, array, pad_width, mode='constant', constant_values=0", "d[array] += unpad(d[y], array, pad_width, mode)",
-     only={"mode": ("constant", "edge", "reflect", "symmetric", "wrap")})
+rule(np.pad, "y, array, pad_width, mode='constant', constant_values=0", """
+d[array] += unpad(d[y], array, pad_width, mode)
+d[constant_values] += pad_values_adjoint(d[y], array, pad_width, mode, constant_values)
+""", only={"mode": ("constant", "edge", "reflect", "symmetric", "wrap")})
 rule(np.delete, "y, arr, obj, axis=None", "d[arr] += undelete(d[y], arr, obj, axis)")
 
 # ---- joining and splitting: the adjoint of a list argument is a list ----------------------------

@@ -1,0 +1,109 @@
+"""Python lists and tuples as values: the primitives sequence operations compile to, and their
+adjoints. A sequence's adjoint is a ``SeqAdjoint`` (one entry per element, ``ZERO`` where none
+came); an array rule never receives one.
+"""
+
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from . import ZERO, SeqAdjoint, UnsupportedValueError, _shape, zeros_like
+
+__all__ = [
+    "concat_sequences", "repeat_sequence", "max_of_sequence", "min_of_sequence", "stack_entries",
+    "sequence_head", "sequence_tail", "unrepeat_sequence", "extremum_entries", "unstack_entries",
+    "sequence_copy_adjoint",
+]
+
+
+def concat_sequences(a, b):
+    """``a + b`` of two lists or tuples (concatenation)."""
+    return a + b
+
+
+def repeat_sequence(a, b):
+    """``a * n`` or ``n * a`` of a list or tuple and an integer (repetition)."""
+    return a * b
+
+
+def max_of_sequence(xs):
+    """``max(xs)``: the largest entry of a list or tuple."""
+    return builtins.max(xs)
+
+
+def min_of_sequence(xs):
+    """``min(xs)``: the smallest entry of a list or tuple."""
+    return builtins.min(xs)
+
+
+def stack_entries(xs):
+    """A list or tuple passed where numpy differentiates an array: ``np.asarray(xs)``."""
+    return np.asarray(xs)
+
+
+def _entries(g, what):
+    if g is ZERO:
+        return None
+    if not isinstance(g, (list, tuple)):
+        raise UnsupportedValueError(f"{what}: the adjoint of a Python sequence is not a sequence "
+                                    f"(a {type(g).__name__}); an array was concatenated with a list?")
+    return g
+
+
+def _dense(gs, xs):
+    """Entry by entry, ``ZERO`` made a zero of the entry's shape (a literal's entries each get
+    a value)."""
+    return SeqAdjoint(zeros_like(x) if g is ZERO else g for g, x in zip(gs, xs))
+
+
+def sequence_head(g, a):
+    """Adjoint of ``a`` in ``a + b`` (concatenation): the first ``len(a)`` entries."""
+    g = _entries(g, "a + b")
+    return _dense([ZERO] * len(a) if g is None else g[: len(a)], a)
+
+
+def sequence_tail(g, a, b):
+    """Adjoint of ``b`` in ``a + b`` (concatenation): the entries after ``len(a)``."""
+    g = _entries(g, "a + b")
+    return _dense([ZERO] * len(b) if g is None else g[len(a):], b)
+
+
+def unrepeat_sequence(g, x, y, which):
+    """Adjoint of the sequence in ``x * y`` (one of them a list or tuple, the other a count):
+    each entry appears once per copy, so its adjoint is the sum over the copies."""
+    seq = x if which == 0 else y
+    if not isinstance(seq, (list, tuple)):
+        return ZERO  # the count
+    g = _entries(g, "seq * n")
+    n = len(seq)
+    if g is None or n == 0:
+        return _dense([ZERO] * n, seq)
+    total = SeqAdjoint(g[:n])
+    for k in range(n, len(g), n):
+        total = total + SeqAdjoint(g[k:k + n])
+    return _dense(total, seq)
+
+
+def extremum_entries(g, xs, y):
+    """Adjoint of ``max(xs)``/``min(xs)``: the entries equal to the result share it evenly (as
+    ties of ``np.maximum`` do)."""
+    hits = [bool(np.all(x == y)) for x in xs]
+    share = sum(hits)
+    return SeqAdjoint([g / share if hit else zeros_like(x) for hit, x in zip(hits, xs)])
+
+
+def unstack_entries(g, xs):
+    """Adjoint of ``np.asarray(xs)`` of a list or tuple: entry k gets ``g[k]`` in its own shape."""
+    return SeqAdjoint(np.reshape(g[k], _shape(x)) for k, x in enumerate(xs))
+
+
+def sequence_copy_adjoint(g, xs):
+    """Adjoint of ``list(xs)`` / ``tuple(xs)``: entry by entry; for an array ``xs`` (iterated
+    along its first axis) the entries' adjoints stacked back."""
+    if isinstance(xs, (list, tuple)):
+        return ZERO if g is ZERO else _dense(g, xs)
+    if g is ZERO:
+        return ZERO
+    return np.stack([zeros_like(xs[k]) if gk is ZERO else gk for k, gk in enumerate(g)])

@@ -1,0 +1,225 @@
+"""Python lists and tuples are values with their own operations, not arrays.
+
+Expects: normalized IR. Guarantees: every ``+`` and ``*`` whose operand is known to be a Python
+list or tuple is the sequence operation (concatenation, repetition) with its own adjoint; a
+list or tuple passed where a numpy rule differentiates an array is first made an array by an
+explicit ``np.asarray`` whose adjoint gives each entry its slice (``np.mean(losses)`` over an
+appended list of per-step losses); ``max``/``min`` of one sequence pick its extreme entry.
+
+Which names hold sequences is known statically, flow-insensitively (a name is a sequence when
+every definition makes one: a list or tuple literal, a comprehension, ``append``, ``list(...)``,
+a concatenation, a slice of a sequence, ``np.split``...). Where it cannot be known (a parameter,
+an entry of a container) the operation is compiled as numpy's, and the runtime refuses a list or
+tuple that reaches an array rule's adjoint (``unbroadcast``), so a sequence is never summed as
+an array silently.
+"""
+
+from __future__ import annotations
+
+import builtins
+import operator
+
+import numpy as np
+
+from sourcegrad.runtime import concat_sequences, max_of_sequence, min_of_sequence, repeat_sequence, stack_entries
+
+from . import fence, ir
+from . import rules as R
+from .analyze import bind
+from .normalize import ATTRIBUTE_READ, Tup
+
+SEQ, NOT = "sequence", "not a sequence"
+
+# functions whose result is a list or tuple
+_MAKE_SEQUENCE = {list, tuple, sorted, builtins.reversed, np.split, np.array_split, np.meshgrid,
+                  getattr(np, "unstack", None), concat_sequences, repeat_sequence}
+# rule parameters that take a sequence of arrays as such (np.stack's arrays, sum's iterable)
+_SEQUENCE_PARAMS = {"arrays", "tup", "iterable", "xs"}
+
+
+def rewrite(src, irfn, naming):
+    """Give sequence operations their own primitives (see the module docstring)."""
+    kinds = _kinds(irfn)
+    for s in ir.walk(irfn.body):
+        if isinstance(s, ir.SetItem) and kinds.get(s.target) == SEQ and any(
+                isinstance(p, ir.Slice) for p in s.index.parts):
+            fence.refuse(src, s.pos, msg="assigning to a slice of a list is not supported (it may change the "
+                         "list's length)", hint="build a new list: xs = xs[:i] + [...] + xs[j:]")
+    irfn.info["sequences"] = {n for n, k in kinds.items() if k == SEQ}
+    irfn.body = _block(irfn.body, kinds, naming)
+    return irfn
+
+
+_BOTTOM = "no definition seen yet"
+
+
+def _kinds(irfn):
+    """Each defined name's kind: SEQ, NOT, or None (unknown: its definitions disagree or do not
+    say). An optimistic fixpoint (every name starts with no kind), so ``xs = xs * 2`` after
+    ``xs = [x]`` is a repetition."""
+    defs = {}
+    for s in ir.walk(irfn.body):
+        if isinstance(s, (ir.Assign, ir.Append, ir.SetItem, ir.For)):
+            defs.setdefault(s.target, []).append(s)
+    kinds = dict.fromkeys(defs, _BOTTOM)
+    changed = True
+    while changed:
+        changed = False
+        for name, ds in defs.items():
+            seen = {_kind_of_def(d, kinds) for d in ds} - {_BOTTOM}
+            k = (seen.pop() if len(seen) == 1 else None) if seen else _BOTTOM
+            if kinds[name] != k:
+                kinds[name] = k
+                changed = True
+    return {n: (None if k is _BOTTOM else k) for n, k in kinds.items()}
+
+
+def _kind_of_def(s, kinds):
+    if isinstance(s, ir.Append):
+        return SEQ
+    if isinstance(s, ir.For):
+        return NOT  # the loop counter
+    if isinstance(s, ir.SetItem):
+        return kinds.get(s.target)
+    op = s.op
+    if op.kind == "copy":
+        return kind_of(op.args[0], kinds)
+    key = op.key
+    if _member(key, _MAKE_SEQUENCE):
+        return SEQ
+    if key is operator.add or key is operator.mul:
+        ks = [kind_of(a, kinds) for a in op.args]
+        if SEQ in ks:
+            return SEQ
+        return _BOTTOM if _BOTTOM in ks else (NOT if all(k == NOT for k in ks) else None)
+    if key is operator.getitem:
+        base, index = op.args
+        kb = kind_of(base, kinds)
+        if kb == SEQ and any(isinstance(p, ir.Slice) for p in index.parts):
+            return SEQ
+        return kb if kb in (NOT, _BOTTOM) else None
+    if key is ATTRIBUTE_READ or op.kind == "nondiff" and R.lookup(key) is None and not R.is_nondiff(key):
+        return None  # x.shape is a tuple; a function without a rule may return anything
+    return NOT
+
+
+def kind_of(atom, kinds):
+    if isinstance(atom, Tup):
+        return SEQ
+    if isinstance(atom, ir.Name):
+        return kinds.get(atom.id)  # a parameter: unknown
+    if isinstance(atom, ir.Const):
+        return SEQ if isinstance(atom.value, (list, tuple)) else NOT
+    return None
+
+
+def _member(key, group):
+    try:
+        return key in group
+    except TypeError:
+        return False
+
+
+def _block(stmts, kinds, naming):
+    out = []
+    for s in stmts:
+        if isinstance(s, ir.Assign):
+            out.extend(_assign(s, kinds, naming))
+        elif isinstance(s, ir.If):
+            out.append(ir.If(s.test, _block(s.body, kinds, naming), _block(s.orelse, kinds, naming), s.pos))
+        elif isinstance(s, ir.For):
+            out.append(ir.For(s.target, s.range_text, _block(s.body, kinds, naming), s.pos))
+        elif isinstance(s, ir.While):
+            out.append(ir.While(s.test, _block(s.body, kinds, naming), s.pos))
+        else:
+            out.append(s)
+    return tuple(out)
+
+
+def _with_key(s, key, args=None):
+    op = s.op
+    return ir.Assign(s.target, ir.Op(key, op.args if args is None else args, op.kwargs, op.text, "call"),
+                     s.pos, s.inplace, s.node)
+
+
+def _assign(s, kinds, naming):
+    op = s.op
+    if op.kind != "call":
+        return [s]
+    key = op.key
+    ks = [kind_of(a, kinds) for a in op.args]
+    if key is operator.add and ks.count(SEQ) >= 1 and not op.kwargs:
+        return [_with_key(s, concat_sequences)]
+    if key is operator.mul and SEQ in ks and not op.kwargs:
+        return [_with_key(s, repeat_sequence)]
+    if (key is builtins.max or key is builtins.min) and len(op.args) == 1 and not op.kwargs:
+        return [_with_key(s, max_of_sequence if key is builtins.max else min_of_sequence)]
+    if key is operator.getitem or isinstance(key, str):
+        return [s]
+    return _stack_arguments(s, kinds, naming)
+
+
+def _stack_arguments(s, kinds, naming):
+    """``f(seq)`` where ``f`` differentiates an array: ``_t = np.asarray(seq); f(_t)``."""
+    op = s.op
+    if R.lookup(op.key) is None:
+        return [s]
+    try:
+        binding = bind(op)
+    except TypeError:
+        return [s]  # refused with its message when the calls are bound
+    convert = {}
+    for p in binding.diff:
+        v = binding.values[p]
+        if p in _SEQUENCE_PARAMS or kind_of(v, kinds) != SEQ:
+            continue
+        convert[_key(v)] = v  # a constant one too: its adjoint helpers read its shape
+    if not convert:
+        return [s]
+    pre, new = [], {}
+    for k, v in convert.items():
+        t = naming.temp()
+        pre.append(ir.Assign(t, ir.Op(stack_entries, (v,), (), f"np.asarray({v.render()})", "call"), s.pos, node=s.node))
+        new[k] = ir.Name(t)
+    args = tuple(new.get(_key(a), a) for a in op.args)
+    kwargs = tuple((k, new.get(_key(a), a)) for k, a in op.kwargs)
+    text = op.text
+    for k, v in convert.items():
+        text = _replace_atom(text, v.render(), new[k].id)
+    return pre + [ir.Assign(s.target, ir.Op(op.key, args, kwargs, text, op.kind), s.pos, s.inplace, s.node)]
+
+
+def _key(atom):
+    return ("tup", tuple(atom), atom.is_list) if isinstance(atom, Tup) else atom
+
+
+def _replace_atom(text, old, new):
+    """Replace the argument ``old`` in a call's text ``f(a, old, k=old)``: arguments are atoms,
+    so they are whole, comma- or parenthesis-delimited pieces."""
+    head, sep, args = text.partition("(")
+    if not sep:
+        return text
+    body = args[:-1]
+    parts, depth, cur = [], 0, ""
+    for ch in body:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    parts.append(cur)
+    out = []
+    for p in parts:
+        stripped = p.strip()
+        name, eq, value = stripped.partition("=")
+        if eq and name.isidentifier() and value.strip() == old:
+            out.append(f"{name}={new}")
+        elif stripped == old:
+            out.append(new)
+        else:
+            out.append(stripped)
+    return f"{head}({', '.join(out)})"
