@@ -94,13 +94,14 @@ nondiff(
     reason="depends only on shapes and dtypes",
 )
 # a random draw carries no gradient through its shape; its distribution's parameters would (the
-# draw moves with them), so an active value passed there is refused
+# draw moves with them), and so would the values it picks from or shuffles: an active value
+# passed to any of those is refused
 for _draw in (np.random.normal, np.random.uniform, np.random.standard_normal, np.random.random,
-              np.random.randint, np.random.choice, np.random.permutation, np.random.default_rng):
-    nondiff_params(_draw, {"size": "a shape", "a": "the population drawn from", "low": "integer bounds",
-                           "high": "integer bounds", "seed": "a seed", "x": "the sequence shuffled"}
-                   if _draw in (np.random.randint, np.random.choice, np.random.permutation, np.random.default_rng)
-                   else {"size": "a shape"})
+              np.random.choice, np.random.permutation):
+    nondiff_params(_draw, {"size": "a shape", "replace": "a boolean flag"})
+nondiff_params(np.random.randint, {"size": "a shape", "low": "integer bounds", "high": "integer bounds"})
+nondiff_params(np.random.default_rng, {"seed": "a seed"})
+
 # ---- ndarray methods and attributes, by name, and the primitive each one stands for -----------
 METHODS.update({
     "dot": np.dot, "sum": np.sum, "mean": np.mean, "prod": np.prod, "max": np.max, "min": np.min,

@@ -54,8 +54,8 @@ rule(np.diag, "y, v, k=0", "d[v] += undiag(d[y], v, k)")
 rule(np.diagflat, "y, v, k=0", "d[v] += np.reshape(np.diagonal(d[y], k), np.shape(v))")
 rule(np.diagonal, "y, a, offset=0, axis1=0, axis2=1", "d[a] += undiagonal(d[y], a, offset, axis1, axis2)")
 rule(getattr(LA, "diagonal", None), "y, x, offset=0", "d[x] += undiagonal(d[y], x, offset, -2, -1)")
-rule(np.tril, "y, m, k=0", "d[m] += np.tril(d[y], k)")
-rule(np.triu, "y, m, k=0", "d[m] += np.triu(d[y], k)")
+rule(np.tril, "y, m, k=0", "d[m] += unbroadcast(np.tril(d[y], k), m)")  # a 1-d m is the rows of a square
+rule(np.triu, "y, m, k=0", "d[m] += unbroadcast(np.triu(d[y], k), m)")
 
 # ---- dense np.linalg --------------------------------------------------------------------------
 rule(LA.inv, "y, a", "d[a] += -np.swapaxes(y, -1, -2) @ d[y] @ np.swapaxes(y, -1, -2)")

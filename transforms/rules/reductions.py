@@ -20,7 +20,7 @@ d[weights] += average_weights_adjoint(d[y], a, y, axis, weights, keepdims)
 """)
 rule(np.prod, "y, a, axis=None, dtype=None, keepdims=False",
      "d[a] += unreduce(d[y], a, axis, keepdims) * prod_of_others(a, axis)")
-rule(builtins.sum, "y, iterable, start=0", "d[iterable] += fanout(d[y], iterable)\nd[start] += d[y]")
+rule(builtins.sum, "y, iterable, start=0", "d[iterable] += fanout(d[y], iterable)\nd[start] += unbroadcast(d[y], start)")
 
 # ---- extrema: ties share the gradient evenly ----------------------------------------------------
 rule([np.max, np.amax, np.min, np.amin, np.nanmax, np.nanmin], "y, a, axis=None, keepdims=False",
