@@ -13,6 +13,7 @@ at the write, with the fix (``.copy()``).
 
 from __future__ import annotations
 
+import functools
 import operator
 
 import numpy as np
@@ -71,12 +72,14 @@ def check(fn, src, naming, varied):
     writes = [s for s in stmts if _is_write(s) and (s.target in varied or (s.target in params and not isinstance(s, ir.Assign)))]
     if not writes:
         return
-    objects = _points_to(fn)
+    flags = _exit_flags(fn)
+    at = {id(w) for w in writes}
+    objects = _points_to(fn, flags, at)
     live_after = _liveness(fn.body)
-    in_lists = _appended(fn.body)
+    in_lists = _appended(fn.body, flags, at)
     for w in writes:
         a = w.target
-        env = objects[id(w)]
+        env = objects.get(id(w), {})  # (none: no way reaches the write)
         written = env.get(a, _NONE)[0]  # the write changes the memory (or the list) a is
         inplace = isinstance(w, ir.Assign)
         for p in sorted(o[1] for o in written if o[0] == _ARG):
@@ -116,7 +119,7 @@ _ARG, _NEW, _OLD = "argument", "newest", "older"
 _NONE = (frozenset(), frozenset())
 
 
-def _points_to(fn):
+def _points_to(fn, flags=frozenset(), at=None):
     """id(statement) -> {name: (own, reach)} before the statement: the objects the name may *be*
     (whose memory, or list, a write through it changes) and those it may reach (``own`` and,
     for a tuple or list, the objects its entries may reach).
@@ -168,35 +171,126 @@ def _points_to(fn):
         return env
 
     arg = {p: frozenset({(_ARG, p)}) for p in fn.params}
-    return _forward(fn.body, {p: (objs, objs) for p, objs in arg.items()}, step, _merge_points)
+    return _forward(fn.body, {p: (objs, objs) for p, objs in arg.items()}, step, _merge_points, flags, at)
 
 
-def _forward(body, env, step, merge):
-    """A forward dataflow pass: id(statement) -> the state before it (merged over every way
-    there). ``step(s, env)`` is a simple statement's effect; branches merge, loops iterate to a
-    fixed point."""
-    before = {}
+def _exit_flags(fn):
+    """The names that only ever hold ``True`` or ``False`` (literals assigned in the function,
+    never a parameter) and are tested as ``if not flag:`` or ``LoopExit(flag)``: the flags that
+    ``exits.py`` lowers ``break``, ``continue`` and ``return`` to."""
+    constant, other = set(), set(fn.params)
+    for s in ir.walk(fn.body):
+        if isinstance(s, ir.Assign) and not s.inplace and s.op.kind == "copy" \
+                and isinstance(s.op.args[0], ir.Const) and type(s.op.args[0].value) is bool:
+            constant.add(s.target)
+        elif isinstance(s, (ir.Assign, ir.For, ir.SetItem, ir.Append)):
+            other.add(s.target)
+    tested = {s.test for s in ir.walk(fn.body) if isinstance(s, ir.LoopExit)}
+    tested |= {s.test[4:] for s in ir.walk(fn.body) if isinstance(s, ir.If) and s.test.startswith("not ")}
+    return frozenset((constant - other) & tested)
 
-    def block(stmts, env):
+
+def _loop_flags(body, flags):
+    """id(loop) -> the exit flags that are the loop's own: set to ``False`` just before it (a
+    ``break`` flag) or first thing in its body (an iteration's stop flag), and tested only
+    inside it. Once the loop is left their values no longer matter until they are set again."""
+    sites, own = {}, {}
+
+    def init(s):
+        return isinstance(s, ir.Assign) and s.target in flags and s.op.args[0].value is False
+
+    def walk(stmts, loops):
+        inits = set()  # flags set to False by the statements just before this one
         for s in stmts:
-            before[id(s)] = merge(before.get(id(s), {}), env)
-            env = transfer(s, env)
-        return env
+            flag = s.test if isinstance(s, ir.LoopExit) else (
+                s.test[4:] if isinstance(s, ir.If) and s.test.startswith("not ") else None)
+            if flag in flags:
+                sites.setdefault(flag, []).append(loops)
+            if isinstance(s, ir.If):
+                walk(s.body, loops)
+                walk(s.orelse, loops)
+            elif isinstance(s, (ir.For, ir.While)):
+                own[id(s)] = inits | ({s.body[0].target} if s.body and init(s.body[0]) else set())
+                walk(s.body, loops | {id(s)})
+            inits = inits | {s.target} if init(s) else set()
 
-    def transfer(s, env):
+    walk(body, frozenset())
+    return {k: frozenset(f for f in fs if all(k in loops for loops in sites.get(f, ()))) for k, fs in own.items()}
+
+
+def _forward(body, env, step, merge, flags=frozenset(), at=None):
+    """A forward dataflow pass: id(statement) -> the state before it (merged over every way
+    there), for the statements whose ids are in ``at`` (all when None). ``step(s, env)`` is a
+    simple statement's effect; branches merge, loops iterate to a fixed point.
+
+    Exits (``exits.py``) are followed exactly: the state is kept apart by which ``flags`` are
+    set on the way there, so a path that set a loop's exit flag leaves the loop at its
+    ``LoopExit`` and skips the statements under ``if not flag:``, and never comes round to the
+    next iteration (a buffer returned early is not seen as written again after the return).
+    A loop's own flags are forgotten when it is left (``_loop_flags``), so the number of states
+    kept apart stays that of the ways out of the loops around a statement."""
+    before = {}
+    own = _loop_flags(body, flags)
+
+    def join(a, b):  # {flags set: state} from two ways there
+        out = dict(a)
+        for k, e in b.items():
+            out[k] = merge(out[k], e) if k in out else e
+        return out
+
+    def block(stmts, parts, leaving):
+        for s in stmts:
+            if at is None or id(s) in at:
+                before[id(s)] = functools.reduce(merge, parts.values(), before.get(id(s), {}))
+            parts = transfer(s, parts, leaving)
+        return parts
+
+    def transfer(s, parts, leaving):
         if isinstance(s, ir.If):
-            return merge(block(s.body, env), block(s.orelse, env))
+            flag = s.test[4:] if s.test.startswith("not ") else None
+            if flag in flags:
+                return join(block(s.body, _where(parts, flag, False), leaving),
+                            block(s.orelse, _where(parts, flag, True), leaving))
+            return join(block(s.body, parts, leaving), block(s.orelse, parts, leaving))
         if isinstance(s, (ir.For, ir.While)):
-            head = env
+            head = parts
             while True:
-                new = merge(head, block(s.body, head))
+                left = []
+                new = join(head, block(s.body, head, left))
                 if new == head:
-                    return head
+                    return _forget(functools.reduce(join, left, head), own[id(s)], join)
                 head = new
-        return step(s, env)
+        if isinstance(s, ir.LoopExit):
+            if s.test not in flags:
+                leaving.append(parts)  # may leave the loop here, or go on
+                return parts
+            leaving.append(_where(parts, s.test, True))
+            return _where(parts, s.test, False)
+        if isinstance(s, ir.Assign) and s.target in flags:
+            out = {}
+            for k, e in parts.items():
+                key = k | {s.target} if s.op.args[0].value else k - {s.target}
+                out = join(out, {key: step(s, e)})
+            return out
+        return {k: step(s, e) for k, e in parts.items()}
 
-    block(body, env)
+    block(body, {frozenset(): env}, [])
     return before
+
+
+def _forget(parts, flags, join):
+    """``parts`` with ``flags`` no longer told apart (as if not set)."""
+    if not flags:
+        return parts
+    out = {}
+    for k, e in parts.items():
+        out = join(out, {k - flags: e})
+    return out
+
+
+def _where(parts, flag, is_set):
+    """The states of ``parts`` in which ``flag`` is (or is not) set."""
+    return {k: e for k, e in parts.items() if (flag in k) == is_set}
 
 
 def _age(env, site):
@@ -206,18 +300,24 @@ def _age(env, site):
     def aged(objs):
         return (objs - {new}) | {old} if new in objs else objs
 
-    return {n: (aged(own), aged(reach)) for n, (own, reach) in env.items()}
+    changed = {n: (aged(own), aged(reach)) for n, (own, reach) in env.items() if new in own or new in reach}
+    return {**env, **changed} if changed else env
 
 
 def _merge_points(a, b):
+    if a is b:
+        return a
     out = dict(a)
-    for k, (own, reach) in b.items():
-        o, r = out.get(k, _NONE)
-        out[k] = (o | own, r | reach)
+    for k, v in b.items():
+        w = out.get(k)
+        if w is None:
+            out[k] = v
+        elif w is not v and w != v:
+            out[k] = (w[0] | v[0], w[1] | v[1])
     return out
 
 
-def _appended(body):
+def _appended(body, flags=frozenset(), at=None):
     """id(statement) -> {name: lists that may hold the object the name holds there}.
 
     A forward pass: ``xs.append(a)`` puts a's object in xs; rebinding ``a`` takes it out again
@@ -233,7 +333,7 @@ def _appended(body):
             del held[s.target]
         return held
 
-    return _forward(body, {}, step, _merge)
+    return _forward(body, {}, step, _merge, flags, at)
 
 
 def _merge(a, b):

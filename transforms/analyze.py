@@ -135,14 +135,34 @@ def _names(atom):
 
 
 def others_scalar(binding, param):
-    """Are all operands other than ``param`` Python numbers (so broadcasting kept its shape)?"""
-    others = [v for p, v in binding.values.items() if p != param and p in binding.diff]
+    """Are all operands other than ``param`` Python numbers (so broadcasting kept its shape)?
+    Operands without an adjoint broadcast too (``np.where(mask, x, 0.0)``: the mask): any of them
+    that is not a constant counts."""
+    others = [v for p, v in binding.values.items()
+              if p != param and (p in binding.diff or not isinstance(v, ir.Const))]
     return bool(others) and all(isinstance(v, ir.Const) and type(v.value) in (int, float) for v in others)
 
 
 def _outer_unbroadcast(fmt, param):
-    field = "{V_" + param + "}"
-    return fmt.startswith("unbroadcast(") and fmt.endswith(f", {field})") and fmt.count(field) == 1
+    """Is the template statement ``unbroadcast(E, param)``, one call around all of it (the form
+    ``strip_unbroadcast`` drops or turns into a sum)? ``E`` may read ``param`` too."""
+    head, tail = "unbroadcast(", ", {V_" + param + "})"
+    return fmt.startswith(head) and fmt.endswith(tail) and _balanced(fmt[len(head): -len(tail)])
+
+
+def _only_unbroadcast_reads(fmt, param):
+    """Does ``unbroadcast(E, param)`` read ``param`` only for that call (not in ``E``)?"""
+    return _outer_unbroadcast(fmt, param) and fmt.count("{V_" + param + "}") == 1
+
+
+def _balanced(text):
+    depth = 0
+    for ch in text:
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        if depth < 0:
+            return False
+    return depth == 0
 
 
 def strip_unbroadcast(expr, name, plan=()):
@@ -152,13 +172,7 @@ def strip_unbroadcast(expr, name, plan=()):
     if not (expr.startswith(head) and expr.endswith(tail)):
         return expr
     inner = expr[len(head): -len(tail)]
-    depth = 0
-    for ch in inner:
-        depth += ch in "([{"
-        depth -= ch in ")]}"
-        if depth < 0:
-            return expr
-    if depth != 0:
+    if not _balanced(inner):
         return expr
     if not plan:
         return inner
@@ -233,6 +247,8 @@ class Analysis:
         if stmt.target not in self.lazy:
             return self.shapes.made(stmt)
         (reader,) = self._readers[stmt.target]
+        if isinstance(reader, ir.Return):
+            return self.shapes.made(stmt)  # the seed, or a cotangent of the value's shape
         if not isinstance(reader, ir.Assign) or depth > len(self.stmts):
             return None
         if reader.op.kind == "copy":
@@ -380,7 +396,7 @@ class Analysis:
                 if st.accumulate and st.target not in active_params:
                     continue
                 stripped = (st.accumulate and self.unbroadcast_of(s, b, st.target) is not None
-                            and _outer_unbroadcast(st.fmt, st.target))
+                            and _only_unbroadcast_reads(st.fmt, st.target))
                 for p in st.reads_values:
                     if stripped and p == st.target:
                         continue  # unbroadcast(g, x) is done without x (unbroadcast_of): x is not read

@@ -1,9 +1,10 @@
 """Run many random programs without stopping at the first failure::
 
-    python -m tests.fuzz --programs 5000 --seed 0 --time-limit 3600 --out fuzz-results
+    python -m tests.fuzz --programs 5000 --seed 0 --time-limit 3600 [--out DIR]
 
 Prints counts by outcome and by category, and writes each failing or refused program (with the
-error as a comment) and a ``summary.json`` under ``--out``.
+error as a comment) and a ``summary.json`` under ``--out`` (by default a new temporary folder,
+never the working tree; its path is printed first and last).
 """
 
 import argparse
@@ -12,14 +13,16 @@ import json
 import os
 import signal
 import sys
+import tempfile
 import time
 
 from .check import Outcome, check_program
 from .generate import RandomChooser, generate
 
 
-class _Timeout(Exception):
-    pass
+class _Timeout(BaseException):
+    """Not an ``Exception``: the compiler must not take it for its own error (an internal
+    compiler error "during aliasing" was a slow pass stopped by the alarm)."""
 
 
 def _alarm(signum, frame):
@@ -74,10 +77,13 @@ def main(argv=None):
     ap.add_argument("--programs", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--time-limit", type=float, default=3600.0)
-    ap.add_argument("--out", default="fuzz-results")
+    ap.add_argument("--out", default=None, help="where to write results (default: a new temporary folder)")
     a = ap.parse_args(argv)
-    summary = run(a.programs, a.seed, a.time_limit, a.out)
+    out = a.out or tempfile.mkdtemp(prefix="sourcegrad_fuzz_results_")
+    print(f"results in {out}", flush=True)
+    summary = run(a.programs, a.seed, a.time_limit, out)
     print(json.dumps({k: summary[k] for k in ("programs", "seconds", "counts", "categories")}, indent=1))
+    print(f"results in {out}")
     return 1 if summary["counts"].get("fail") or summary["counts"].get("invalid") else 0
 
 

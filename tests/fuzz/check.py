@@ -3,9 +3,12 @@
 The program is written to a real ``.py`` file (sourcegrad reads source, so ``exec`` will not do)
 and imported with importlib. Outcomes:
 
-- ``ok``: value and gradient with respect to ``x``, ``y`` and ``s`` match finite differences;
+- ``ok``: value and gradient with respect to ``x``, ``y``, ``s`` and ``w`` match finite
+  differences, in the code specialized to the arguments' shapes and in the general code, and the
+  two agree with each other;
 - ``kink``: finite differences with two step sizes disagree (the input sits next to a kink or a
-  branch boundary), so the oracle has no answer there: skipped;
+  branch boundary), so the oracle has no answer there: skipped (the two compiled codes are still
+  compared with each other first);
 - ``refused``: sourcegrad raised ``UnsupportedSyntaxError`` or ``MissingAdjointError`` (safe, but
   counted: the generator only writes constructs sourcegrad documents as supported);
 - ``fail``: a wrong value or gradient, a crash, or an internal compiler error;
@@ -32,7 +35,7 @@ import sourcegrad as sg
 
 from ..oracle import fd_grad
 
-WRT = (0, 1, 2)
+WRT = (0, 1, 2, 4)  # x, y, s (a Python float) and w; k is an int
 
 # Known compiler bugs, recognised by their error: such programs count as "known", not "fail", so
 # the fuzz test keeps looking for new ones. Each has a minimal reproducer marked xfail in
@@ -95,7 +98,7 @@ def check_program(program, seed=0, rtol=1e-4, atol=1e-5):
     saved = copy.deepcopy(args)
     try:
         value, grads = sg.value_and_grad(f, wrt=WRT)(*args)
-        general = sg.value_and_grad(f, wrt=WRT, specialize=False)(*copy.deepcopy(saved))[1]
+        general_value, general = sg.value_and_grad(f, wrt=WRT, specialize=False)(*copy.deepcopy(saved))
     except (sg.UnsupportedSyntaxError, sg.MissingAdjointError) as exc:
         return Outcome("refused", str(exc), _category(exc))
     except Exception as exc:
@@ -105,10 +108,18 @@ def check_program(program, seed=0, rtol=1e-4, atol=1e-5):
                 return Outcome("known", traceback.format_exc(), f"known bug: {bug}")
         return Outcome("fail", traceback.format_exc(), category)
 
-    if not all(np.array_equal(a, b) for a, b in zip(args[:2], saved[:2])):
+    if not all(np.array_equal(a, b) for a, b in zip(args, saved)):
         return Outcome("fail", "computing the gradient changed the arguments", "arguments changed")
-    if not _close(value, want, 1e-9, 1e-12):
-        return Outcome("fail", f"value {value!r} != f(...) = {want!r}", "wrong value")
+    for what, v in (("", value), (" (general code)", general_value)):
+        if not _close(v, want, 1e-9, 1e-12):
+            return Outcome("fail", f"value{what} {v!r} != f(...) = {want!r}", f"wrong value{what}")
+    for i, g, g_general in zip(WRT, grads, general):
+        # differential: the specialized and the general code against each other, oracle or not
+        if type(g) is not type(g_general) or not _close(g, g_general, 1e-7, 1e-9):
+            return Outcome("fail", f"gradient wrt argument {i}: specialized {g!r}\n general code {g_general!r}",
+                           "specialized and general code disagree")
+        if isinstance(saved[i], float) and type(g) is not float:
+            return Outcome("fail", f"gradient wrt the float argument {i} is {g!r}", "gradient of a float not a float")
     for i, g, g_general in zip(WRT, grads, general):
         fine = fd_grad(f, saved, i, 1e-6)
         coarse = fd_grad(f, saved, i, 1e-5)

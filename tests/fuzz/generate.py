@@ -1,14 +1,23 @@
 """A generator of random differentiable programs, as Python source text.
 
-Every program is a module with a main function ``f(x, y, s, k)`` (``x``, ``y``: float vectors of
-length ``n``; ``s``: a Python float; ``k``: a small int used as a loop bound) and up to two helper
-functions defined *after* it. Bodies mix straight-line numpy from a safe set (``+ - * /``,
-``tanh sin cos exp arctan square sqrt log``, ``sum mean``, indexing), ``if``/``else`` on data,
-``for`` over ranges, arrays and ``enumerate``, bounded ``while`` loops, ``break``/``continue``,
-early returns, augmented assignment, tuple swaps, lists built with ``append`` and consumed by
-``np.stack`` or ``sum``, helper calls with default and keyword arguments, and
-in-place writes (``b[i] = v``, ``b[lo:hi] += v``, ``b[b < 0] = 0``) to buffers the program
-allocated itself.
+Every program is a module with a main function ``f(x, y, s, k, w)`` (``x``, ``y``: float vectors
+of length ``n``; ``s``: a Python float; ``k``: a small int used as a loop bound; ``w``: an
+``(r, n)`` float matrix) and up to two helper functions defined *after* it. Values have one of
+five shapes, called kinds: ``scal`` (``()``), ``vec`` (``(n,)``), ``row`` (``(1, n)``), ``col``
+(``(r, 1)``) and ``mat`` (``(r, n)``); ``r`` or ``n`` may be 1.
+
+Bodies mix straight-line numpy from a safe set (``+ - * /``, ``tanh sin cos exp arctan square
+sqrt log``, ``sum mean max min``, indexing), broadcasting between kinds in every binary rule
+(the operators, ``maximum minimum fmax fmin logaddexp hypot arctan2 power``, ``np.where``),
+operands made by broadcasting products and sums, ``keepdims`` reductions (``np.sum(m, axis=0,
+keepdims=True)`` is a ``row``), slices of broadcast results (``(a * b)[1:2]``, ``(a + b)[:, ::-1]``),
+``if``/``else`` on data, ``for`` over ranges, arrays (a matrix by rows) and ``enumerate``,
+bounded ``while`` loops, ``break``/``continue``, early returns (also from a ``while`` inside a
+``for`` of a helper that writes a fresh buffer with a fancy-index ``+=``), augmented assignment
+(broadcasting a smaller kind into a larger one), tuple swaps, lists built with ``append`` and
+consumed by ``np.stack`` or ``sum``, helper calls with default and keyword arguments (and Python
+float arguments), and in-place writes (``b[i] = v``, ``b[lo:hi] += v``, ``b[[i, j]] += v``,
+``b[b < 0] = 0``) to buffers the program allocated itself.
 
 Values stay bounded by construction, so nothing overflows: each variable has a cap fixed when it
 is created, every expression carries a bound, expressions whose bound grows too large are
@@ -28,6 +37,34 @@ from dataclasses import dataclass, field
 
 BIG = 6.0  # an expression bound above this is squashed with tanh
 EXP_MAX = 2.0  # exp only of arguments bounded by this
+
+# ---- kinds: the shapes values have, and how they broadcast ------------------------------------------
+
+ARRAYS = ("vec", "row", "col", "mat")
+_SHAPE = {"scal": (), "vec": ("N",), "row": (1, "N"), "col": ("R", 1), "mat": ("R", "N")}
+_KIND = {v: k for k, v in _SHAPE.items()}
+
+
+def broadcast(a, b):
+    """The kind of ``a op b``, or None. Shapes are symbolic (``R``, ``N``), so a pair is accepted
+    only when it broadcasts for every ``r`` and ``n``."""
+    x, y = _SHAPE[a], _SHAPE[b]
+    k = max(len(x), len(y))
+    x, y = (1,) * (k - len(x)) + x, (1,) * (k - len(y)) + y
+    out = []
+    for p, q in zip(x, y):
+        if p != q and p != 1 and q != 1:
+            return None
+        out.append(q if p == 1 else p)
+    return _KIND.get(tuple(out))
+
+
+def fits(small, kind):
+    """Does a ``small`` value broadcast into ``kind`` without changing it (``v += e``)?"""
+    return broadcast(small, kind) == kind
+
+
+PAIRS = {kind: [(a, b) for a in _SHAPE for b in _SHAPE if broadcast(a, b) == kind] for kind in _SHAPE}
 
 
 # ---- choosers -------------------------------------------------------------------------------------
@@ -73,7 +110,7 @@ class HypothesisChooser(RandomChooser):
 @dataclass
 class Var:
     name: str
-    kind: str  # "vec" (length n), "scal", or "int" (a loop index, 0 <= i < bound)
+    kind: str  # "scal", "vec", "row", "col", "mat", or "int" (a loop index, 0 <= i < bound)
     cap: float  # |value| <= cap, always (for "int": the exclusive upper bound)
     buf: bool = False  # an array this program allocated: in-place writes allowed
     param: bool = False  # a parameter: may alias the caller's arrays, so never updated in place
@@ -96,15 +133,18 @@ class Program:
     source: str
     n: int
     features: set = field(default_factory=set)
+    r: int = 2
 
     def args(self, seed):
-        """Arguments for ``f``: vectors in [-1.5, 1.5], a float in [-1, 1], k in 0..3."""
+        """Arguments for ``f``: vectors and a matrix in [-1.5, 1.5], a float in [-1, 1], k in 0..3."""
         rng = random.Random(seed)
         import numpy as np
 
         x = np.array([rng.uniform(-1.5, 1.5) for _ in range(self.n)])
         y = np.array([rng.uniform(-1.5, 1.5) for _ in range(self.n)])
-        return x, y, rng.uniform(-1.0, 1.0), rng.randint(0, 3)
+        s, k = rng.uniform(-1.0, 1.0), rng.randint(0, 3)
+        w = np.array([[rng.uniform(-1.5, 1.5) for _ in range(self.n)] for _ in range(self.r)])
+        return x, y, s, k, w
 
 
 class _Block:
@@ -125,7 +165,8 @@ class _Block:
 class Generator:
     def __init__(self, chooser, max_statements=8):
         self.c = chooser
-        self.n = chooser.int(2, 5)
+        self.n = chooser.int(1, 5) if chooser.chance(0.1) else chooser.int(2, 5)
+        self.r = chooser.int(1, 4)
         self.max_statements = max_statements
         self.counter = 0
         self.features = set()
@@ -150,6 +191,12 @@ class Generator:
     def vars(self, kind, buf=None):
         return [v for v in self.env if v.kind == kind and (buf is None or v.buf == buf)]
 
+    def size(self, kind):
+        return {"scal": 1, "vec": self.n, "row": self.n, "col": self.r, "mat": self.r * self.n}[kind]
+
+    def kinds_present(self):
+        return [k for k in ARRAYS if self.vars(k)]
+
     # ---- expressions: (code, bound) ----
 
     def squash(self, code, bound, limit=BIG):
@@ -160,66 +207,173 @@ class Generator:
 
     def leaf(self, kind):
         if kind == "scal":
-            options = ["const"]
-            if self.vars("scal"):
-                options += ["var", "var"]
-            if self.vars("vec"):
-                options += ["index", "reduce"]
-            if self.vars("int"):
-                options.append("loopvar")
-            pick = self.c.choice(options)
-            if pick == "var":
-                v = self.c.choice(self.vars("scal"))
-                return v.name, v.cap
-            if pick == "index":
-                v = self.c.choice(self.vars("vec"))
-                ints = self.vars("int")
-                if ints and self.c.chance(0.5):
-                    i = self.c.choice(ints)
-                    self.features.add("index_by_loop_var")
-                    return f"{v.name}[{i.name} % {self.n}]", v.cap
-                self.features.add("index")
-                return f"{v.name}[{self.c.int(-self.n, self.n - 1)}]", v.cap
-            if pick == "reduce":
-                v = self.c.choice(self.vars("vec"))
+            return self.scalar_leaf()
+        own = self.vars(kind)
+        if own and self.c.chance(0.7):
+            v = self.c.choice(own)
+            return v.name, v.cap
+        return self.made_leaf(kind)
+
+    def scalar_leaf(self):
+        options = ["const"]
+        if self.vars("scal"):
+            options += ["var", "var"]
+        if self.kinds_present():
+            options += ["index", "reduce"]
+        if self.vars("int"):
+            options.append("loopvar")
+        pick = self.c.choice(options)
+        if pick == "var":
+            v = self.c.choice(self.vars("scal"))
+            return v.name, v.cap
+        if pick == "index":
+            v = self.c.choice([v for k in self.kinds_present() for v in self.vars(k)])
+            return self.element(v), v.cap
+        if pick == "reduce":
+            v = self.c.choice([v for k in self.kinds_present() for v in self.vars(k)])
+            if self.c.chance(0.5):
+                self.features.add("mean")
+                return f"np.mean({v.name})", v.cap
+            self.features.add("sum")
+            return f"np.sum({v.name})", v.cap * self.size(v.kind)
+        if pick == "loopvar":
+            i = self.c.choice(self.vars("int"))
+            self.features.add("loop_var_arith")
+            return f"({i.name} * 0.25)", 0.25 * i.cap
+        value = self.c.const(-2.0, 2.0)
+        return repr(value), abs(value)
+
+    def position(self, size):
+        """An index in range for an axis of length ``size``: a literal, or a loop variable mod it."""
+        ints = self.vars("int")
+        if ints and self.c.chance(0.4):
+            self.features.add("index_by_loop_var")
+            return f"{self.c.choice(ints).name} % {size}"
+        return str(self.c.int(-size, size - 1))
+
+    def element(self, v):
+        self.features.add("index")
+        if v.kind == "vec":
+            return f"{v.name}[{self.position(self.n)}]"
+        if v.kind == "row":
+            return f"{v.name}[0, {self.position(self.n)}]"
+        if v.kind == "col":
+            return f"{v.name}[{self.position(self.r)}, 0]"
+        return f"{v.name}[{self.position(self.r)}, {self.position(self.n)}]"
+
+    def made_leaf(self, kind):
+        """A value of ``kind`` read out of a variable of another kind (views, keepdims reductions)."""
+        mats, vecs = self.vars("mat"), self.vars("vec")
+        if kind == "vec":
+            if mats and self.c.chance(0.5):
+                m = self.c.choice(mats)
+                self.features.add("row_of_matrix")
+                return f"{m.name}[{self.position(self.r)}]", m.cap
+            v = self.c.choice(vecs) if vecs else None
+            return (v.name, v.cap) if v else self.made_leaf_from_scalar("vec")
+        if kind == "row":
+            if mats and self.c.chance(0.5):
+                return self.keepdims(self.c.choice(mats), 0)
+            if vecs:
+                v = self.c.choice(vecs)
+                self.features.add("new_axis")
+                return (f"{v.name}[None, :]", v.cap) if self.c.chance(0.5) else (f"{v.name}.reshape(1, {self.n})", v.cap)
+            return self.made_leaf_from_scalar("row")
+        if kind == "col":
+            if mats and self.c.chance(0.7):
+                m = self.c.choice(mats)
                 if self.c.chance(0.5):
-                    self.features.add("mean")
-                    return f"np.mean({v.name})", v.cap
-                self.features.add("sum")
-                return f"np.sum({v.name})", v.cap * self.n
-            if pick == "loopvar":
-                i = self.c.choice(self.vars("int"))
-                self.features.add("loop_var_arith")
-                return f"({i.name} * 0.25)", 0.25 * i.cap
-            value = self.c.const(-2.0, 2.0)
-            return repr(value), abs(value)
-        v = self.c.choice(self.vars("vec"))
-        return v.name, v.cap
+                    return self.keepdims(m, 1)
+                j = self.c.int(0, self.n - 1)
+                self.features.add("slice_col")
+                return f"{m.name}[:, {j}:{j + 1}]", m.cap
+            return self.made_leaf_from_scalar("col")
+        if mats:
+            m = self.c.choice(mats)
+            return m.name, m.cap
+        return self.made_leaf_from_scalar("mat")
+
+    def made_leaf_from_scalar(self, kind):
+        code, bound = self.scalar_leaf()
+        shape = {"vec": f"{self.n}", "row": f"(1, {self.n})", "col": f"({self.r}, 1)", "mat": f"({self.r}, {self.n})"}[kind]
+        self.features.add("ones_times")
+        return f"(np.ones({shape}) * {code})", bound
+
+    def keepdims(self, m, axis):
+        fn = self.c.choice(["sum", "mean", "max", "min"])
+        self.features.add("keepdims")
+        self.features.add(fn)
+        length = self.r if axis == 0 else self.n
+        bound = m.cap * length if fn == "sum" else m.cap
+        return self.squash(f"np.{fn}({m.name}, axis={axis}, keepdims=True)", bound)
 
     def expr(self, kind, depth=2):
         if depth <= 0 or self.c.chance(0.25):
             return self.leaf(kind)
-        pick = self.c.choice(["unary", "binary", "binary", "mix", "call", "reduce"])
+        pick = self.c.choice(["unary", "binary", "binary", "binary", "call", "reduce", "slice"])
         if pick == "unary":
             return self.unary(*self.expr(kind, depth - 1))
         if pick == "binary":
-            return self.binary(self.expr(kind, depth - 1), self.expr(kind, depth - 1))
-        if pick == "mix":  # a scalar and a vector, broadcast
-            if kind == "vec":
-                return self.binary(self.expr("scal", depth - 1), self.expr("vec", depth - 1))
-            return self.binary(self.expr("scal", depth - 1), self.expr("scal", depth - 1))
-        if pick == "reduce" and kind == "scal" and self.vars("vec"):
-            code, bound = self.expr("vec", depth - 1)
-            if self.c.chance(0.5):
-                self.features.add("sum")
-                return self.squash(f"np.sum({code})", bound * self.n)
-            self.features.add("mean")
-            return f"np.mean({code})", bound
+            return self.binary(kind, depth)
+        if pick == "reduce":
+            made = self.reduce(kind, depth)
+            if made is not None:
+                return made
+        if pick == "slice":
+            made = self.slice(kind, depth)
+            if made is not None:
+                return made
         if pick == "call":
             helpers = [h for h in self.helpers if h.returns == kind]
             if helpers:
                 return self.call(self.c.choice(helpers), depth)
         return self.leaf(kind)
+
+    def reduce(self, kind, depth):
+        """A reduction that makes ``kind``: of anything to a scalar, of a matrix over an axis."""
+        fn = self.c.choice(["sum", "mean", "sum", "mean", "max", "min"])
+        if kind == "scal":
+            src = self.c.choice(self.kinds_present() or ["vec"])
+            code, bound = self.expr(src, depth - 1)
+            self.features.add(fn)
+            return self.squash(f"np.{fn}({code})", bound * (self.size(src) if fn == "sum" else 1))
+        if kind == "vec":
+            axis, src, keep = 0, self.c.choice(["mat", "row"]), False
+        elif kind == "row":
+            axis, src, keep = 0, "mat", True
+        elif kind == "col":
+            axis, src, keep = 1, "mat", True
+        else:
+            return None
+        code, bound = self.expr(src, depth - 1)
+        self.features.add(fn)
+        self.features.add("keepdims" if keep else "reduce_axis")
+        length = (self.r if src == "mat" else 1) if axis == 0 else self.n
+        text = f"np.{fn}({code}, axis={axis}{', keepdims=True' if keep else ''})"
+        return self.squash(text, bound * (length if fn == "sum" else 1))
+
+    def slice(self, kind, depth):
+        """A part of a (usually broadcast) result that has ``kind``."""
+        self.features.add("slice_of_result")
+        if kind == "vec":
+            if self.c.chance(0.5):
+                code, bound = self.expr("mat", depth - 1)
+                return f"({code})[{self.c.int(-self.r, self.r - 1)}]", bound
+            code, bound = self.expr("vec", depth - 1)
+            return f"({code})[::-1]", bound
+        if kind == "row":
+            i = self.c.int(0, self.r - 1)
+            code, bound = self.expr("mat", depth - 1)
+            return f"({code})[{i}:{i + 1}]", bound
+        if kind == "col":
+            j = self.c.int(0, self.n - 1)
+            code, bound = self.expr("mat", depth - 1)
+            return f"({code})[:, {j}:{j + 1}]", bound
+        if kind == "mat":
+            code, bound = self.expr("mat", depth - 1)
+            return f"({code})[{self.c.choice(['::-1', ':, ::-1', '...'])}]", bound
+        code, bound = self.expr("mat", depth - 1)
+        return f"({code})[{self.c.int(0, self.r - 1)}, {self.c.int(0, self.n - 1)}]", bound
 
     def unary(self, code, b):
         ops = ["tanh", "sin", "cos", "exp", "arctan", "square", "sqrt1p", "log1p2", "neg", "where"]
@@ -242,22 +396,68 @@ class Generator:
             return f"np.where({code} > 0, {code}, 0.5 * {code})", b
         return f"np.{op}({code})", 1.0
 
-    def binary(self, left, right):
-        (a, ba), (b, bb) = left, right
-        op = self.c.choice(["+", "-", "*", "/"])
-        self.features.add(f"op{op}")
+    def binary(self, kind, depth):
+        """``a op b`` of kind ``kind``, the operands of kinds that broadcast to it."""
+        pairs = PAIRS[kind]
+        if self.c.chance(0.5):  # mostly pairs that broadcast, the seam the kinds are for
+            pairs = [p for p in pairs if p != (kind, kind)] or pairs
+        ka, kb = self.c.choice(pairs)
+        if ka != kb:
+            self.features.add("broadcast")
+            self.features.add(f"broadcast_{ka}_{kb}")
+        (a, ba), (b, bb) = self.operand(ka, kind, depth), self.operand(kb, kind, depth)
+        op = self.c.choice(["+", "-", "*", "/", "+", "-", "*", "/", "maximum", "minimum", "fmax", "fmin",
+                            "where", "clip", "logaddexp", "hypot", "arctan2", "power"])
+        self.features.add(f"op{op}" if len(op) == 1 else op)
         if op == "+":
             return self.squash(f"({a} + {b})", ba + bb)
         if op == "-":
             return self.squash(f"({a} - {b})", ba + bb)
         if op == "*":
             return self.squash(f"({a} * {b})", ba * bb)
-        return f"({a} / (2.0 + np.sin({b})))", ba
+        if op == "/":
+            return f"({a} / (2.0 + np.sin({b})))", ba
+        if op in ("maximum", "minimum", "fmax", "fmin"):
+            return f"np.{op}({a}, {b})", max(ba, bb)
+        if op == "where":
+            form = self.c.choice(["select", "mask_of_a", "mask_of_b"])
+            self.features.add(f"where_{form}")
+            if form == "select":
+                return f"np.where({a} > {b}, {a}, {b})", max(ba, bb)
+            if form == "mask_of_a":
+                return f"np.where({a} > {self.c.const(-0.5, 0.5)}, {a}, {b})", max(ba, bb)
+            other = self.c.const(-1.0, 1.0)  # b's mask broadcasts a branch against a constant
+            return f"np.where({b} > {self.c.const(-0.5, 0.5)}, {a}, {other})", max(ba, abs(other))
+        if op == "clip":  # a lower bound that broadcasts, below the upper one
+            return self.squash(f"np.clip({a}, -0.5 - np.square({b}), 1.0)", max(ba, 0.5 + bb * bb, 1.0))
+        if op == "logaddexp":
+            return self.squash(f"np.logaddexp({a}, {b})", max(ba, bb) + 0.7)
+        if op == "hypot":  # away from (0, 0), where it has no derivative
+            return self.squash(f"np.hypot({a}, 0.5 + np.square({b}))", ba + 0.5 + bb * bb)
+        if op == "arctan2":  # the denominator stays positive: no branch cut
+            return f"np.arctan2({a}, 1.0 + np.square({b}))", math.pi / 2
+        return self.squash(f"np.power(1.0 + np.square({a}), np.tanh({b}))", 1.0 + ba * ba)
+
+    def operand(self, small, kind, depth):
+        """An operand of kind ``small`` for a binary rule of kind ``kind``. One broadcast up to
+        the result is often computed itself, by a broadcasting rule or a keepdims reduction (the
+        seam where late broadcast sums meet the rules that read their operands)."""
+        if small == kind or depth < 1 or not self.c.chance(0.5):
+            return self.expr(small, depth - 1)
+        self.features.add("broadcast_computed_operand")
+        made = self.reduce(small, depth) if small in ("row", "col") and self.c.chance(0.5) else None
+        return made or self.binary(small, max(depth - 1, 1))
 
     def call(self, h, depth):
         if not self.in_main:
             self.features.add("helper_calls_helper")
-        args = [self.squash(*self.expr(kind, depth - 1), limit=3.0)[0] for _, kind in h.params]
+        args = []
+        for _, kind in h.params:
+            if kind == "scal" and self.c.chance(0.2):
+                self.features.add("call_float_literal")
+                args.append(repr(self.c.const(-1.0, 1.0)))
+            else:
+                args.append(self.squash(*self.expr(kind, depth - 1), limit=3.0)[0])
         names = [p for p, _ in h.params]
         style = self.c.choice(["positional", "default", "keyword"])
         if style == "default" and h.default is not None:
@@ -273,15 +473,16 @@ class Generator:
         return f"{h.name}({text})", h.cap
 
     def cond(self):
-        pick = self.c.choice(["scal", "sum", "index"] if self.vars("vec") else ["scal"])
+        present = self.kinds_present()
+        pick = self.c.choice(["scal", "sum", "index"] if present else ["scal"])
         c = self.c.const(-1.0, 1.0)
         op = self.c.choice([">", "<"])
         if pick == "scal":
             code, _ = self.expr("scal", 1)
         elif pick == "sum":
-            code = f"np.sum({self.c.choice(self.vars('vec')).name})"
+            code = f"np.sum({self.c.choice(self.vars(self.c.choice(present))).name})"
         else:
-            code = f"{self.c.choice(self.vars('vec')).name}[{self.c.int(0, self.n - 1)}]"
+            code = self.element(self.c.choice(self.vars(self.c.choice(present))))
         text = f"{code} {op} {c}"
         if self.c.chance(0.15):
             self.features.add("bool_op")
@@ -291,10 +492,14 @@ class Generator:
 
     # ---- statements ----
 
+    def value_kind(self):
+        present = self.kinds_present()
+        return self.c.choice(["scal"] + present + ["vec", "mat"] if present else ["scal"])
+
     def new_var(self):
-        kind = self.c.choice(["vec", "scal"] if self.vars("vec") else ["scal"])
+        kind = self.value_kind()
         code, bound = self.squash(*self.expr(kind))
-        if code.replace("[", " ").split()[0].isidentifier() and code.endswith(("]",)) or code.isidentifier():
+        if code.endswith("]") or code.isidentifier():
             code = f"{code} * 1.0"  # a fresh value, never an alias nor a view
         name = self.fresh("v")
         self.emit(f"{name} = {code}")
@@ -303,13 +508,20 @@ class Generator:
         self.features.add("assign")
 
     def update_var(self):
-        targets = [v for v in self.env if v.kind in ("vec", "scal") and not (v.buf or v.param or v.view)]
+        targets = [v for v in self.env if v.kind in _SHAPE and not (v.buf or v.param or v.view)]
         if not targets:
             return self.new_var()
         v = self.c.choice(targets)
         v.updated = True
         form = self.c.choice(["tanh", "blend", "mul_cos", "aug_mul", "aug_div", "aug_add", "aug_sub"])
-        e, _ = self.expr(v.kind if form == "tanh" or self.c.chance(0.7) else "scal")  # kinds never change
+        if form == "tanh":
+            kind = v.kind  # kinds never change
+        else:  # a smaller kind broadcast into v's
+            smaller = [k for k in _SHAPE if fits(k, v.kind) and k != v.kind]
+            kind = v.kind if not smaller or self.c.chance(0.5) else self.c.choice(smaller)
+            if kind != v.kind:
+                self.features.add("update_broadcast")
+        e, _ = self.expr(kind)
         self.features.add(f"update_{form}")
         if form == "tanh":
             self.emit(f"{v.name} = np.tanh({e})")
@@ -328,24 +540,38 @@ class Generator:
 
     def new_buffer(self):
         name = self.fresh("b")
-        vecs = self.vars("vec")
-        if vecs and self.c.chance(0.3):
-            v = self.c.choice(vecs)
+        kind = "mat" if self.c.chance(0.35) else "vec"
+        sources = self.vars(kind)
+        if sources and self.c.chance(0.3):
+            v = self.c.choice(sources)
             self.emit(f"{name} = {v.name}.copy()")
-            self.env.append(Var(name, "vec", max(1.0, v.cap), buf=True))
+            self.env.append(Var(name, kind, max(1.0, v.cap), buf=True))
             self.features.add("buffer_copy")
         else:
-            self.emit(f"{name} = np.zeros({self.n})")
-            self.env.append(Var(name, "vec", 1.0, buf=True))
+            shape = f"{self.n}" if kind == "vec" else f"({self.r}, {self.n})"
+            self.emit(f"{name} = np.zeros({shape})")
+            self.env.append(Var(name, kind, 1.0, buf=True))
             self.features.add("buffer_zeros")
+        if kind == "mat":
+            self.features.add("buffer_matrix")
+
+    def fancy(self, b):
+        """An integer-array index into ``b``'s first axis (repeats allowed: the last write wins)."""
+        length = self.n if b.kind == "vec" else self.r
+        picks = [str(self.c.int(0, length - 1)) for _ in range(self.c.int(1, 3))]
+        if self.c.chance(0.3):
+            return f"np.array([{', '.join(picks)}])"
+        return f"[{', '.join(picks)}]"
 
     def write_buffer(self):
-        bufs = self.vars("vec", buf=True)
+        bufs = self.vars("vec", buf=True) + self.vars("mat", buf=True)
         if not bufs:
             return self.new_buffer()
         b = self.c.choice(bufs)
-        form = self.c.choice(["set", "set_loop", "slice_add", "mul", "blend", "mask"])
+        form = self.c.choice(["set", "set_loop", "slice_add", "mul", "blend", "mask", "fancy_add"])
         self.features.add(f"write_{form}")
+        if b.kind == "mat":
+            return self.write_matrix(b, form)
         ints = self.vars("int")
         if form == "set_loop" and ints:
             i = self.c.choice(ints)
@@ -366,6 +592,37 @@ class Generator:
             i = self.c.int(0, self.n - 1)
             e, _ = self.expr("scal")
             self.emit(f"{b.name}[{i}] += 0.5 * (np.tanh({e}) - {b.name}[{i}])")
+        elif form == "fancy_add":
+            idx = self.fancy(b)
+            e, _ = self.expr("scal")
+            self.emit(f"{b.name}[{idx}] += 0.5 * (np.tanh({e}) - {b.name}[{idx}])")
+        else:
+            self.emit(f"{b.name}[{b.name} < 0] = 0.0")
+
+    def write_matrix(self, b, form):
+        i = self.c.int(0, self.r - 1)
+        if form in ("set", "set_loop"):
+            e, _ = self.expr("vec")
+            self.emit(f"{b.name}[{self.position(self.r)}] = np.tanh({e})")
+        elif form == "slice_add":
+            lo = self.c.int(0, self.r - 1)
+            hi = self.c.int(lo + 1, self.r)
+            kind = self.c.choice(["vec", "row", "mat"])
+            e, _ = self.expr(kind)
+            part = f"[{lo}:{hi}]" if kind == "mat" else ""  # the rows that fit the slice
+            self.emit(f"{b.name}[{lo}:{hi}] += 0.5 * (np.tanh({e}){part} - {b.name}[{lo}:{hi}])")
+        elif form == "mul":
+            j = self.c.int(0, self.n - 1)
+            e, _ = self.expr("col")
+            self.emit(f"{b.name}[:, {j}:{j + 1}] *= np.cos({e})")
+        elif form == "blend":
+            e, _ = self.expr("scal")
+            j = self.c.int(0, self.n - 1)
+            self.emit(f"{b.name}[{i}, {j}] += 0.5 * (np.tanh({e}) - {b.name}[{i}, {j}])")
+        elif form == "fancy_add":
+            idx = self.fancy(b)
+            e, _ = self.expr(self.c.choice(["vec", "row", "scal"]))
+            self.emit(f"{b.name}[{idx}] += 0.5 * (np.tanh({e}) - {b.name}[{idx}])")
         else:
             self.emit(f"{b.name}[{b.name} < 0] = 0.0")
 
@@ -382,8 +639,8 @@ class Generator:
 
     def for_statement(self, depth):
         i = self.fresh("i")
-        vecs = self.vars("vec")
-        options = ["range", "range2", "reversed"] + (["range_k"] if self.in_main else []) + (["array", "enumerate"] if vecs else [])
+        seqs = self.vars("vec") + self.vars("mat")
+        options = ["range", "range2", "reversed"] + (["range_k"] if self.in_main else []) + (["array", "enumerate"] if seqs else [])
         pick = self.c.choice(options)
         self.features.add(f"for_{pick}")
         if self.loop_depth:
@@ -406,25 +663,28 @@ class Generator:
             self.emit(f"for {i} in range(k):")
             index = Var(i, "int", 4)
         elif pick == "array":
-            v = self.iterable(vecs)
+            v = self.iterable(seqs)
             self.emit(f"for {i} in {v.name}:")
-            index, element = None, Var(i, "scal", v.cap, view=True)
+            index, element = None, Var(i, "scal" if v.kind == "vec" else "vec", v.cap, view=True)
         else:
-            v = self.iterable(vecs)
+            v = self.iterable(seqs)
             e = self.fresh("e")
             self.emit(f"for {i}, {e} in enumerate({v.name}):")
-            index, element = Var(i, "int", self.n), Var(e, "scal", v.cap, view=True)
+            length = self.n if v.kind == "vec" else self.r
+            index, element = Var(i, "int", length), Var(e, "scal" if v.kind == "vec" else "vec", v.cap, view=True)
+        if element is not None and element.kind == "vec":
+            self.features.add("for_rows")
         self.loop_body(depth, [x for x in (index, element) if x is not None])
 
     def appended(self, kind, depth=2):
         code, _ = self.squash(*self.expr(kind, depth))
         # a fresh value: sourcegrad refuses to update in place an array a live list holds
-        return f"{code} * 1.0" if code.isidentifier() else code
+        return f"{code} * 1.0" if code.isidentifier() or code.endswith("]") else code
 
     def list_statement(self, depth):
         """A list built with append in a loop, consumed once by np.stack or sum."""
         name = self.fresh("l")
-        kind = self.c.choice(["vec", "scal"])
+        kind = self.value_kind()
         self.emit(f"{name} = []")
         self.emit(f"{name}.append({self.appended(kind, 1)})")
         i = self.fresh("i")
@@ -451,7 +711,7 @@ class Generator:
         """``a, b = b, a`` on two variables of one kind (both capped at 1, so caps stay true)."""
         # In a loop, sourcegrad cannot tell after how many swaps which name holds which object, so it
         # would refuse a later in-place update of either (safe, but the program would be wasted).
-        for kind in ("vec", "scal") if not self.loop_depth else ():
+        for kind in ("vec", "scal", "mat", "row", "col") if not self.loop_depth else ():
             # names bound to the same object as another live name (views) may not be updated in place
             pool = [v for v in self.vars(kind) if v.cap == 1.0 and not (v.buf or v.param or v.view)]
             if len(pool) >= 2:
@@ -461,11 +721,11 @@ class Generator:
                 return
         self.new_var()
 
-    def iterable(self, vecs):
+    def iterable(self, seqs):
         # Mostly parameters: sourcegrad refuses writes to an array after a loop over it (the
         # loop element might have been a view), which would make many programs refused.
-        params = [v for v in vecs if v.param]
-        return self.c.choice(params if params and self.c.chance(0.8) else vecs)
+        params = [v for v in seqs if v.param]
+        return self.c.choice(params if params and self.c.chance(0.8) else seqs)
 
     def while_statement(self, depth):
         j = self.fresh("j")
@@ -508,12 +768,51 @@ class Generator:
         with _Block(self):
             self.emit(f"return {self.result(self.returns)}")
 
+    def nested_exit(self):
+        """An early ``return`` from a ``while`` inside a ``for``, whose body writes a buffer
+        allocated afresh in every iteration with a fancy-index ``+=``."""
+        self.features.add("nested_exit" if self.in_main else "helper_nested_exit")
+        i, j, b = self.fresh("i"), self.fresh("j"), self.fresh("b")
+        self.emit(f"for {i} in range({self.c.int(1, 3)}):")
+        self.loop_depth += 1
+        with _Block(self):
+            self.env.append(Var(i, "int", 3))
+            kind = "mat" if self.c.chance(0.3) else "vec"
+            self.emit(f"{b} = np.zeros({self.n if kind == 'vec' else (self.r, self.n)})")
+            buf = Var(b, kind, 1.0, buf=True)
+            self.env.append(buf)
+            self.emit(f"{j} = 0")
+            self.emit(f"while {j} < {self.c.int(1, 3)}:")
+            self.loop_depth += 1
+            with _Block(self):
+                self.emit(f"{j} += 1")
+                self.env.append(Var(j, "int", 4))
+                idx = self.fancy(buf)
+                e, _ = self.expr("scal" if kind == "vec" else self.c.choice(["vec", "row", "scal"]))
+                self.emit(f"{b}[{idx}] += 0.5 * (np.tanh({e}) - {b}[{idx}])")
+                self.features.add("write_fancy_add")
+                if self.c.chance(0.5):
+                    self.statement(0)
+                self.emit(f"if {self.cond()}:")
+                with _Block(self):
+                    if self.returns == kind and self.c.chance(0.5):
+                        self.features.add("return_buffer")  # the buffer itself, written no more
+                        self.emit(f"return {b}")
+                    else:
+                        self.emit(f"return {self.result(self.returns)}")
+            self.loop_depth -= 1
+            if self.c.chance(0.5):
+                self.statement(0)
+        self.loop_depth -= 1
+
     def statement(self, depth):
         options = ["new", "new", "update", "update", "buffer", "write", "write", "swap"]
         if depth > 0:
             options += ["if", "if", "for", "while", "list"]
             if self.loop_depth >= 2:
                 options = [o for o in options if o not in ("for", "while", "list")]
+            elif not self.loop_depth:
+                options.append("nested_exit")
         options.append("return")
         pick = self.c.choice(options)
         if pick == "new":
@@ -534,6 +833,8 @@ class Generator:
             self.list_statement(depth)
         elif pick == "swap":
             self.swap()
+        elif pick == "nested_exit":
+            self.nested_exit()
         elif self.c.chance(0.5):
             self.early_return()
         else:
@@ -544,24 +845,24 @@ class Generator:
             self.statement(depth)
 
     def result(self, kind="scal"):
-        """A scalar (or vector) made from up to three live variables."""
-        live = [v for v in self.env if v.kind in ("vec", "scal")]
+        """A value of ``kind`` made from up to three live variables (summed where larger)."""
+        live = [v for v in self.env if v.kind in _SHAPE and (kind == "scal" or fits(v.kind, kind))]
         recent = live[-4:]  # mostly what was computed last, so the gradient flows through the body
-        picks = [self.c.choice(recent if self.c.chance(0.7) else live) for _ in range(self.c.int(1, 3))]
+        picks = [self.c.choice(recent if self.c.chance(0.7) else live) for _ in range(self.c.int(1, 3))] if live else []
         terms = []
         bound = 0.0
         for v in picks:
             w = self.c.const(-1.0, 1.0)
-            if v.kind == "vec" and kind != "vec":
+            if v.kind != "scal" and kind == "scal":
                 terms.append(f"{w} * np.sum({v.name})")
-                bound += abs(w) * v.cap * self.n
+                bound += abs(w) * v.cap * self.size(v.kind)
             else:
                 terms.append(f"{w} * {v.name}")
                 bound += abs(w) * v.cap
-        if kind == "vec" and not any(v.kind == "vec" for v in picks):
-            v = self.c.choice(self.vars("vec"))
-            terms.append(f"0.5 * {v.name}")
-            bound += 0.5 * v.cap
+        if not any(v.kind == kind for v in picks):
+            code, b = self.leaf(kind)
+            terms.append(f"0.5 * {code}")
+            bound += 0.5 * b
         self.result_bound = max(self.result_bound, bound)
         return " + ".join(terms)
 
@@ -579,15 +880,13 @@ class Generator:
         return self.lines
 
     def helper(self, k):
-        kinds = [self.c.choice(["vec", "scal"]) for _ in range(2)]
-        if "vec" not in kinds:
-            kinds[0] = "vec"
+        kinds = ["vec", self.c.choice(["vec", "scal", "scal", "mat", "row", "col"])]
         params = [Var(f"a{k}", kinds[0], 3.0, param=True), Var(f"c{k}", kinds[1], 3.0, param=True)]
         default = None
         if self.c.chance(0.5):
             default = repr(self.c.const(-1.0, 1.0))
             params.append(Var(f"d{k}", "scal", 1.0, param=True))
-        returns = self.c.choice(["vec", "scal"])
+        returns = self.c.choice(["vec", "scal", "scal", "mat", "row"])
         self.in_main = False
         body = self.function(params, returns, self.c.int(1, 3))
         names = [v.name if v.name != f"d{k}" else f"d{k}={default}" for v in params]
@@ -603,12 +902,12 @@ class Generator:
             helpers.append(h)
         self.in_main = True
         params = [Var("x", "vec", 1.5, param=True), Var("y", "vec", 1.5, param=True),
-                  Var("s", "scal", 1.0, param=True)]
+                  Var("s", "scal", 1.0, param=True), Var("w", "mat", 1.5, param=True)]
         body = self.function(params, "scal", self.c.int(2, self.max_statements))
-        parts = ["import numpy as np", "", "", "def f(x, y, s, k):"] + body
+        parts = ["import numpy as np", "", "", "def f(x, y, s, k, w):"] + body
         for h in reversed(helpers):  # defined after the caller; later helpers call earlier ones
             parts += ["", "", h.source]
-        return Program("\n".join(parts) + "\n", self.n, set(self.features))
+        return Program("\n".join(parts) + "\n", self.n, set(self.features), self.r)
 
 
 def generate(chooser, max_statements=8):
