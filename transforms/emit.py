@@ -2,14 +2,18 @@
 
 Guarantees: the code is compiled under a name like ``<sourcegrad: module.f vjp>`` and registered
 in ``linecache``, so tracebacks, ``pdb`` and ``inspect.getsource`` show the generated lines; no
-file is written. The generated function's globals are the user function's globals (so the
-forward reads module names live, as the user's code does); the names the adjoint templates use
-(``np``, ``unbroadcast``, ...) and the user function's closure values are bound as closure cells
-of a factory, renamed where they would shadow a name of the user's.
+file is written. The generated function's globals are the user function's globals and its
+closure holds the user's own cells (of the function and of inlined helpers), so it reads every
+captured value live, as the user's code does; the names the adjoint templates use (``np``,
+``unbroadcast``, ...) are bound as closure cells of a factory, renamed where they would shadow a
+name of the user's. ``guard`` compiles the check that what the compile decided from captured
+values still holds (``captures.py``); a ``vjp``'s pullback refuses to run when a captured operand
+was rebound after its forward.
 """
 
 from __future__ import annotations
 
+import builtins
 import itertools
 import linecache
 import os
@@ -17,7 +21,10 @@ import re
 import types
 from dataclasses import dataclass
 
+from sourcegrad.errors import PullbackError
+
 from . import ir
+from .captures import KEY as _CAPTURES
 
 
 _counter = itertools.count()
@@ -30,6 +37,12 @@ class Compiled:
     filename: str  # the linecache name
     line_map: dict  # generated line -> ir.Pos of the user's statement
     first_line: int  # line of the displayed function within the compiled text
+    guard: object = None  # () -> bool: do the captured values the compile decided from still hold?
+    reads: tuple = ()  # the captures.Read values the guard checks
+
+    def changed(self):
+        """The captured names whose values no longer hold what the compile decided from."""
+        return [r.describe() for r in self.reads if not _holds(r)]
 
     def user_line(self, line):
         """The user's position a generated line comes from (the nearest mapped line above)."""
@@ -116,28 +129,30 @@ def _add_lines(add, body, depth):
 
 def load(fn, qualname, mode, lines, names, user_names):
     """Compile the rendered lines and return a ``Compiled``. ``names``: what the generated code
-    needs bound beyond the user's globals (runtime helpers, template names, inlined functions'
-    module-level values)."""
+    needs bound beyond the user's globals (runtime helpers, template names, defaults), and under
+    ``captures.KEY`` the ``Captures`` of the compile: the helpers' cells it reads and the modules
+    it reads other modules' globals through."""
+    names = dict(names)
+    captures = names.pop(_CAPTURES, None)
+    fn = _underlying(fn)
+    code = fn.__code__
+    cells = dict(zip(code.co_freevars, fn.__closure__ or ()))
+    if captures is not None:
+        cells.update(captures.cells)
+        names.update(captures.objects)
     namespace = {}
     renames = {}
     g = fn.__globals__
     for n in sorted(names):
         obj = names[n]
-        if n in user_names or (n in g and g[n] is not obj):
+        if n in user_names or n in cells or (n in g and g[n] is not obj):
             renames[n] = f"_sg_{n}"
         namespace[renames.get(n, n)] = obj
-    closure = {}
-    code = fn.__code__
-    for n, cell in zip(code.co_freevars, fn.__closure__ or ()):
-        try:
-            closure[n] = cell.cell_contents
-        except ValueError:
-            continue
     texts = [t for t, _ in lines]
     if renames:
         pattern = re.compile(r"(?<![\w.])(" + "|".join(map(re.escape, renames)) + r")\b")
         texts = [pattern.sub(lambda m: renames[m.group(1)], t) for t in texts]
-    factory_params = sorted(set(namespace) | set(closure))
+    factory_params = sorted(set(namespace) | set(cells))
     header = f"def _factory({', '.join(factory_params)}):"
     body = ["    " + t for t in texts]
     inner_name = texts[0][4: texts[0].index("(")]
@@ -147,10 +162,126 @@ def load(fn, qualname, mode, lines, names, user_names):
     module_code = compile(full, filename, "exec")
     factory_code = next(c for c in module_code.co_consts if isinstance(c, types.CodeType))
     factory = types.FunctionType(factory_code, g, "_factory")
-    args = {**closure, **namespace}
-    generated = factory(**{k: args[k] for k in factory_params})
-    generated.__defaults__ = fn.__defaults__
+    made = factory(**{k: namespace.get(k) for k in factory_params})
+    # The same code, with the user's own cells where it reads a closure variable: live reads.
+    closure = tuple(cells.get(n, c) for n, c in zip(made.__code__.co_freevars, made.__closure__ or ()))
+    generated = types.FunctionType(made.__code__, g, made.__name__, fn.__defaults__, closure or None)
+    generated.__qualname__ = made.__qualname__
     line_map = {i + 2: pos for i, (_, pos) in enumerate(lines) if pos is not None}
-    compiled = Compiled(generated, "\n".join(texts) + "\n", filename, line_map, 2)
+    reads = tuple(captures.reads.values()) if captures is not None else ()
+    if mode == "vjp":
+        generated = _pullback_checked(generated, reads, filename)
+    compiled = Compiled(generated, "\n".join(texts) + "\n", filename, line_map, 2, guard(reads, filename), reads)
     REGISTRY[filename] = compiled
     return compiled
+
+
+def _underlying(fn):
+    """The function whose source is read: a ``functools.wraps`` wrapper's wrapped function."""
+    while isinstance(getattr(fn, "__wrapped__", None), types.FunctionType):
+        fn = fn.__wrapped__
+    return fn
+
+
+_CHECKS = {
+    "is": "{read} is {value}",
+    "eq": "(type({read}) is {type} and {read} == {value})",
+    "type": "type({read}) is {value}",
+    "absent": "{name!r} not in {where}",
+}
+
+
+def guard(reads, filename="<sourcegrad guard>"):
+    """A function of no arguments that is True while every read holds what the compile saw (one
+    expression of dict lookups and identity tests), or None when there is nothing to check."""
+    if not reads:
+        return None
+    params, terms, wheres = {}, [], {}
+    for k, r in enumerate(reads):
+        where = wheres.get(id(r.where))
+        if where is None:
+            where = wheres[id(r.where)] = f"_w{len(wheres)}"
+            params[where] = r.where
+        read = _read_text(r, where)
+        params[f"_v{k}"] = r.value
+        if r.check == "eq":
+            params[f"_t{k}"] = type(r.value)
+        terms.append(_CHECKS[r.check].format(read=read, value=f"_v{k}", type=f"_t{k}", name=r.name, where=where))
+    text = (f"def _factory({', '.join(params)}):\n"
+            f"    def guard():\n"
+            f"        try:\n"
+            f"            return {' and '.join(terms)}\n"
+            f"        except Exception:\n"
+            f"            return False\n"
+            f"    return guard\n")
+    return _made(text, filename, params)
+
+
+def _pullback_checked(vjp, reads, filename):
+    """``vjp`` whose pullback refuses to run when a captured value it reads (an operand: a float,
+    an array, an integer) was rebound after the forward ran: the backward reads captured values
+    when it runs, and would pair the old forward with the new value."""
+    operands = tuple(r for r in reads if r.check in ("type", "eq"))
+    if not operands:
+        return vjp
+    current = _reader(operands, filename)
+
+    def checked_vjp(*args, **kwargs):
+        before = current()
+        value, pullback = vjp(*args, **kwargs)
+
+        def checked_pullback(cotangent):
+            now = current()
+            changed = [r.describe() for r, a, b in zip(operands, before, now) if not _same_value(a, b)]
+            if changed:
+                raise PullbackError(
+                    f"{', '.join(changed)} changed between the forward and this pullback: the backward would read "
+                    "the new value against the old forward. Call the vjp function again after rebinding it.")
+            return pullback(cotangent)
+
+        return value, checked_pullback
+
+    return checked_vjp
+
+
+def _same_value(a, b):
+    return a is b or (type(a) is type(b) and type(a) in (int, float, bool, str, complex) and a == b)
+
+
+def _reader(reads, filename):
+    """A function of no arguments that returns the current value of each read (None where it
+    cannot be read)."""
+    params, items, wheres = {}, [], {}
+    for r in reads:
+        where = wheres.get(id(r.where))
+        if where is None:
+            where = wheres[id(r.where)] = f"_w{len(wheres)}"
+            params[where] = r.where
+        items.append(_read_text(r, where))
+    text = (f"def _factory({', '.join(params)}):\n"
+            f"    def read():\n"
+            f"        try:\n"
+            f"            return ({', '.join(items)},)\n"
+            f"        except Exception:\n"
+            f"            return ({'None, ' * len(items)})\n"
+            f"    return read\n")
+    return _made(text, filename, params)
+
+
+def _read_text(r, where):
+    if isinstance(r.where, types.CellType):
+        read = f"{where}.cell_contents"
+    else:
+        read = f"{where}[{r.name!r}]" if type(r.where) is dict else f"{where}.{r.name}"
+    return read + "".join(f".{a}" for a in r.attrs)
+
+
+def _made(text, filename, params):
+    code = compile(text, filename.replace("<sourcegrad:", "<sourcegrad guard:"), "exec")
+    factory = types.FunctionType(next(c for c in code.co_consts if isinstance(c, types.CodeType)), {"__builtins__": builtins})
+    return factory(**params)
+
+
+def _holds(read):
+    """Does one read still hold? (The slow path, for messages.)"""
+    return guard((read,))()

@@ -25,6 +25,7 @@ from sourcegrad.runtime import Context, Function, index_join, no_grad
 
 from . import fence, ir
 from . import rules as R
+from .captures import KEY as _CAPTURES, Captures, is_library
 from .exits import lower_exits
 from .naming import Naming
 from .source import get_source
@@ -150,12 +151,15 @@ class Normalizer:
             self.naming.root_locals = self.locals
             self.extra_ns = {}  # names the generated code needs beyond the user's globals
             self.inlining = [self.fn]
+            self.captures = self.extra_ns[_CAPTURES] = Captures(self.fn, self.locals, self.naming, R.NAMESPACE)
             self.rename = self._avoid_generated_names(tree)
         else:
             self.naming = parent.naming
             self.extra_ns = parent.extra_ns
+            self.captures = parent.captures
             self.inlining = parent.inlining + [self.fn]
             self.rename = self._inline_names(finder.all_names)
+        self.captures.record_function(self.fn)
 
     def _avoid_generated_names(self, tree):
         """Rename the user's locals that are spelled like a name the generated code uses."""
@@ -167,26 +171,25 @@ class Normalizer:
         return {n: self.naming.unique(f"{n}_") for n in sorted(self.locals & reserved)}
 
     def _inline_names(self, all_names):
-        """Fresh names for an inlined function's locals, and aliases for its module-level names
-        where the root function's module would read them differently."""
+        """Fresh names for an inlined function's locals, and live reads of what it captures: its
+        closure variables through its own cells, its module's globals through that module
+        (``captures.Captures.spell``)."""
         rename = {n: self.naming.unique(n) for n in sorted(self.locals)}
-        root_globals = self.inlining[0].__globals__
         code = self.fn.__code__
         cells = dict(zip(code.co_freevars, self.fn.__closure__ or ()))
+        g = self.fn.__globals__
         for n in sorted(all_names - self.locals):
             if n in cells:
-                value = cells[n].cell_contents
-            elif n in self.fn.__globals__:
-                value = self.fn.__globals__[n]
+                where = cells[n]
+            elif n in g:
+                where = g
+            elif hasattr(builtins, n):
+                where = None
             else:
-                continue  # a builtin, or an attribute/keyword name: read as written
-            if n in root_globals and root_globals[n] is value and n not in self.naming.root_locals:
-                continue
-            alias = self.naming.unique(f"{n}_") if n in self.naming.taken else n
-            self.naming.taken.add(alias)
-            self.extra_ns[alias] = value
-            if alias != n:
-                rename[n] = alias
+                continue  # not defined: refused where it is used
+            spelled = self.captures.spell(n, where, g.get(n) if where is g else None)
+            if spelled != n:
+                rename[n] = spelled
         return rename
 
     def _local(self, name):
@@ -577,7 +580,7 @@ class Normalizer:
             return None
         if _find(s.body, (cst.Break, cst.Continue, cst.Return)) is not None:
             return None
-        bounds = []
+        bounds, captured = [], []
         for a in it.args:
             v = a.value
             if a.keyword is not None or a.star:
@@ -587,14 +590,19 @@ class Normalizer:
             elif isinstance(v, cst.UnaryOperation) and isinstance(v.operator, cst.Minus) and isinstance(v.expression, cst.Integer):
                 bounds.append(-int(v.expression.evaluated_value))
             elif isinstance(v, (cst.Name, cst.Attribute)) and not self._is_local_expr(v):
-                value = self._static_value(v)
+                value = self._static_value(v, record=False)
                 if type(value) is not int:
                     return None
                 bounds.append(value)
+                captured.append(v)
             else:
                 return None
         trips = range(*bounds)
-        return list(trips) if len(trips) <= self.options.get("unroll", 0) else None
+        if len(trips) > self.options.get("unroll", 0):
+            return None  # a loop: its bounds are read when it runs
+        for v in captured:  # unrolled: the code holds the bounds' values, so they must stay
+            self._static_value(v)
+        return list(trips)
 
     def _unroll(self, s, trips, pos):
         """A loop with a small trip count known now: its body once per value, in order."""
@@ -1042,12 +1050,18 @@ class Normalizer:
             fence.refuse(self.src, node, msg=f"cannot call {callee.__qualname__} with these arguments: {e}",
                          hint=f"call it as its signature says: {callee.__name__}{inspect.signature(callee)}")
         pos = self._pos(node)
+        written = _written_into(src.ast_fn)
         for p in child.params:
             if p in bound.arguments:
                 value = bound.arguments[p]
             else:
                 value = self._constant(bound.signature.parameters[p].default, p)
-            if p in child.assigned:
+            if p in written and isinstance(value, ir.Const):  # a module-level or closure value, or a default
+                what = value.render() if p in bound.arguments else "its default value"
+                fence.refuse(self.src, node, msg=f"{callee.__qualname__} writes into its parameter {p!r}, which "
+                             f"is bound to {what}, a value from outside the function",
+                             hint=f"pass a copy: {callee.__name__}(np.copy(...))")
+            if p in child.assigned or p in written:  # (u[0] = 0.0 writes through a name of its own)
                 self._emit(ir.Assign(child._local(p), self._copy_op(value), pos))
             else:  # never rebound in the callee: read the argument itself
                 child.subst[p] = value
@@ -1065,8 +1079,9 @@ class Normalizer:
         return alias
 
     def _constant(self, value, hint):
-        """An atom for a Python value known at compile time (a default argument)."""
-        if value is None or type(value) in (bool, int, float, str):
+        """An atom for a Python value known at compile time (a default argument): its literal
+        where its repr is one, otherwise a name bound to it (``inf``, ``nan``, an array)."""
+        if value is None or type(value) in (bool, int, str) or (type(value) is float and _INF > abs(value)):
             return ir.Const(value, repr(value))
         alias = self.naming.unique(f"_{hint}_default")
         self.extra_ns[alias] = value
@@ -1102,32 +1117,53 @@ class Normalizer:
             return self._static_value(func)
         return None
 
-    def _static_value(self, node):
+    def _static_value(self, node, record=True):
+        """The value of a module-level or closure name, or of an attribute chain of one. Unless
+        ``record`` is False, the compile decides from it: it goes to the captures, whose guard
+        recompiles when it changes (``captures.py``)."""
+        value, read = self._resolve(node)
+        if record and read is not None:
+            where, name, attrs, read_value, _ = read
+            self.captures.record(where, name, attrs, read_value)
+        return value
+
+    def _resolve(self, node):
+        """(value, read): read is (where, name, attrs, the value read, cut) for the part of the
+        chain a guard checks, None for a builtin. The chain is cut after a library module
+        (``np.tanh`` is checked as ``np``: numpy's attributes are trusted to stay)."""
         if isinstance(node, cst.Name):
             return self._lookup_global(node)
         if isinstance(node, cst.Attribute):
-            base = self._static_value(node.value)
+            base, read = self._resolve(node.value)
             try:
-                return getattr(base, node.attr.value)
+                value = getattr(base, node.attr.value)
             except AttributeError:
                 fence.refuse(self.src, node, msg=f"{_code(node)} does not exist",
                              hint=_did_you_mean(base, node.attr.value))
+            if read is not None and not read[4]:
+                read = (read[0], read[1], read[2] + (node.attr.value,), value, _trusted(value))
+            return value, read
         fence.refuse(self.src, node)
 
     def _lookup_global(self, node):
+        """A name the function does not bind: (value, read) from its closure, globals or builtins."""
         name = node.value
         fn = self.fn
         code = fn.__code__
         if name in code.co_freevars and fn.__closure__:
+            cell = fn.__closure__[code.co_freevars.index(name)]
             try:
-                return fn.__closure__[code.co_freevars.index(name)].cell_contents
+                value = cell.cell_contents
+                return value, (cell, name, (), value, _trusted(value))
             except ValueError:
                 pass
         g = fn.__globals__
         if name in g:
-            return g[name]
+            value = g[name]
+            return value, (g, name, (), value, _trusted(value))
         if hasattr(builtins, name):
-            return getattr(builtins, name)
+            self.captures.record(g, name, (), None, "absent")
+            return getattr(builtins, name), None
         fence.refuse(self.src, node, msg=f"name {name!r} is not defined", hint="define it before differentiating")
 
     def _copy_op(self, atom):
@@ -1179,6 +1215,27 @@ def _did_you_mean(obj, name):
 
     close = difflib.get_close_matches(name, [n for n in dir(obj) if not n.startswith("_")], n=1)
     return f"did you mean {close[0]}?" if close else f"{getattr(obj, '__name__', obj)!s} has no attribute {name!r}"
+
+
+_INF = float("inf")
+
+
+def _trusted(value):
+    """Is ``value`` a library module, whose attributes a guard need not check?"""
+    return isinstance(value, types.ModuleType) and is_library(value)
+
+
+def _written_into(afn):
+    """Names an ``ast`` function assigns into by subscript (``u[0] = 0.0``, ``u[i] += v``)."""
+    out = set()
+    for node in ast.walk(afn):
+        targets = node.targets if isinstance(node, ast.Assign) else (
+            [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else [])
+        for t in targets:
+            for sub in ast.walk(t):
+                if isinstance(sub, ast.Subscript) and isinstance(sub.value, ast.Name):
+                    out.add(sub.value.id)
+    return out
 
 
 def _is_users(fn):

@@ -1,0 +1,170 @@
+"""What a compiled gradient reads from outside the function: names, and what they were read for.
+
+Expects: the normalizer reports every name it resolves outside the function (``record``) and asks
+here how the generated code is to spell a captured name (``spell``). Guarantees:
+
+- The generated code reads every captured value live, as the user's code does: the root
+  function's globals as written (its own globals), closure variables through the user's own cells
+  (``emit.load`` installs them in the generated function's closure), another module's globals
+  through that module (``config.BETA``), a builtin shadowed by a local through ``builtins``.
+  So rebinding a minibatch variable in an enclosing ``fit()`` or an annealed coefficient in a
+  config module changes the gradient as it changes the function.
+- What the compiler *decided* from a captured value is recorded as a ``Read`` with the check
+  that keeps the decision true: the object itself for what is called (a function, a module, a
+  class), the type and value for integers, strings and other small constants (loop bounds,
+  axes, shapes, literal options), the type alone for floats, arrays and other data (an operand
+  read live: only whether it is a Python number or an array mattered). ``emit.guard`` turns the
+  reads into one expression checked before each call; when it fails the gradient is compiled
+  again (``sourcegrad.api``).
+"""
+
+from __future__ import annotations
+
+import builtins
+import sys
+import types
+from dataclasses import dataclass
+
+KEY = "<captures>"  # the Captures' key in the normalizer's extra namespace (never an identifier)
+
+
+@dataclass(frozen=True, eq=False)
+class Read:
+    """``where[name].attrs...`` holds what it held at compile time, as ``check`` says."""
+
+    where: object  # the globals dict or the cell the name was read from, or an object it is an attribute of
+    name: str
+    attrs: tuple  # the attribute chain after the name (``cfg.scale``)
+    check: str  # "is" | "eq" (same type, equal) | "type" (same type) | "absent" (a builtin: name unbound)
+    value: object  # the object ("is", "eq"), or its type ("type": no array is kept alive by a guard)
+
+    def describe(self):
+        return ".".join((self.name,) + self.attrs)
+
+
+def check_of(value):
+    """How a captured value must stay for the compiled code to stay right (see the module doc)."""
+    if isinstance(value, (types.MethodType, types.BuiltinMethodType)) and not isinstance(
+            getattr(value, "__self__", None), types.ModuleType):
+        return "eq"  # a bound method is a new object at each attribute read; equal methods share self and function
+    if isinstance(value, types.ModuleType) or callable(value):
+        return "is"
+    t = type(value)
+    if t in (int, bool, str, type(None)) or (t is tuple and all(type(v) in (int, bool, str, type(None)) for v in value)):
+        return "eq"
+    return "type"
+
+
+def is_library(module):
+    """numpy, scipy, the standard library and sourcegrad: modules whose attributes we trust not
+    to be rebound while a program runs (so ``np.tanh`` costs one check, of ``np``)."""
+    top = (getattr(module, "__name__", "") or "").partition(".")[0]
+    return top in sys.stdlib_module_names or top in ("numpy", "scipy", "sourcegrad")
+
+
+class Captures:
+    """Shared by a root normalizer and the normalizers of the helpers inlined into it."""
+
+    def __init__(self, root, root_locals, naming, reserved=()):
+        self.reads = {}  # (id(where), name, attrs, check) -> Read
+        self.cells = {}  # name in the generated code -> the user's cell it reads
+        self.objects = {}  # name in the generated code -> the module it reads attributes of
+        self.naming = naming
+        self.globals = root.__globals__
+        # What each name the generated code spells as written means, the root's own reads first:
+        # ("cell", id) a closure cell, ("globals", id) the root's globals, ("builtins",), or
+        # ("object", id) an object the generated code binds itself (template names, module aliases).
+        self._meaning = {n: ("object", id(obj)) for n, obj in dict(reserved).items()}
+        cells = dict(zip(root.__code__.co_freevars, root.__closure__ or ()))
+        for n in naming.taken - set(root_locals):
+            if n in cells:
+                self._meaning[n] = ("cell", id(cells[n]))
+            elif n in self.globals or not hasattr(builtins, n):
+                self._meaning[n] = ("globals", id(self.globals))
+            else:
+                self._meaning[n] = ("builtins",)
+
+    # ---- what the compile decided from ---------------------------------------------------------
+    def record(self, where, name, attrs, value, check=None):
+        """The compile depended on ``where[name].attrs`` being ``value`` (as ``check`` says)."""
+        check = check or check_of(value)
+        key = (id(where), name, attrs, check)
+        if key not in self.reads:
+            self.reads[key] = Read(where, name, attrs, check, type(value) if check == "type" else value)
+
+    def record_function(self, fn):
+        """The compile read ``fn``'s code and defaults: a reload that patches them in place
+        (IPython's autoreload) compiles again."""
+        self.record(fn, "__code__", (), fn.__code__, "is")
+        self.record(fn, "__defaults__", (), fn.__defaults__, "is")
+
+    # ---- how the generated code spells a captured name ----------------------------------------
+    def spell(self, name, where, value=None):
+        """The text that reads an inlined helper's captured ``name`` live. ``where``: the helper's
+        cell holding it, its globals dict, or None for a builtin. The name as written where it
+        means the same in the generated code; otherwise a fresh name bound to the cell, or the
+        name read through its module (``config.BETA``, ``builtins.sum``)."""
+        if value is not None and self._meaning.get(name) == ("object", id(value)):
+            return name  # np: the generated code binds that very module under that name
+        if isinstance(where, types.CellType):
+            meaning = ("cell", id(where))
+            if not self._free(name, meaning):
+                name = self.naming.unique(f"{name}_")
+            self._take(name, meaning)
+            self.cells[name] = where
+            return name
+        root = ("globals", id(self.globals))
+        if where is self.globals and self._free(name, root):
+            self._take(name, root)
+            return name
+        if where is None and name not in self.globals and self._free(name, ("builtins",)):
+            self._take(name, ("builtins",))
+            self.record(self.globals, name, (), None, "absent")
+            return name
+        if isinstance(value, types.ModuleType) and self.globals.get(name) is value and self._free(name, root):
+            self._take(name, root)  # import numpy as np in both modules: read the root's np
+            self.record(self.globals, name, (), value, "is")
+            return name
+        return f"{self._module_name(where)}.{name}"
+
+    def _free(self, name, meaning):
+        """May the generated code spell ``name`` as written to mean ``meaning``?"""
+        known = self._meaning.get(name)
+        return known == meaning or (known is None and name not in self.naming.taken)
+
+    def _take(self, name, meaning):
+        self._meaning[name] = meaning
+        self.naming.reserve(name)
+
+    def _module_name(self, g):
+        """A name bound to the module whose dict is ``g`` (``builtins`` for None)."""
+        module = builtins if g is None else _module_of(g)
+        for alias, obj in self.objects.items():
+            if obj is module:
+                return alias
+        base = getattr(module, "__name__", "") if isinstance(module, types.ModuleType) else ""
+        base = base.rpartition(".")[2] or "globals"
+        root = ("globals", id(self.globals))
+        if self.globals.get(base) is module and self._free(base, root):
+            self._take(base, root)  # the root reads the module under this name too
+            self.record(self.globals, base, (), module, "is")
+            return base
+        alias = base if self._free(base, ("object", id(module))) else self.naming.unique(f"{base}_")
+        self._take(alias, ("object", id(module)))
+        self.objects[alias] = module
+        return alias
+
+
+class _GlobalsView:
+    """A globals dict with no module of its own, read as attributes, live (a function made by
+    ``types.FunctionType(code, {...})``)."""
+
+
+def _module_of(g):
+    name = g.get("__name__")
+    module = sys.modules.get(name) if isinstance(name, str) else None
+    if module is not None and getattr(module, "__dict__", None) is g:
+        return module
+    view = _GlobalsView()
+    view.__dict__ = g  # the instance reads and sees exactly this dict
+    return view
