@@ -123,14 +123,33 @@ def f_nested_mean(x):
     return np.sum(np.stack(per_step) ** 2)
 
 
+def f_enumerate_rebound(v):
+    for i, e in enumerate(v):  # iterates the array v held when the loop began
+        v = 0.5 * v + e * i
+    return np.sum(v * v)
+
+
+def f_zip_reversed_rebound(v, w):
+    for a, b in zip(v, w):
+        v = v * b + a
+    for e in reversed(w):
+        w = w * 0.9 + e
+    return np.sum(v * w)
+
+
 FORMS = [
     (f_concat_loop, np.array([0.3, -0.5])), (f_mean_of_losses, np.array([0.3, -0.5, 1.1])),
     (f_sum_of_literal, 1.3), (f_mean_axis, np.array([0.4, 0.9])), (f_tuple_concat, np.array([0.3, 1.2])),
     (f_repeat, np.array([0.7, -0.2])), (f_repeat_left, np.array([0.7, -0.2])), (f_builtin_sum, np.array([0.4, 1.5])),
     (f_builtin_max, 1.3), (f_builtin_max, 0.2), (f_builtin_min, 0.9), (f_append_function, np.array([0.5, 1.5, -1.0])),
     (f_slice, np.array([0.2, 0.8])), (f_assign, np.array([0.2, 0.8])), (f_extend, np.array([0.2, -0.6])),
-    (f_nested_mean, np.array([0.3, 0.7])),
+    (f_nested_mean, np.array([0.3, 0.7])), (f_enumerate_rebound, np.array([0.3, -0.7, 1.1])),
 ]
+
+
+def test_loops_read_the_sequence_they_began_with():
+    v, w = np.array([0.3, -0.7]), np.array([1.1, 0.4])
+    check(f_zip_reversed_rebound, v, w, wrt=(0, 1))
 
 
 @pytest.mark.parametrize("f, x", FORMS, ids=[f"{f.__name__}-{i}" for i, (f, _) in enumerate(FORMS)])

@@ -623,7 +623,7 @@ class Normalizer:
             return self._text(it), self._local(target.value), []
         callee = self._static_callee(it.func) if isinstance(it, cst.Call) else None
         if callee is builtins.enumerate:
-            seq = self._atom(it.args[0].value)
+            seq = self._iterated(self._atom(it.args[0].value), s, pos)
             if not isinstance(target, cst.Tuple) or len(target.elements) != 2:
                 fence.refuse(self.src, target, msg="enumerate(...) needs two loop targets: index, value",
                              hint="for i, x in enumerate(xs):")
@@ -633,7 +633,7 @@ class Normalizer:
             k = self._local(idx_target.value)
             return f"range(len({seq.render()}))", k, [lambda: self._bind_elem(target.elements[1].value, seq, k, pos)]
         if callee is builtins.zip:
-            seqs = [self._atom(a.value) for a in it.args]
+            seqs = [self._iterated(self._atom(a.value), s, pos) for a in it.args]
             if not isinstance(target, cst.Tuple) or len(target.elements) != len(seqs):
                 fence.refuse(self.src, target, msg="zip(...) needs one loop target per sequence",
                              hint="for a, b in zip(xs, ys):")
@@ -643,7 +643,7 @@ class Normalizer:
                 (lambda el=el, q=q: self._bind_elem(el.value, q, k, pos)) for el, q in zip(target.elements, seqs)
             ]
         if callee is builtins.reversed:
-            seq = self._atom(it.args[0].value)
+            seq = self._iterated(self._atom(it.args[0].value), s, pos)
             k = self.naming.temp("k")
             return f"range(len({seq.render()}) - 1, -1, -1)", k, [lambda: self._bind_elem(target, seq, k, pos)]
         if (callee is None and isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute)
@@ -652,18 +652,24 @@ class Normalizer:
             return self._dict_loop(it.func.attr.value, self._atom(it.func.value), target, pos)
         seq = self._atom(it)
         if isinstance(seq, ir.Name):
-            if _find(s.body, cst.Name) is not None and seq.id in _assigned_in(s.body):
-                # Python iterates the object the name held when the loop began
-                snapshot = self.naming.temp("seq")
-                self.naming.snapshots[snapshot] = seq.id
-                self._emit(ir.Assign(snapshot, self._copy_op(seq), pos))
-                seq = ir.Name(snapshot)
+            seq = self._iterated(seq, s, pos)
             self._emit(ir.Effect(f"check_sequence({seq.render()})", pos, ("check_sequence",)))
         if isinstance(seq, ir.Const):
             fence.refuse(self.src, it, msg="cannot loop over a module-level constant or literal",
                          hint="loop over range(len(...)) and index it, or pass the values in as an argument")
         k = self.naming.temp("k")
         return f"range(len({seq.render()}))", k, [lambda: self._bind_elem(target, seq, k, pos)]
+
+    def _iterated(self, seq, s, pos):
+        """The sequence loop ``s`` reads by index: ``seq``, or a snapshot of it when the body
+        rebinds the name (Python iterates the object the name held when the loop began)."""
+        rebound = {self._local(n) for n in _assigned_in(s.body) if n in self.locals}
+        if isinstance(seq, ir.Name) and seq.id in rebound:
+            snapshot = self.naming.temp("seq")
+            self.naming.snapshots[snapshot] = seq.id
+            self._emit(ir.Assign(snapshot, self._copy_op(seq), pos))
+            return ir.Name(snapshot)
+        return seq
 
     def _dict_loop(self, method, d, target, pos):
         """``for k, v in d.items()`` (and keys/values): a loop over the keys, read by key."""
