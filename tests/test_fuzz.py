@@ -50,7 +50,8 @@ def test_generator_covers_every_construct():
         "write_blend", "write_mask", "update_aug_add", "update_aug_sub", "update_aug_mul",
         "update_aug_div", "update_blend", "update_tanh", "index", "index_by_loop_var", "sum", "mean",
         "exp", "sin", "cos", "tanh", "arctan", "square", "where", "op+", "op-", "op*", "op/",
-        "swap", "list_append", "list_stack", "list_sum",
+        "swap", "list_append", "list_stack", "list_sum", "list_concat", "list_tuple_concat", "list_extend",
+        "list_repeat", "list_slice", "list_mean", "list_reduce", "for_range_global", "module_scale",
         # shapes and broadcasting: every kind against every kind it broadcasts with, every
         # broadcasting rule, operands computed by broadcasting rules and keepdims reductions,
         # slices of broadcast results, a matrix buffer, rows of a matrix, Python float arguments

@@ -128,12 +128,16 @@ class Helper:
     source: str
 
 
+TRIPS_MAX = 3  # the module constant TRIPS is at most this, before and after it is rebound
+
+
 @dataclass
 class Program:
     source: str
     n: int
     features: set = field(default_factory=set)
     r: int = 2
+    rebind: dict = field(default_factory=dict)  # module globals the checker rebinds between calls
 
     def args(self, seed):
         """Arguments for ``f``: vectors and a matrix in [-1.5, 1.5], a float in [-1, 1], k in 0..3."""
@@ -640,7 +644,7 @@ class Generator:
     def for_statement(self, depth):
         i = self.fresh("i")
         seqs = self.vars("vec") + self.vars("mat")
-        options = ["range", "range2", "reversed"] + (["range_k"] if self.in_main else []) + (["array", "enumerate"] if seqs else [])
+        options = ["range", "range2", "reversed"] + (["range_k", "range_global", "range_global"] if self.in_main else []) + (["array", "enumerate"] if seqs else [])
         pick = self.c.choice(options)
         self.features.add(f"for_{pick}")
         if self.loop_depth:
@@ -659,6 +663,9 @@ class Generator:
             t = self.c.int(0, 4)
             self.emit(f"for {i} in reversed(range({t})):")
             index = Var(i, "int", max(t, 1))
+        elif pick == "range_global":  # a module constant, rebound between calls (check.py)
+            self.emit(f"for {i} in range(TRIPS):")
+            index = Var(i, "int", TRIPS_MAX)
         elif pick == "range_k":
             self.emit(f"for {i} in range(k):")
             index = Var(i, "int", 4)
@@ -682,7 +689,8 @@ class Generator:
         return f"{code} * 1.0" if code.isidentifier() or code.endswith("]") else code
 
     def list_statement(self, depth):
-        """A list built with append in a loop, consumed once by np.stack or sum."""
+        """A list (or tuple) built with append, concatenation, extend or repetition in a loop,
+        sliced, and consumed once by np.stack, a numpy reduction of the list, or sum."""
         name = self.fresh("l")
         kind = self.value_kind()
         self.emit(f"{name} = []")
@@ -695,10 +703,35 @@ class Generator:
             self.env.append(Var(i, "int", max(t, 1)))
             if depth > 1 and self.c.chance(0.5):
                 self.statement(0)
-            self.emit(f"{name}.append({self.appended(kind)})")
+            form = self.c.choice(["append", "append", "concat", "tuple_concat", "extend"])
+            self.features.add(f"list_{form}")
+            if form == "append":
+                self.emit(f"{name}.append({self.appended(kind)})")
+            elif form == "concat":
+                self.emit(f"{name} = {name} + [{self.appended(kind)}]")
+            elif form == "tuple_concat":
+                self.emit(f"{name} = list(tuple({name}) + ({self.appended(kind)},))")
+            else:
+                self.emit(f"{name}.extend([{self.appended(kind)}])")
         self.loop_depth -= 1
+        if self.c.chance(0.3):
+            self.features.add("list_repeat")
+            self.emit(f"{name} = {name} * 2")
+        if t >= 1 and self.c.chance(0.3):
+            self.features.add("list_slice")
+            self.emit(f"{name} = {name}[{self.c.int(0, 1)}:]")
         out = self.fresh("v")
-        if self.c.chance(0.5):
+        consume = self.c.choice(["stack", "stack", "mean", "reduce"])
+        if consume == "mean":
+            self.features.add("list_mean")
+            self.emit(f"{out} = np.tanh(0.1 * np.mean({name}, axis=0))")
+        elif consume == "reduce":
+            self.features.add("list_reduce")
+            self.emit(f"{out} = np.tanh(0.1 * np.sum({name}))")
+            kind = "scal"
+        if consume in ("mean", "reduce"):
+            pass
+        elif self.c.chance(0.5):
             self.features.add("list_stack")
             self.emit(f"{out} = np.tanh(0.1 * np.sum(np.stack({name}), axis=0))")
         else:
@@ -904,10 +937,16 @@ class Generator:
         params = [Var("x", "vec", 1.5, param=True), Var("y", "vec", 1.5, param=True),
                   Var("s", "scal", 1.0, param=True), Var("w", "mat", 1.5, param=True)]
         body = self.function(params, "scal", self.c.int(2, self.max_statements))
-        parts = ["import numpy as np", "", "", "def f(x, y, s, k, w):"] + body
+        # module globals the gradient must read when it runs, not when it was compiled: the result's
+        # scale (a float, read live) and a loop bound (an int the compiler may unroll: guarded)
+        scale, trips = self.c.const(0.5, 1.0), self.c.int(0, TRIPS_MAX)
+        body[-1] = body[-1].replace("return ", "return SCALE * (", 1) + ")"
+        self.features.add("module_scale")
+        parts = ["import numpy as np", "", f"SCALE = {scale!r}", f"TRIPS = {trips}", "", "", "def f(x, y, s, k, w):"] + body
         for h in reversed(helpers):  # defined after the caller; later helpers call earlier ones
             parts += ["", "", h.source]
-        return Program("\n".join(parts) + "\n", self.n, set(self.features), self.r)
+        rebind = {"SCALE": -scale / 2.0, "TRIPS": (trips + 1) % (TRIPS_MAX + 1)}
+        return Program("\n".join(parts) + "\n", self.n, set(self.features), self.r, rebind)
 
 
 def generate(chooser, max_statements=8):
