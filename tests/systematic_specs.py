@@ -554,7 +554,7 @@ def shape_specs():
         np.stack: joined(*[(s, s, kw) for s in [(), (3,), (2, 3)] for kw in ["", ", 1", ", axis=-1"] if s or not kw]),
         np.hstack: joined(((3,), (2,), ""), ((2, 3), (2, 1), ""), ((), (), ""), ((1,), (3,), "")),
         np.vstack: joined(((3,), (3,), ""), ((2, 3), (1, 3), ""), ((2, 3), (3,), ""), ((), (), "")),
-        np.row_stack: joined(((3,), (2, 3), ""), expr="{F}((x, y))"),
+        **({np.row_stack: joined(((3,), (2, 3), ""), expr="{F}((x, y))")} if hasattr(np, "row_stack") else {}),
         np.dstack: joined(*[(s, s, "") for s in [(3,), (2, 3), (2, 3, 2)]]),
         np.column_stack: joined(((3,), (3,), ""), ((3, 2), (3,), ""), ((3, 2), (3, 1), "")),
         np.append: cases_of(*[(f"{{F}}(arr, values{kw})", {"arr": inp(sa), "values": inp(sv)})

@@ -17,6 +17,8 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass
 
+import numpy as np
+
 from . import ir
 from . import rules as R
 from .normalize import Tup
@@ -30,10 +32,21 @@ def _signature(key):
     if sig is None:
         try:
             sig = inspect.signature(key)
-        except (TypeError, ValueError):
-            sig = _NO_SIG
+        except (TypeError, ValueError):  # a ufunc before numpy 2.3 has no signature to inspect
+            sig = _ufunc_signature(key) if isinstance(key, np.ufunc) and key.signature is None else _NO_SIG
         R.SIGNATURES[key] = sig
     return sig
+
+
+def _ufunc_signature(ufunc):
+    """The signature numpy 2.3+ gives an elementwise ufunc: operands by position, then options."""
+    P = inspect.Parameter
+    operands = [P(f"x{i + 1}" if ufunc.nin > 1 else "x", P.POSITIONAL_ONLY) for i in range(ufunc.nin)]
+    options = [P("out", P.POSITIONAL_OR_KEYWORD, default=None)] + [
+        P(name, P.KEYWORD_ONLY, default=default) for name, default in (
+            ("where", True), ("casting", "same_kind"), ("order", "K"), ("dtype", None), ("subok", True),
+            ("signature", None))]
+    return inspect.Signature(operands + options)
 
 
 @dataclass(frozen=True)

@@ -248,7 +248,19 @@ def _same_code(a, b):
         return False
     if a.co_code != b.co_code and _ops(a) != _ops(b):
         return False
-    return len(a.co_consts) == len(b.co_consts) and all(_same_const(x, y) for x, y in zip(a.co_consts, b.co_consts))
+    ca, cb = _consts(a), _consts(b)
+    return len(ca) == len(cb) and all(_same_const(x, y) for x, y in zip(ca, cb))
+
+
+def _own_line(code, value):
+    """A class body (Python 3.13+) stores its own first line as ``__firstlineno__``: that constant
+    says where the text stands, not what it does."""
+    return "<first line>" if (type(value) is int and value == code.co_firstlineno
+                              and "__firstlineno__" in code.co_names) else value
+
+
+def _consts(code):
+    return [_own_line(code, c) for c in code.co_consts]
 
 
 def _same_const(x, y):
@@ -284,6 +296,8 @@ def _instructions(code):
             arg = tuple(_ops(arg))
         elif isinstance(arg, float) and arg != arg:
             arg = "nan"
+        else:
+            arg = _own_line(code, arg) if i.opname == "LOAD_CONST" else arg
         positions = getattr(i, "positions", None)  # (Python 3.10: only the first of a line says)
         line = positions.lineno if positions is not None else i.starts_line
         out.append(((_SAME_OP.get(i.opname, i.opname), arg), line))
