@@ -83,8 +83,12 @@ def train(steps=500, lr=1e-6, check_steps=5, seed=0, log_every=100):
 
 
 def main():
-    print("The backward pass sourcegrad generated for loss(w1, w2, x, y):\n")
-    print(sg.source(loss_and_grads))
+    # The first call with arrays of new shapes compiles a version for those shapes (as jax.jit
+    # does); source() given the call's arguments shows that code, the one every training step runs.
+    w1, w2, x, y = make_data()
+    print(f"The backward pass sourcegrad generated for loss(w1, w2, x, y) with w1 {w1.shape}, "
+          f"w2 {w2.shape}, x {x.shape}, y {y.shape}:\n")
+    print(sg.source(loss_and_grads, w1, w2, x, y))
     check_steps = 5
     losses = train(check_steps=check_steps)
     print(f"\nThe first {check_steps} steps matched the hand-written backward pass (np.allclose).")

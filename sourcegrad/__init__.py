@@ -14,6 +14,41 @@ time as readable Python, and runs it on numpy (or cupy) arrays::
     print(sg.source(f))      # the generated code
 """
 
+import importlib.machinery as _machinery
+import os as _os
+import sys as _sys
+
+
+class _SourceTreeFinder:
+    """Finds ``sourcegrad.transforms`` and ``sourcegrad.runtime`` beside this folder in a checkout.
+
+    Installed, both live inside this package (pyproject.toml's package-dir maps them in). Run from
+    the repository root (``python -m pytest`` puts the root ahead of site-packages), this folder is
+    the package that Python imports, and the two stay at the top of the repository."""
+
+    def __init__(self, root):
+        self.root = root
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname in ("sourcegrad.transforms", "sourcegrad.runtime"):
+            return _machinery.PathFinder.find_spec(fullname, [self.root])
+        return None
+
+
+def _checkout_root():
+    """The repository root when this package is the folder in a checkout, else None."""
+    here = _os.path.dirname(_os.path.abspath(__file__))
+    root = _os.path.dirname(here)
+    if _os.path.isdir(_os.path.join(here, "runtime")) or not _os.path.isfile(_os.path.join(root, "pyproject.toml")):
+        return None
+    both = all(_os.path.isfile(_os.path.join(root, name, "__init__.py")) for name in ("transforms", "runtime"))
+    return root if both else None
+
+
+_root = _checkout_root()
+if _root is not None and not any(type(f).__name__ == "_SourceTreeFinder" for f in _sys.meta_path):  # (reloads too)
+    _sys.meta_path.insert(0, _SourceTreeFinder(_root))  # ahead of an editable install of another checkout
+
 from .api import grad, source, value_and_grad, vjp
 from .errors import (
     InternalCompilerError,

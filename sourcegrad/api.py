@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import functools
 import threading
+import warnings
 
 import inspect
 import types
 
 import numpy as np
 
-from .errors import NoSourceError, PullbackError, UsageError, WrtError
+from .errors import NoSourceError, PullbackError, SourcegradError, UsageError, WrtError, hide_internal_frames
 
 # The compiler (and libcst) loads on the first compilation, not on ``import sourcegrad``.
 
@@ -28,6 +29,9 @@ _MODES = ("value_and_grad", "vjp")
 
 _MISSING = object()
 _ndarray = np.ndarray
+
+# After this many compilations caused by changed captured values, a gradient warns (once).
+RECOMPILE_WARNING = 8
 
 # How many argument signatures one gradient compiles a specialized version for; calls with
 # further signatures share the general code (as fast as before specialization, never wrong).
@@ -66,6 +70,8 @@ def _plain_function(fn, kind):
     if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
         return fn.__func__, fn.__self__
     if isinstance(fn, types.FunctionType):
+        while isinstance(getattr(fn, "__wrapped__", None), types.FunctionType):
+            fn = fn.__wrapped__  # functools.wraps: the function whose source inspect shows
         if fn.__code__.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
             from .transforms import compile_gradient
 
@@ -132,6 +138,7 @@ class _Compiled:
         self.names, self.single, self.positions = _wrt_names(fn, wrt)
         self._compiled = None
         self._specialized = {}  # argument signature -> emit.Compiled
+        self._recompiles = 0  # compiled again because a captured value changed (_recompiled)
         self._lock = threading.Lock()
         functools.update_wrapper(self, original, updated=())
         self.__name__ = f"{getattr(fn, '__name__', 'f')}_{kind}"
@@ -144,6 +151,11 @@ class _Compiled:
             return self.compiled()
         if c is None:
             with self._lock:
+                # the cap again, under the lock: threads that passed the test above together
+                # would otherwise each add a specialization past it
+                if signature is not None and signature not in self._specialized \
+                        and len(self._specialized) >= MAX_SPECIALIZATIONS:
+                    signature = None
                 c = self._compiled if signature is None else self._specialized.get(signature)
                 if c is None:
                     from .transforms import compile_gradient
@@ -173,11 +185,8 @@ class _Compiled:
                 continue
             if type(a) is float or _float_leaves(a):
                 continue
-            raise WrtError(
-                f"cannot differentiate {_fname(self.fn)} with respect to {name!r}: it is "
-                f"{_describe(a)}; gradients need floating-point values. Pass e.g. "
-                f"{name}.astype(float) or {name} * 1.0."
-            )
+            raise WrtError(f"cannot differentiate {_fname(self.fn)} with respect to {name!r}: it is "
+                           f"{_describe(a)}; {_wrt_advice(name, a)}")
 
     def _run(self, args, kwargs):
         if self.bound is not None:
@@ -185,11 +194,42 @@ class _Compiled:
         self._check_args(args, kwargs)
         signature = signature_of(args) if self.specialize and not kwargs else None
         compiled = self.compiled(signature)
+        if compiled.guard is not None and not compiled.guard():
+            compiled = self._recompiled(signature, compiled)
         try:
             return compiled.function(*args, **kwargs)
         except Exception as e:
             _annotate(e)
             raise
+
+    def _current(self, signature=None):
+        """``compiled(signature)``, compiled again if a captured value it decided from changed."""
+        c = self.compiled(signature)
+        return c if c.guard is None or c.guard() else self._recompiled(signature, c)
+
+    def _recompiled(self, signature, stale):
+        """Compile ``stale`` again: a captured value it decided from changed (what a name calls,
+        an unrolled loop's bound, an integer's value, whether a constant is a number or an array).
+        The generated code reads captured values live; only such decisions need this."""
+        changed = stale.changed()
+        with self._lock:
+            key = None if self._compiled is stale else signature
+            current = self._compiled if key is None else self._specialized.get(key)
+            if current is stale:  # (not already compiled again by another thread)
+                from .transforms import compile_gradient
+
+                current = compile_gradient(self.fn, self.names, self.mode, self.check_finite, self.unroll, key)
+                if key is None:
+                    self._compiled = current
+                else:
+                    self._specialized[key] = current
+                self._recompiles += 1
+                if self._recompiles == RECOMPILE_WARNING:
+                    warnings.warn(
+                        f"sourcegrad compiled {_fname(self.fn)} again {self._recompiles} times because values "
+                        f"it captures and decides from changed ({', '.join(changed) or '?'}); pass them as "
+                        "arguments instead", RuntimeWarning, stacklevel=4)
+        return current
 
     def __repr__(self):
         return f"<sourcegrad.{self.kind} of {_fname(self.fn)} wrt {self.names if not self.single else self.names[0]!r}>"
@@ -220,44 +260,126 @@ def _describe(a):
     if isinstance(a, int):
         return "an int"
     dtype = getattr(a, "dtype", None)
+    library = type(a).__module__.split(".")[0]
+    if getattr(dtype, "kind", None) is None and library not in ("builtins", "numpy"):
+        if dtype is not None:  # another library's array: a torch tensor
+            return f"a {library}.{type(a).__name__} of dtype {dtype}"
+        import dataclasses
+
+        return f"a {type(a).__name__} {'dataclass' if dataclasses.is_dataclass(a) else 'object'}"
     if dtype is not None:
         return f"an array of dtype {dtype}"
     return f"a {type(a).__name__}"
 
 
+_TAKES = "gradients are taken with respect to float arrays and Python floats, or dicts, lists and tuples of them"
+
+
+def _wrt_advice(name, a):
+    """Why a ``wrt`` argument cannot be differentiated, and the fix for its kind of value."""
+    if isinstance(a, (list, tuple, dict)):
+        bad = _first_bad_leaf(a, name)
+        if bad is None:
+            return f"there is nothing in it to differentiate ({_TAKES})."
+        path, leaf = bad
+        return f"{path} is {_describe(leaf)}: {_wrt_advice(path, leaf)}"
+    if isinstance(a, (bool, int)):
+        return f"gradients need floating-point values. Pass e.g. float({name})."
+    kind = getattr(getattr(a, "dtype", None), "kind", None)
+    if kind is not None:  # a numpy (or cupy) array or scalar of ints or bools
+        return f"gradients need floating-point values. Pass e.g. {name}.astype(float) or {name} * 1.0."
+    library = type(a).__module__.split(".")[0]
+    if library == "torch":
+        return f"sourcegrad differentiates numpy (and cupy) arrays, not torch tensors: pass {name}.detach().cpu().numpy()."
+    if hasattr(a, "__array__") or hasattr(a, "__array_interface__"):
+        return f"sourcegrad differentiates numpy (and cupy) arrays: pass np.asarray({name})."
+    import dataclasses
+
+    if dataclasses.is_dataclass(a) and not isinstance(a, type):
+        return (f"{_TAKES}: pass dataclasses.asdict({name}), a dict of its fields (the gradient is a dict "
+                "too), and read the fields by key.")
+    if type(a).__module__ == "builtins":  # None, a string, ...
+        if "[" in name:
+            return f"{_TAKES}: pass it as an argument of its own, outside {name.split('[')[0]}."
+        return f"{_TAKES}; leave {name} out of wrt."
+    return f"{_TAKES}: pass the arrays it holds as arguments, or as a dict of them."
+
+
+def _first_bad_leaf(a, path):
+    """``(path, leaf)`` of the first leaf of a dict/list/tuple tree that is not a float value."""
+    items = a.items() if isinstance(a, dict) else enumerate(a)
+    for key, x in items:
+        where = f"{path}[{key!r}]"
+        if isinstance(x, (list, tuple, dict)):
+            bad = _first_bad_leaf(x, where)
+            if bad is not None:
+                return bad
+        elif _leaves(x) is None:
+            return where, x
+    return None
+
+
 def _annotate(e):
     from .transforms.emit import annotate
 
-    annotate(e, e.__traceback__)
+    if hasattr(e, "add_note"):
+        annotate(e, e.__traceback__)
+        return
+    try:  # Python 3.10 has no exception notes: the note naming the user's line joins the message
+        e.add_note = functools.partial(_note_in_message, e)
+    except AttributeError:
+        return
+    try:
+        annotate(e, e.__traceback__)
+    finally:
+        del e.add_note
+
+
+def _note_in_message(e, note):
+    e.__notes__ = [*getattr(e, "__notes__", ()), note]
+    if e.args and isinstance(e.args[0], str):
+        e.args = (f"{e.args[0]}\n{note}",) + e.args[1:]
+    elif not e.args:
+        e.args = (note,)
 
 
 class ValueAndGrad(_Compiled):
     def __call__(self, *args, **kwargs):
-        value, grads = self._run(args, kwargs)
+        try:
+            value, grads = self._run(args, kwargs)
+        except SourcegradError as e:
+            raise hide_internal_frames(e)  # sourcegrad's own frames hidden; SOURCEGRAD_TRACEBACK=full shows them
         return value, (grads if self.single or len(self.names) > 1 else (grads,))
 
 
 class Grad(_Compiled):
     def __call__(self, *args, **kwargs):
-        grads = self._run(args, kwargs)[1]
+        try:
+            grads = self._run(args, kwargs)[1]
+        except SourcegradError as e:
+            raise hide_internal_frames(e)  # sourcegrad's own frames hidden; SOURCEGRAD_TRACEBACK=full shows them
         return grads if self.single or len(self.names) > 1 else (grads,)
 
 
 class Vjp(_Compiled):
     def __call__(self, *args, **kwargs):
-        value, pullback = self._run(args, kwargs)
+        try:
+            value, pullback = self._run(args, kwargs)
+        except SourcegradError as e:
+            raise hide_internal_frames(e)  # sourcegrad's own frames hidden; SOURCEGRAD_TRACEBACK=full shows them
         return value, Pullback(pullback, value, wrap=not self.single and len(self.names) == 1)
 
 
 class Pullback:
     """``pullback(cotangent)`` -> the gradient. Runs once: the backward consumes the tape."""
 
-    __slots__ = ("_fn", "_shape", "_wrap")
+    __slots__ = ("_fn", "_shape", "_wrap", "_like")
 
     def __init__(self, fn, value, wrap=False):
         self._fn = fn
         self._shape = getattr(value, "shape", ())
         self._wrap = wrap  # wrt=(0,): a 1-tuple of gradients
+        self._like = value  # a list cotangent becomes an array of its module and float dtype
 
     def __call__(self, cotangent):
         fn = self._fn
@@ -266,24 +388,41 @@ class Pullback:
                 "this pullback was already called; a pullback runs once (it consumes its tape). "
                 "Call the vjp function again for another cotangent."
             )
+        if isinstance(cotangent, (list, tuple)):  # as the seed writes it: pullback([0.1, 1.0, 0.0001])
+            cotangent = _array_like(cotangent, self._like)
         shape = getattr(cotangent, "shape", ())
         if shape != self._shape and not (shape == () and self._shape == ()):
             raise UsageError(f"the cotangent has shape {shape}, but the function's value has shape "
                              f"{self._shape}: pass a cotangent shaped like the value")
-        self._fn = None
+        self._fn = self._like = None
         try:
             grads = fn(cotangent)
             return (grads,) if self._wrap else grads
+        except SourcegradError as e:
+            _annotate(e)
+            raise hide_internal_frames(e)  # sourcegrad's own frames hidden; SOURCEGRAD_TRACEBACK=full shows them
         except Exception as e:
             _annotate(e)
             raise
 
 
+def _array_like(values, like):
+    """``values`` (a list or tuple of numbers) as an array of ``like``'s array module, in its
+    float dtype."""
+    from .runtime import array_module
+
+    dtype = getattr(like, "dtype", None)
+    return array_module(like).asarray(values, dtype=dtype if dtype is not None and dtype.kind in "fc" else None)
+
+
 def _decorator(cls, mode, kind):
     def make(f=None, wrt=0, check_finite=False, unroll=8, specialize=True):
         if f is None:
-            return lambda g: cls(g, wrt, mode, kind, check_finite, unroll, specialize)
-        return cls(f, wrt, mode, kind, check_finite, unroll, specialize)
+            return lambda g: make(g, wrt, check_finite, unroll, specialize)
+        try:
+            return cls(f, wrt, mode, kind, check_finite, unroll, specialize)
+        except SourcegradError as e:
+            raise hide_internal_frames(e)  # sourcegrad's own frames hidden; SOURCEGRAD_TRACEBACK=full shows them
 
     return make
 
@@ -337,8 +476,9 @@ def source(g, *args):
     call with those arguments runs)."""
     if not isinstance(g, _Compiled):
         raise UsageError(f"sourcegrad.source needs a function made by grad, value_and_grad or vjp, got {g!r}")
-    if not args:
-        return g.compiled().source
-    if g.bound is not None:
+    if g.bound is not None and args:
         args = (g.bound,) + args
-    return g.compiled(signature_of(args) if g.specialize else None).source
+    try:
+        return g._current(signature_of(args) if args and g.specialize else None).source
+    except SourcegradError as e:
+        raise hide_internal_frames(e)  # sourcegrad's own frames hidden; SOURCEGRAD_TRACEBACK=full shows them

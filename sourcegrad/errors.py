@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import sys
+
 import sourcegrad.runtime as _runtime
 
 
@@ -100,3 +103,38 @@ class InternalCompilerError(SourcegradError):
             f"internal compiler error{where if pass_name else ''}: {msg}\n"
             "This is a bug in sourcegrad; please report it with the function that triggered it."
         )
+
+
+# ---- tracebacks ---------------------------------------------------------------------------------
+# An error sourcegrad raises on purpose is about the user's code, so the frames of sourcegrad's own
+# modules between the user's call and the raise are noise: the API entry points remove them, as
+# JAX's filtered tracebacks do. Frames of the user's code (a custom rule, a Function's forward) and
+# of the generated code stay. SOURCEGRAD_TRACEBACK=full keeps every frame, for debugging sourcegrad.
+
+
+def hide_internal_frames(exc):
+    """Remove sourcegrad's own frames from ``exc``'s traceback (unless the environment variable
+    ``SOURCEGRAD_TRACEBACK`` is ``full``); returns ``exc``, for ``raise hide_internal_frames(e)``."""
+    if os.environ.get("SOURCEGRAD_TRACEBACK", "").strip().lower() == "full":
+        return exc
+    internal = _package_folders()
+    kept = []
+    tb = exc.__traceback__
+    while tb is not None:
+        if not tb.tb_frame.f_code.co_filename.startswith(internal):
+            kept.append(tb)
+        tb = tb.tb_next
+    for tb, after in zip(kept, kept[1:] + [None]):
+        tb.tb_next = after
+    return exc.with_traceback(kept[0] if kept else None)
+
+
+def _package_folders():
+    """The folders of sourcegrad's modules: the package, and the compiler and the runtime, which a
+    checkout keeps beside it rather than inside."""
+    folders = {os.path.dirname(os.path.abspath(__file__))}
+    for name in ("sourcegrad.runtime", "sourcegrad.transforms"):
+        module = sys.modules.get(name)
+        if getattr(module, "__file__", None):
+            folders.add(os.path.dirname(os.path.abspath(module.__file__)))
+    return tuple(folder + os.sep for folder in folders)

@@ -1,21 +1,45 @@
-"""Tools for users' own gradient tests: ``check_grad`` and hypothesis strategies.
+"""Tools for users' own gradient tests: ``check_grad``, a hypothesis strategy and settings.
 
-A property-based gradient test is three lines::
+A property-based gradient test is four lines::
 
     @given(sourcegrad.testing.arrays(shape=(3, 4)))
+    @sourcegrad.testing.settings
     def test_my_loss(x):
         sourcegrad.check_grad(my_loss, x)
 
 ``check_grad`` compares the compiled gradient with central finite differences computed here,
 independently of the compiler, in float64 whatever the argument's dtype, and raises
 ``AssertionError`` with a report of the worst entry.
+
+``settings`` are hypothesis's settings without a per-example deadline: the first call of a
+gradient compiles it (about a second), and so does the first call with arrays of new shapes, which
+hypothesis's default 200 ms deadline reports as a failure. They are also registered as the
+hypothesis profile ``"sourcegrad"``. hypothesis is imported only when they are first used.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["check_grad", "numerical_grad", "arrays", "GradientMismatch"]
+__all__ = ["check_grad", "numerical_grad", "arrays", "settings", "GradientMismatch", "PROFILE"]
+
+PROFILE = "sourcegrad"
+
+
+def __getattr__(name):
+    if name == "settings":  # built on first use, so that only tests import hypothesis
+        return _hypothesis_settings()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _hypothesis_settings():
+    """The settings: the loaded profile's, with no deadline; registered as profile ``PROFILE``."""
+    global settings
+    import hypothesis
+
+    settings = hypothesis.settings(deadline=None)
+    hypothesis.settings.register_profile(PROFILE, settings)
+    return settings
 
 
 class GradientMismatch(AssertionError):
@@ -23,15 +47,60 @@ class GradientMismatch(AssertionError):
 
 
 def _as_float64(a):
+    """A float64 copy of ``a``; a dict, list or tuple of arrays (or floats) leaf by leaf."""
     if isinstance(a, float):
         return a
+    if isinstance(a, (dict, list, tuple)):
+        return _rebuild(a, [_as_float64(leaf) for _, leaf in _leaves(a)])
     return np.array(a, dtype=np.float64)
 
 
+def _leaves(a, path=()):
+    """``(path, leaf)`` for every leaf of a dict/list/tuple tree, in order; an array is one leaf."""
+    if isinstance(a, dict):
+        return [item for k, v in a.items() for item in _leaves(v, path + (k,))]
+    if isinstance(a, (list, tuple)):
+        return [item for i, v in enumerate(a) for item in _leaves(v, path + (i,))]
+    return [(path, a)]
+
+
+def _rebuild(a, leaves):
+    """A tree shaped like ``a`` holding ``leaves`` (in ``_leaves`` order)."""
+    leaves = iter(leaves)
+
+    def build(node):
+        if isinstance(node, dict):
+            return {k: build(v) for k, v in node.items()}
+        if isinstance(node, (list, tuple)):
+            items = [build(v) for v in node]
+            return type(node)(*items) if hasattr(node, "_fields") else type(node)(items)
+        return next(leaves)
+
+    return build(a)
+
+
+def _path_name(name, path):
+    return name + "".join(f"[{k!r}]" for k in path)
+
+
 def numerical_grad(f, args, index, eps=None):
-    """Central finite differences of scalar ``f`` in argument ``index``, in float64."""
+    """Central finite differences of scalar ``f`` in argument ``index``, in float64. The argument
+    may be an array, a float, or a dict, list or tuple of them (the result has its structure)."""
     args = list(args)
-    x0 = args[index]
+    tree = args[index]
+    leaves = [leaf for _, leaf in _leaves(tree)]
+    grads = []
+    for k, leaf in enumerate(leaves):
+        def f_leaf(x, k=k):
+            args[index] = _rebuild(tree, leaves[:k] + [x] + leaves[k + 1:])
+            return f(*args)
+
+        grads.append(_numerical_leaf(f_leaf, leaf, eps))
+    args[index] = tree
+    return _rebuild(tree, grads)
+
+
+def _numerical_leaf(f, x0, eps):
     scalar = isinstance(x0, float)
     x = np.array(x0, dtype=np.float64)
     step = eps if eps is not None else 1e-6
@@ -42,11 +111,9 @@ def numerical_grad(f, args, index, eps=None):
         orig = flat[i]
         h = step * max(1.0, abs(orig))
         flat[i] = orig + h
-        args[index] = float(x) if scalar else x.copy()
-        fp = float(f(*args))
+        fp = float(f(float(x) if scalar else x.copy()))
         flat[i] = orig - h
-        args[index] = float(x) if scalar else x.copy()
-        fm = float(f(*args))
+        fm = float(f(float(x) if scalar else x.copy()))
         flat[i] = orig
         gflat[i] = (fp - fm) / (2 * h)
     return float(out) if scalar else out
@@ -65,24 +132,52 @@ def check_grad(f, *args, wrt=0, rtol=None, atol=None, eps=None):
 
     The finite differences evaluate ``f`` itself (the user's function, not generated code) on
     float64 copies of the arguments. Tolerances default by dtype: ``rtol=1e-5, atol=1e-6`` for
-    float64, ``2e-3`` for float32 and smaller. Checks shape and dtype as well as values.
-    Raises ``GradientMismatch`` naming the worst entry; returns the compiled gradient."""
+    float64, ``2e-3`` for float32 and smaller. Checks shape and dtype as well as values. An
+    argument may be a dict, list or tuple of arrays (an nn-style ``params`` dict), as ``grad``
+    accepts: each entry is checked. Raises ``GradientMismatch`` naming the worst entry; returns
+    the compiled gradient."""
     from .api import grad
+    from .errors import SourcegradError, hide_internal_frames
 
-    df = grad(f, wrt=wrt)
-    g = df(*args)
+    try:
+        df = grad(f, wrt=wrt)
+        g = df(*args)
+    except SourcegradError as e:
+        raise hide_internal_frames(e)  # sourcegrad's own frames hidden; SOURCEGRAD_TRACEBACK=full shows them
     grads = g if isinstance(wrt, (tuple, list)) else (g,)
-    names = df.names
-    positions = df.positions
-    hi = [_as_float64(a) if i in positions else a for i, a in enumerate(args)]
-    for name, pos, gi in zip(names, positions, grads):
-        a = args[pos]
-        dtype = getattr(a, "dtype", None)
-        _check_kind(name, a, gi)
+    hi = [_as_float64(a) if i in df.positions else a for i, a in enumerate(args)]
+    for name, pos, gi in zip(df.names, df.positions, grads):
+        _check_structure(name, args[pos], gi)
         num = numerical_grad(f, hi, pos, eps)
-        r, t = _tolerances(dtype, rtol, atol)
-        _compare(name, np.asarray(gi, dtype=np.float64), np.asarray(num), r, t, f)
+        for (path, a), (_, g_leaf), (_, n_leaf) in zip(_leaves(args[pos]), _leaves(gi), _leaves(num)):
+            leaf_name = _path_name(name, path)
+            _check_kind(leaf_name, a, g_leaf)
+            r, t = _tolerances(getattr(a, "dtype", None), rtol, atol)
+            _compare(leaf_name, np.asarray(g_leaf, dtype=np.float64), np.asarray(n_leaf), r, t, f)
     return g
+
+
+def _check_structure(name, a, g):
+    """The gradient of a dict/list/tuple argument has its keys, lengths and container types."""
+    def skeleton(node):
+        if isinstance(node, dict):
+            return ("dict", tuple((k, skeleton(v)) for k, v in node.items()))
+        if isinstance(node, (list, tuple)):
+            return (type(node).__name__, tuple(skeleton(v) for v in node))
+        return "leaf"
+
+    if skeleton(g) != skeleton(a):
+        raise GradientMismatch(f"gradient for {name!r} is structured as {_describe_tree(g)}, the argument "
+                               f"as {_describe_tree(a)}")
+
+
+def _describe_tree(a):
+    if isinstance(a, dict):
+        return "{" + ", ".join(f"{k!r}: {_describe_tree(v)}" for k, v in a.items()) + "}"
+    if isinstance(a, (list, tuple)):
+        inner = ", ".join(_describe_tree(v) for v in a)
+        return f"[{inner}]" if isinstance(a, list) else f"({inner}{',' if len(a) == 1 else ''})"
+    return type(a).__name__
 
 
 def _check_kind(name, a, g):

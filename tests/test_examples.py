@@ -9,6 +9,8 @@ import sys
 import numpy as np
 import pytest
 
+import sourcegrad as sg
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -55,6 +57,17 @@ def test_two_layer_script():
     assert "t =  500" in out and "matched the hand-written backward" in out
 
 
+def test_two_layer_script_prints_the_code_its_calls_run():
+    # the code specialized for the training data's shapes, which reads like the hand-written
+    # backward (no unbroadcast, no rank dispatch), not the general code
+    out = run_script("examples/two_layer.py")
+    ex = load_example("two_layer")
+    specialized = sg.source(ex.loss_and_grads, *ex.make_data())
+    assert specialized != sg.source(ex.loss_and_grads)
+    assert specialized in out
+    assert "w1_bar = x.T.dot(h_bar)" in out and "unbroadcast" not in out
+
+
 # ---- autograd_basics -------------------------------------------------------------------------------
 
 
@@ -95,6 +108,18 @@ def test_dynamic_graph_trip_count_follows_the_data(scale, k):
     _, gradient, got = ex.run(x, cotangent=[1.0, 2.0, 3.0])
     assert got == k
     np.testing.assert_allclose(gradient, np.array([1.0, 2.0, 3.0]) * 2.0 ** k)
+
+
+def test_dynamic_graph_pullback_takes_the_tutorials_list():
+    ex = load_example("dynamic_graph")
+    x = np.array([1.76405235, 0.40015721, 0.97873798], dtype=np.float32)
+    _, pullback = ex.double_until_large_vjp(x)
+    gradient = pullback([0.1, 1.0, 0.0001])  # as the tutorial writes its backward seed
+    assert isinstance(gradient, np.ndarray) and gradient.dtype == np.float32  # the value's dtype
+    np.testing.assert_allclose(gradient, np.array([0.1, 1.0, 0.0001]) * 2.0 ** 6, rtol=1e-6)
+    _, pullback = ex.double_until_large_vjp(x)
+    with pytest.raises(sg.SourcegradError, match=r"cotangent has shape \(2,\)"):
+        pullback([0.1, 1.0])
 
 
 def test_dynamic_graph_script():

@@ -83,11 +83,12 @@ def check(fn, src, naming, varied):
         written = env.get(a, _NONE)[0]  # the write changes the memory (or the list) a is
         inplace = isinstance(w, ir.Assign)
         for p in sorted(o[1] for o in written if o[0] == _ARG):
-            what = "+= on it" if inplace else "writing into it"
+            sym = _augmented_symbol(w) if inplace else ""
+            what = f"{sym}= on it" if inplace else "writing into it"
             if p == a:
                 _refuse(src, w, f"{a!r} is an argument: {what} would change the caller's data "
                         "(numpy updates arrays in place)",
-                        f"write {a} = {a} + ... instead" if inplace else f"work on a copy: {a} = {a}.copy()")
+                        f"write {a} = {a} {sym} ... instead" if inplace else f"work on a copy: {a} = {a}.copy()")
             _refuse(src, w, f"{a!r} may share memory with the argument {p!r}: {what} would change the "
                     "caller's data", f"work on a copy: {a} = np.copy(...)")
         if not isinstance(w, ir.Append):
@@ -380,3 +381,9 @@ def _slices(index):
 
 def _refuse(src, stmt, msg, hint):
     raise located(UnsupportedSyntaxError, src, stmt.pos, f"unsupported in-place write: {msg} (in {src.fn.__qualname__})", hint)
+
+
+def _augmented_symbol(w):
+    """The operator of ``a op= b`` (its statement's text is ``a op b``)."""
+    parts = w.op.text.split(" ")
+    return parts[1] if len(parts) == 3 else "+"

@@ -53,7 +53,7 @@ CMPOPS = {
     cst.Equal: (operator.eq, "=="), cst.NotEqual: (operator.ne, "!="),
     cst.Is: (operator.is_, "is"), cst.IsNot: (operator.is_not, "is not"),
 }
-_SIDE_EFFECT_ONLY = {builtins.print}
+_SIDE_EFFECT_ONLY = {builtins.print, builtins.breakpoint}  # run in the forward
 ATTRIBUTE_READ = "attribute read"  # the key of x.shape, x.ndim, x.size, x.dtype
 _JOINERS = (type(np.r_), type(np.c_))  # np.r_[...] and np.c_[...] join their entries
 
@@ -891,8 +891,10 @@ class Normalizer:
             x = self._atom(base)
             attr = node.attr.value
             if attr not in R.ATTRIBUTES:
-                fence.refuse(self.src, node, msg=f"the array attribute .{attr} is not supported",
-                             hint="supported: " + ", ".join(sorted(R.ATTRIBUTES)))
+                fence.refuse(self.src, node, msg=f"{_code(node)}: sourcegrad reads only the array attributes "
+                             f"{', '.join(sorted(R.ATTRIBUTES))}; .{attr} of another object (a model, a "
+                             "dataclass) is not differentiated through",
+                             hint="pass the arrays it holds as arguments (or a dict of them), and hyperparameters as numbers")
             key = R.ATTRIBUTES[attr]
             if key is None:
                 return ir.Op(ATTRIBUTE_READ, (x,), (), f"{x.render()}.{attr}", "nondiff")
@@ -1003,6 +1005,10 @@ class Normalizer:
             return self._custom_function(node, cls, args, kwargs)
         if isinstance(callee, types.FunctionType) and _is_users(callee):
             return self._inline(node, callee, args, kwargs)
+        if type(callee).__module__ == "sourcegrad.api":
+            fence.refuse(self.src, node, msg=f"{name} is a gradient made by sourcegrad: higher derivatives (the "
+                         "gradient of a gradient) are not supported yet",
+                         hint="call the original function here, or compute the derivative you need by hand")
         # no rule: it runs as a constant, and the gate (gate.py) refuses it if an active value flows in
         return ir.Op(callee, args, kwargs, text, "nondiff")
 

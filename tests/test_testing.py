@@ -1,0 +1,124 @@
+"""``sourcegrad.testing``: ``check_grad`` on every kind of argument ``grad`` accepts, finite
+differences of structured arguments, and the hypothesis settings for gradient tests."""
+
+import hypothesis
+import numpy as np
+import pytest
+from hypothesis import given
+
+import sourcegrad as sg
+from sourcegrad.testing import GradientMismatch, arrays, numerical_grad
+
+W = np.array([[0.5, -1.0], [0.25, 2.0]])
+B = np.array([0.1, -0.3])
+X = np.array([[1.0, 2.0], [-0.5, 0.3], [0.7, -1.2]])
+V = np.array([[0.3, -0.2, 0.1], [0.4, 0.5, -0.6]])  # a second layer of another shape
+
+
+def net(params, x):
+    h = np.tanh(x @ params["w"] + params["b"])
+    return np.sum(h * h) * params["scale"]
+
+
+def layers(ws, x):
+    h = x
+    for w in ws:
+        h = np.tanh(h @ w)
+    return np.sum(h * h)
+
+
+def pair(wb, x):
+    w, b = wb
+    return np.sum(np.tanh(x @ w + b) ** 2)
+
+
+class Doubled(sg.Function):
+    """d/dx of 2x, with a backward that is wrong by a factor of 3/2 (for the mismatch tests)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2.0
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 3.0
+
+
+def wrong_in_b(params, x):
+    return np.sum(np.tanh(x @ params["w"]) + Doubled.apply(params["b"]))
+
+
+@pytest.mark.parametrize("f, arg", [
+    (net, {"w": W, "b": B, "scale": 1.5}),
+    (layers, [W, V]),
+    (layers, (W, V)),
+    (pair, (W, B)),
+    (net, {"w": W.astype(np.float32), "b": B.astype(np.float32), "scale": 1.5}),
+])
+def test_check_grad_accepts_every_structure_grad_does(f, arg):
+    g = sg.check_grad(f, arg, X)
+    assert type(g) is type(arg)
+
+
+def test_check_grad_names_the_wrong_entry_of_a_dict():
+    with pytest.raises(GradientMismatch, match=r"with respect to \"params\['b'\]\"") as info:
+        sg.check_grad(wrong_in_b, {"w": W, "b": B}, X)
+    assert "worst entry params['b'][" in str(info.value)
+
+
+def test_check_grad_of_a_structure_with_a_second_argument():
+    def f(params, scale):
+        return np.sum(params[0] * params[1]) * scale
+
+    g = sg.check_grad(f, [W, W * 2], 3.0, wrt=(0, 1))
+    assert isinstance(g[0], list) and isinstance(g[1], float)
+
+
+def test_numerical_grad_of_a_structure_has_its_structure():
+    num = numerical_grad(net, [{"w": W, "b": B, "scale": 1.5}, X], 0)
+    assert set(num) == {"w", "b", "scale"} and isinstance(num["scale"], float)
+    want = sg.grad(net)({"w": W, "b": B, "scale": 1.5}, X)
+    for k in num:
+        np.testing.assert_allclose(num[k], want[k], rtol=1e-5, atol=1e-7)
+
+
+def test_numerical_grad_leaves_the_arguments_alone():
+    params = {"w": W.copy(), "b": B.copy(), "scale": 1.5}
+    numerical_grad(net, [params, X], 0)
+    np.testing.assert_array_equal(params["w"], W)
+    np.testing.assert_array_equal(params["b"], B)
+
+
+@pytest.mark.parametrize("a, g, message", [
+    ({"w": W}, {"v": W}, "structured as {'v': ndarray}, the argument as {'w': ndarray}"),
+    ([W, W], [W], "structured as [ndarray], the argument as [ndarray, ndarray]"),
+    ((W,), [W], "structured as [ndarray], the argument as (ndarray,)"),
+])
+def test_a_gradient_of_another_structure_is_a_mismatch(a, g, message):
+    from sourcegrad.testing import _check_structure
+
+    with pytest.raises(GradientMismatch) as info:
+        _check_structure("p", a, g)
+    assert message in str(info.value)
+
+
+# ---- hypothesis settings --------------------------------------------------------------------------
+
+
+def test_settings_have_no_deadline_and_are_a_profile():
+    assert sg.testing.settings.deadline is None
+    assert hypothesis.settings.get_profile(sg.testing.PROFILE).deadline is None
+    assert "settings" in sg.testing.__all__
+
+
+def test_the_settings_apply_to_a_property_test():
+    calls = []
+
+    @given(arrays(shape=(2, 2)))
+    @sg.testing.settings
+    def check(w):
+        calls.append(w.shape)
+        sg.check_grad(net, {"w": w, "b": B, "scale": 1.0}, X)
+
+    check()
+    assert calls and set(calls) == {(2, 2)}
