@@ -162,7 +162,7 @@ def _assign(s, kinds, naming):
 def _stack_arguments(s, kinds, naming):
     """``f(seq)`` where ``f`` differentiates an array: ``_t = np.asarray(seq); f(_t)``."""
     op = s.op
-    if R.lookup(op.key) is None:
+    if R.lookup(op.key) is None or not any(kind_of(a, kinds) == SEQ for a in op.args + tuple(v for _, v in op.kwargs)):
         return [s]
     try:
         binding = bind(op)
