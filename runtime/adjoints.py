@@ -260,6 +260,204 @@ def undiff(g, n=1, axis=-1):
     return g
 
 
+def _diff_end(x, axis, end):
+    """``prepend``/``append`` as ``np.diff`` joins it: a 0-d value fills a slab one entry thick."""
+    end = np.asarray(end)
+    if end.ndim:
+        return end
+    shape = list(np.shape(x))
+    shape[axis] = 1
+    return np.broadcast_to(end, shape)
+
+
+def diff_adjoint(g, a, n=1, axis=-1, prepend=None, append=None, which=0):
+    """Adjoint of ``np.diff(a, n, axis, prepend=, append=)`` for ``a`` (``which`` 0), ``prepend``
+    (1) or ``append`` (2): ``undiff`` over the joined array, cut into its three parts."""
+    full = undiff(g, n, axis)
+    if prepend is None and append is None:
+        return full if which == 0 else None
+    lp = 0 if prepend is None else _diff_end(a, axis, prepend).shape[axis]
+    la = np.shape(a)[axis]
+    start, stop = [(lp, lp + la), (0, lp), (lp + la, None)][which]
+    part = np.take(full, np.arange(full.shape[axis])[start:stop], axis=axis)
+    return part if which == 0 else unbroadcast(part, [a, prepend, append][which])
+
+
+# --- order statistics -------------------------------------------------------------------------
+
+def _reduced_last(a, axis):
+    """``a`` with the reduced axes moved last and merged into one, and how to undo it."""
+    nd = np.ndim(a)
+    axes = _norm_axes(axis, nd)
+    kept = [i for i in range(nd) if i not in axes]
+    moved = np.transpose(a, kept + list(axes))
+    flat = moved.reshape(moved.shape[:len(kept)] + (-1,))
+
+    def undo(h):
+        return np.transpose(h.reshape(moved.shape), np.argsort(kept + list(axes)))
+    return flat, undo
+
+
+def _quantile_knots(a, q, axis, scale):
+    """The sorted entries each quantile interpolates between, its fraction, and ``a`` reshaped."""
+    flat, undo = _reduced_last(np.asarray(a), axis)
+    n = flat.shape[-1]
+    pos = np.asarray(q, dtype=np.float64) / scale * (n - 1)
+    lo = np.clip(np.floor(pos).astype(np.intp), 0, max(n - 2, 0))
+    hi = np.minimum(lo + 1, n - 1)
+    srt = np.sort(flat, axis=-1)
+    return flat, undo, np.take(srt, lo, axis=-1), np.take(srt, hi, axis=-1), pos - lo, n
+
+
+def quantile_adjoint(g, a, q, axis=None, keepdims=False, scale=1.0):
+    """Adjoint of ``a`` in ``np.quantile(a, q, axis, method='linear')`` (``scale`` 100 for
+    ``percentile``): the result interpolates two sorted entries, ``(1 - f) s[lo] + f s[hi]``; each
+    weight goes to the entry of that value, shared evenly among equal entries (ties share)."""
+    flat, undo, vlo, vhi, frac, n = _quantile_knots(a, q, axis, scale)
+    nq = np.ndim(frac)
+    kshape = flat.shape[:-1]
+    gk = np.moveaxis(np.reshape(as_array_like(g, flat), np.shape(frac) + kshape), tuple(range(nq)), tuple(range(-nq, 0)))
+    x = flat.reshape(flat.shape + (1,) * nq)  # K + (n,) + Q
+    out = 0.0
+    for v, wgt in ((vlo, 1.0 - frac), (vhi, frac)):
+        hit = x == np.expand_dims(v, len(kshape))
+        share = hit / np.sum(hit, axis=len(kshape), keepdims=True)
+        out = out + share * np.expand_dims(gk * wgt, len(kshape))
+    out = np.sum(out, axis=tuple(range(-nq, 0))) if nq else out
+    return undo(out).astype(_float_dtype(a), copy=False)
+
+
+def quantile_q_adjoint(g, a, q, axis=None, keepdims=False, scale=1.0):
+    """Adjoint of ``q``: the slope ``(s[hi] - s[lo]) (n - 1) / scale`` of the piece ``q`` is on; at
+    a knot (``q (n - 1)`` an integer) the slope of the piece to the right, at ``q = 1`` (100) the
+    one to the left."""
+    flat, _, vlo, vhi, frac, n = _quantile_knots(a, q, axis, scale)
+    nq = np.ndim(frac)
+    kshape = flat.shape[:-1]
+    gk = np.reshape(g, np.shape(frac) + kshape)
+    slope = np.moveaxis((vhi - vlo) * (n - 1) / scale, tuple(range(len(kshape))), tuple(range(nq, nq + len(kshape))))
+    return np.sum(gk * slope, axis=tuple(range(nq, nq + len(kshape))))
+
+
+def unpartition(g, x, y, axis=-1):
+    """Adjoint of ``np.partition(x, kth, axis)``: the result is a permutation of ``x``, matched
+    entry by entry through both arrays' sorting orders (equal entries are interchangeable)."""
+    out = zeros_like(x)
+    if axis is None:
+        out.reshape(-1)[np.argsort(x, axis=None, kind="stable")] = np.reshape(g, -1)[np.argsort(y, kind="stable")]
+        return out
+    from_y = np.take_along_axis(g, np.argsort(y, axis=axis, kind="stable"), axis=axis)
+    np.put_along_axis(out, np.argsort(x, axis=axis, kind="stable"), from_y, axis=axis)
+    return out
+
+
+# --- covariance ---------------------------------------------------------------------------------
+
+def _cov_rows(m, y, rowvar):
+    """The variables as rows, as ``np.cov`` arranges them: ``m``'s rows, then ``y``'s."""
+    def rows(v):
+        v = np.array(v, ndmin=2)
+        return v.T if not rowvar and v.shape[0] != 1 else v
+    xm = rows(m)
+    return xm, (None if y is None else rows(y))
+
+
+def _cov_divisor(n, bias, ddof):
+    return n - (ddof if ddof is not None else (0 if bias else 1))
+
+
+def _cov_split(gx, m, y, rowvar, which, xm):
+    part = gx[: xm.shape[0]] if which == 0 else gx[xm.shape[0]:]
+    v = m if which == 0 else y
+    if not rowvar and np.array(v, ndmin=2).shape[0] != 1:
+        part = part.T
+    return np.reshape(part, np.shape(v)).astype(_float_dtype(v), copy=False) if hasattr(v, "shape") else float(np.sum(part))
+
+
+def cov_adjoint(g, m, y=None, rowvar=True, bias=False, ddof=None, which=0):
+    """Adjoint of ``m`` (``which`` 0) or ``y`` (1) in ``c = np.cov(m, y, rowvar, bias, ddof)``:
+    with ``X`` the centered variables (rows), ``(G + G^T) X / (N - ddof)``."""
+    xm, xy = _cov_rows(m, y, rowvar)
+    x = xm if xy is None else np.concatenate([xm, xy], axis=0)
+    xc = x - np.mean(x, axis=1, keepdims=True)
+    k = x.shape[0]
+    gm = np.reshape(as_array_like(g, x), (k, k))
+    gx = (gm + gm.T) @ xc / _cov_divisor(x.shape[1], bias, ddof)
+    return _cov_split(gx, m, y, rowvar, which, xm)
+
+
+def corrcoef_adjoint(g, x, r, y=None, rowvar=True, which=0):
+    """Adjoint of ``np.corrcoef``: ``r_ij = c_ij / (d_i d_j)`` with ``d = sqrt(diag(c))``, back
+    through ``np.cov``. The diagonal is 1 whatever ``x`` is: its adjoint is 0."""
+    c = np.atleast_2d(np.cov(x, y, rowvar))
+    d = np.sqrt(np.diagonal(c))
+    k = c.shape[0]
+    gr = np.reshape(as_array_like(g, c), (k, k))
+    rr = np.reshape(r, (k, k))
+    gc = gr / np.multiply.outer(d, d)
+    gc = gc - np.diag(np.sum(gr * rr + (gr * rr).T, axis=1) / (2.0 * d * d))
+    return cov_adjoint(gc, x, y, rowvar, False, None, which)
+
+
+# --- polynomials, selections, axes ----------------------------------------------------------------
+
+def polyval_adjoint_p(g, p, x):
+    """Adjoint of the coefficients in ``np.polyval(p, x)``: ``g x^(N-1-i)`` for ``p[i]`` (a list
+    of coefficients gets a list)."""
+    n = len(p)
+    parts = [unbroadcast(g * np.asarray(x) ** (n - 1 - i), p[i]) for i in range(n)]
+    if isinstance(p, (list, tuple)):
+        return SeqAdjoint(parts)
+    return np.stack([np.broadcast_to(q, np.shape(p)[1:]) for q in parts]).astype(_float_dtype(p), copy=False)
+
+
+def polyval_adjoint_x(g, p, x):
+    """Adjoint of ``x`` in ``np.polyval(p, x)``: ``g`` times the derivative, by Horner's scheme."""
+    y, dy = 0.0, 0.0
+    for c in p:
+        dy = dy * x + y
+        y = y * x + c
+    return unbroadcast(g * dy, x)
+
+
+def select_adjoint(g, condlist, choicelist, default=0, which=None):
+    """Adjoint of ``np.select``: each choice (``which`` None: the list) gets ``g`` where its
+    condition is the first that holds, ``default`` (``which`` "default") where none does."""
+    taken = np.zeros(np.shape(g), dtype=bool)
+    out = []
+    for c in condlist:
+        first = np.broadcast_to(np.asarray(c, dtype=bool), np.shape(g)) & ~taken
+        out.append(first)
+        taken = taken | first
+    if which == "default":
+        return unbroadcast(np.where(taken, 0.0, g).astype(np.asarray(g).dtype), default)
+    parts = [unbroadcast(np.where(f, g, 0.0).astype(np.asarray(g).dtype), ch) for f, ch in zip(out, choicelist)]
+    if hasattr(choicelist, "shape"):  # the choices as one array (a list literal the compiler stacked)
+        return np.stack([np.broadcast_to(q, np.shape(choicelist)[1:]) for q in parts]).astype(_float_dtype(choicelist), copy=False)
+    return SeqAdjoint(parts)
+
+
+def unrollaxis(g, a, axis, start=0):
+    """Adjoint of ``np.rollaxis(a, axis, start)``: the inverse of the permutation it applies."""
+    nd = np.ndim(a)
+    axis = axis % nd
+    start = start + nd if start < 0 else start
+    if axis < start:
+        start -= 1
+    axes = list(range(nd))
+    axes.remove(axis)
+    axes.insert(start, axis)
+    return np.transpose(g, np.argsort(axes))
+
+
+def unsplit_along(gs, x, indices_or_sections, axis):
+    """Adjoint of ``np.hsplit``/``vsplit``/``dsplit``: ``unsplit`` along the axis each splits
+    (``hsplit`` of a 1-d array splits axis 0)."""
+    if axis == 1 and np.ndim(x) == 1:
+        axis = 0
+    return unsplit(gs, x, indices_or_sections, axis)
+
+
 def _trapezoid_widths(x, dx, axis):
     """The widths of ``np.trapezoid``'s panels, with the integration axis last."""
     if x is None:
@@ -519,6 +717,281 @@ def matrix_power_adjoint(g, a, n):
     at = np.swapaxes(a, -1, -2)
     powers = [np.linalg.matrix_power(at, k) for k in range(n)]
     return sum((powers[k] @ g @ powers[n - 1 - k] for k in range(n)), zeros_like(a))
+
+
+def _mT(x):
+    return np.swapaxes(x, -1, -2)
+
+
+def _parts(g, n):
+    """The adjoints of a tuple result's ``n`` parts, ``None`` for a part nothing used."""
+    if g is ZERO or g is None:
+        return [None] * n
+    return [None if gi is ZERO else gi for gi in g]
+
+
+def _fold_triangle(gs, uplo="L"):
+    """A symmetric matrix adjoint ``gs`` given to a function that reads one triangle of its
+    argument (numpy's ``cholesky``, ``eigh``): each off-diagonal entry stands for two."""
+    eye = np.eye(gs.shape[-1], dtype=gs.dtype)
+    tri = np.tril if uplo == "L" else np.triu
+    return tri(gs + _mT(gs), -1 if uplo == "L" else 1) + gs * eye
+
+
+def _symmetric(x):
+    return 0.5 * (x + _mT(x))
+
+
+def cholesky_adjoint(g, a, y, upper=False):
+    """Adjoint of ``np.linalg.cholesky(a)`` (Murray 2016): with ``P = Phi(L^T g)`` (the lower
+    triangle, diagonal halved), the symmetric adjoint is ``sym(L^-T P L^-1)``, folded into the
+    triangle numpy reads (the lower one; the upper one for ``upper=True``, where ``y`` is ``L^T``)."""
+    lo = _mT(y) if upper else y
+    g = _mT(g) if upper else g
+    p = np.tril(_mT(lo) @ g)
+    p = p - 0.5 * p * np.eye(p.shape[-1], dtype=p.dtype)
+    x = np.linalg.solve(_mT(lo), p)
+    s = _mT(np.linalg.solve(_mT(lo), _mT(x)))
+    return _fold_triangle(_symmetric(s), "U" if upper else "L").astype(_float_dtype(a), copy=False)
+
+
+def _eig_gaps(w):
+    """``1 / (w_j - w_i)`` off the diagonal, 0 where two eigenvalues are equal (see ``eigh_adjoint``)."""
+    diff = w[..., None, :] - w[..., :, None]
+    safe = np.where(diff == 0, 1.0, diff)
+    return np.where(diff == 0, 0.0, 1.0 / safe).astype(w.dtype, copy=False)
+
+
+def eigh_adjoint(g, a, y, uplo="L"):
+    """Adjoint of ``w, v = np.linalg.eigh(a)``: ``V (diag(w_bar) + F o (V^T v_bar)) V^T``, made
+    symmetric and folded into the triangle numpy reads, ``F_ij = 1 / (w_j - w_i)``. Exact for
+    distinct eigenvalues. Where two are equal the eigenvectors are not determined by ``a``: the
+    entries of ``F`` between them are taken as 0, which is the gradient of any function that does
+    not depend on the choice of basis within the eigenspace (a function of ``w`` alone, or of
+    ``v diag(h(w)) v^T``); a function that does has no gradient there."""
+    gw, gv = _parts(g, 2)
+    w, v = y[0], y[1]
+    inner = np.zeros_like(v)
+    if gw is not None:
+        inner = inner + np.eye(w.shape[-1], dtype=v.dtype) * gw[..., None, :]
+    if gv is not None:
+        inner = inner + _eig_gaps(w) * (_mT(v) @ gv)
+    return _fold_triangle(_symmetric(v @ inner @ _mT(v)), uplo).astype(_float_dtype(a), copy=False)
+
+
+def eigvalsh_adjoint(g, a, w, uplo="L"):
+    """Adjoint of ``np.linalg.eigvalsh(a)``: ``V diag(g) V^T`` (its eigenvectors recomputed)."""
+    v = np.linalg.eigh(a, UPLO=uplo)[1]
+    return _fold_triangle((v * g[..., None, :]) @ _mT(v), uplo).astype(_float_dtype(a), copy=False)
+
+
+def _svd_reduced(g, y, m, n, full_matrices):
+    """The factors and their adjoints as the reduced SVD has them. ``full_matrices=True`` on a
+    matrix that is not square adds columns to ``u`` (or rows to ``vh``) that ``a`` does not
+    determine: a gradient through them is refused."""
+    (gu, gs, gvh), (u, s, vh) = _parts(g, 3), (y[0], y[1], y[2])
+    if full_matrices and m != n:
+        if (gu is not None and m > n) or (gvh is not None and n > m):
+            raise NotImplementedError("the gradient of np.linalg.svd(a) through u or vh of a matrix that is not square "
+                                      "needs full_matrices=False (the extra columns are not determined by a)")
+        k = min(m, n)
+        u, vh = u[..., :, :k], vh[..., :k, :]
+        gu, gvh = (None if gu is None else gu[..., :, :k]), (None if gvh is None else gvh[..., :k, :])
+    return u, s, vh, gu, gs, gvh
+
+
+def svd_adjoint(g, a, y, full_matrices=True, compute_uv=True):
+    """Adjoint of ``u, s, vh = np.linalg.svd(a)`` for distinct nonzero singular values (Townsend
+    2016), with ``V = vh^T``, ``F_ij = 1 / (s_j^2 - s_i^2)`` (0 between equal singular values, as in
+    ``eigh_adjoint``)::
+
+        U [F o (U^T u_bar - u_bar^T U) S + diag(s_bar) + S F o (V^T v_bar - v_bar^T V)] V^T
+          + (I - U U^T) u_bar S^-1 V^T + U S^-1 v_bar^T (I - V V^T)
+    """
+    if not compute_uv:
+        u, _, vh = np.linalg.svd(a, full_matrices=False)
+        return ((u * g[..., None, :]) @ vh).astype(_float_dtype(a), copy=False)
+    m, n = a.shape[-2:]
+    u, s, vh, gu, gs, gvh = _svd_reduced(g, y, m, n, full_matrices)
+    v, f = _mT(vh), _eig_gaps(s * s)
+    core = np.zeros(a.shape[:-2] + (s.shape[-1],) * 2, dtype=s.dtype)
+    out = np.zeros_like(a, dtype=_float_dtype(a))
+    if gs is not None:
+        core = core + np.eye(s.shape[-1], dtype=s.dtype) * gs[..., None, :]
+    if gu is not None:
+        ut_gu = _mT(u) @ gu
+        core = core + (f * (ut_gu - _mT(ut_gu))) * s[..., None, :]
+        if m > n:
+            out = out + ((gu - u @ ut_gu) / s[..., None, :]) @ vh
+    if gvh is not None:
+        gv = _mT(gvh)
+        vt_gv = _mT(v) @ gv
+        core = core + s[..., :, None] * (f * (vt_gv - _mT(vt_gv)))
+        if n > m:
+            out = out + (u / s[..., None, :]) @ _mT(gv - v @ vt_gv)
+    return (out + u @ core @ vh).astype(_float_dtype(a), copy=False)
+
+
+def _right_solve(x, r):
+    """``x R^-T`` for a square ``R``."""
+    return _mT(np.linalg.solve(r, _mT(x)))
+
+
+def qr_adjoint(g, a, y, mode="reduced"):
+    """Adjoint of ``np.linalg.qr(a)`` (reduced, ``a`` square or tall, of full column rank)::
+
+        a_bar = (q_bar + Q copyltu(M)) R^-T,   M = R r_bar^T - q_bar^T Q
+
+    ``copyltu`` mirrors the lower triangle onto the upper. ``mode='r'`` returns ``R`` alone. A wide
+    ``a`` (its ``R`` is not square) is refused."""
+    m, n = a.shape[-2:]
+    if m < n:
+        raise NotImplementedError("the gradient of np.linalg.qr(a) needs a square or tall a (rows >= columns)")
+    if mode == "r":
+        gq, gr = None, (None if g is ZERO else g)
+        q, r = np.linalg.qr(a)
+    else:
+        (gq, gr), (q, r) = _parts(g, 2), (y[0], y[1])
+    gq = np.zeros_like(q) if gq is None else gq
+    mm = -(_mT(gq) @ q) if gr is None else r @ _mT(gr) - _mT(gq) @ q
+    copyltu = np.tril(mm) + _mT(np.tril(mm, -1))
+    return _right_solve(gq + q @ copyltu, r).astype(_float_dtype(a), copy=False)
+
+
+def pinv_adjoint(g, a, y):
+    """Adjoint of ``p = np.linalg.pinv(a)`` where the rank of ``a`` is locally constant (full rank)::
+
+        -P^T g P^T + (I - A P) g^T P P^T + P^T P g^T (I - P A)
+    """
+    pt, gt = _mT(y), _mT(g)
+    out = -pt @ g @ pt + (gt - a @ (y @ gt)) @ (y @ pt) + (pt @ y) @ (gt - (gt @ y) @ a)
+    return out.astype(_float_dtype(a), copy=False)
+
+
+def _lstsq_parts(g, a, b, y):
+    """The adjoints of ``x`` and of the residuals, as arrays (ZERO parts as None)."""
+    gx, gres, _, gs = _parts(g, 4)
+    return gx, (gres if gres is not None and np.size(y[1]) else None), gs
+
+
+def lstsq_adjoint_b(g, a, b, y):
+    """Adjoint of ``b`` in ``x, res, rank, s = np.linalg.lstsq(a, b)`` (``a`` of full rank):
+    ``pinv(a)^T x_bar``, and through the residuals ``|b - a x|^2`` (a tall ``a``) ``2 (b - a x) res_bar``."""
+    gx, gres, _ = _lstsq_parts(g, a, b, y)
+    out = zeros_like(b)
+    if gx is not None:
+        out = out + _mT(np.linalg.pinv(a)) @ gx
+    if gres is not None:
+        out = out + 2.0 * (b - a @ y[0]) * gres
+    return out.astype(_float_dtype(b), copy=False)
+
+
+def lstsq_adjoint_a(g, a, b, y):
+    """Adjoint of ``a`` in ``np.linalg.lstsq(a, b)``: through ``x = pinv(a) b``, through the
+    residuals (at the minimum, ``-2 (b - a x) x^T res_bar``), and through ``s`` (singular values)."""
+    gx, gres, gs = _lstsq_parts(g, a, b, y)
+    out = zeros_like(a)
+    x = y[0]
+    if gx is not None:
+        gp = np.multiply.outer(gx, b) if np.ndim(b) == 1 else gx @ _mT(b)
+        out = out + pinv_adjoint(gp, a, np.linalg.pinv(a))
+    if gres is not None:
+        r = b - a @ x
+        out = out - 2.0 * (np.multiply.outer(r, x) * gres if np.ndim(b) == 1 else (r * gres) @ _mT(x))
+    if gs is not None:
+        out = out + svd_adjoint(gs, a, y[3], compute_uv=False)
+    return out.astype(_float_dtype(a), copy=False)
+
+
+# --- convolution ------------------------------------------------------------------------------
+
+def _like(g, x):
+    """``g`` in ``x``'s shape (a Python float for a Python float)."""
+    return float(np.reshape(g, ())) if not hasattr(x, "shape") else np.reshape(g, np.shape(x)).astype(_float_dtype(x), copy=False)
+
+
+def _full_adjoint(g, n, m, mode, corr):
+    """The adjoint of the full-length result, ``g`` placed where ``mode`` cut it from: 'same'
+    keeps ``max(n, m)`` entries from ``(min - 1) // 2`` on, 'valid' ``|n - m| + 1`` from ``min - 1``.
+    ``np.correlate`` of a shorter first argument computes the swapped correlation reversed, so its
+    'same' window is counted from the other end."""
+    length = n + m - 1
+    g = np.atleast_1d(np.asarray(g))
+    off = {"full": 0, "same": (min(n, m) - 1) // 2, "valid": min(n, m) - 1}[mode]
+    if corr and n < m:
+        off = length - g.shape[0] - off
+    full = np.zeros(length, dtype=g.dtype)
+    full[off:off + g.shape[0]] = g
+    return full
+
+
+def convolve_adjoint(g, a, v, mode="full", which=0):
+    """Adjoint of ``a`` (``which`` 0) or ``v`` (1) in ``np.convolve(a, v, mode)``: the full
+    adjoint correlated with the other operand."""
+    n, m = np.size(a), np.size(v)
+    full = _full_adjoint(g, n, m, mode, False)
+    other = np.ravel(v) if which == 0 else np.ravel(a)
+    return _like(np.correlate(full, other, "valid"), [a, v][which])
+
+
+def correlate_adjoint(g, a, v, mode="valid", which=0):
+    """Adjoint of ``np.correlate(a, v, mode)``: the full correlation is ``convolve(a, v[::-1])``."""
+    n, m = np.size(a), np.size(v)
+    full = _full_adjoint(g, n, m, mode, True)
+    vr = np.ravel(v)[::-1]
+    if which == 0:
+        return _like(np.correlate(full, vr, "valid"), a)
+    return _like(np.correlate(full, np.ravel(a), "valid")[::-1], v)
+
+
+def unslide(g, x, window_shape, axis=None):
+    """Adjoint of ``sliding_window_view(x, window_shape, axis)``: each window entry's adjoint added
+    back where it was read, one window offset at a time. Repeated axes are refused."""
+    nd = np.ndim(x)
+    window = (window_shape,) if np.ndim(window_shape) == 0 else tuple(window_shape)
+    axes = tuple(range(nd)) if axis is None else ((axis,) if np.ndim(axis) == 0 else tuple(axis))
+    axes = tuple(ax % nd for ax in axes)
+    if len(set(axes)) != len(axes):
+        raise NotImplementedError("the gradient of sliding_window_view with a repeated axis")
+    out = zeros_like(x)
+    count = g.shape[:nd]
+    for k in np.ndindex(*window):
+        index = [slice(None)] * nd
+        for ax, ki in zip(axes, k):
+            index[ax] = slice(ki, ki + count[ax])
+        out[tuple(index)] += g[(Ellipsis,) + k]
+    return out
+
+
+# --- scipy.special (its rules are registered only where scipy imports) ----------------------------
+
+def polygamma_of(n, x):
+    """``scipy.special.polygamma(n, x)`` in ``x``'s dtype (the slope of ``gammaln``, ``digamma``)."""
+    from scipy import special
+
+    return special.polygamma(n, x).astype(_float_dtype(x), copy=False) if hasattr(x, "shape") else float(special.polygamma(n, x))
+
+
+def logsumexp_adjoint(g, a, y, axis=None, b=None, keepdims=False, which=0):
+    """Adjoint of ``a`` (``which`` 0) or ``b`` (1) in ``y = logsumexp(a, axis, b, keepdims)``:
+    ``g b exp(a - y)`` and ``g exp(a - y)``, broadcast back over the reduced axes. Where every
+    ``a`` is ``-inf`` (``y`` is ``-inf``) the adjoint is NaN."""
+    shape = np.broadcast_shapes(np.shape(a), np.shape(b)) if b is not None else np.shape(a)
+    like = np.broadcast_to(np.asarray(a), shape)
+    e = np.exp(a - unreduce(y, like, axis, keepdims))
+    gg = unreduce(g, like, axis, keepdims)
+    out = gg * e * (1.0 if b is None else b) if which == 0 else gg * e
+    return unbroadcast(cast_like(out, [a, b][which]), [a, b][which])
+
+
+def softmax_adjoint(g, y, axis=None):
+    """Adjoint of ``y = softmax(x, axis)``: ``y (g - sum(g y))`` over ``axis``."""
+    return y * (g - np.sum(g * y, axis=axis, keepdims=True))
+
+
+def log_softmax_adjoint(g, y, axis=None):
+    """Adjoint of ``y = log_softmax(x, axis)``: ``g - exp(y) sum(g)`` over ``axis``."""
+    return g - np.exp(y) * np.sum(g, axis=axis, keepdims=True)
 
 
 # --- shape ------------------------------------------------------------------------------------

@@ -22,6 +22,11 @@ import numpy as np
 
 import sourcegrad
 from sourcegrad import runtime
+
+try:
+    from scipy import special as sc
+except ImportError:  # scipy.special's rules are registered only where scipy imports
+    sc = None
 from sourcegrad.transforms.rules import indexing as _indexing
 
 F64, F32 = np.float64, np.float32
@@ -38,6 +43,11 @@ import numpy as np
 
 import sourcegrad as sg
 
+try:
+    from scipy import special as sc
+except ImportError:
+    sc = None
+
 IDX = np.array([2, 0, 2, 1])
 IDX2 = np.array([[0, 1], [1, 1]])
 MASK = np.array([True, False, True])
@@ -46,6 +56,10 @@ XP = np.array([-1.0, -0.4, 0.4, 1.0])
 STEPS = np.array([-1.0, 0.0, 2.0, 0.0])
 WIDTHS = ((1, 2), (0, 1))
 AXES = ([0, 2], [1, 0])
+P3 = np.array([0.5, -1.0, 2.0])
+SPREAD = np.diag([1.0, 2.0, 3.0])  # distinct eigenvalues, singular values
+TALL = np.eye(4, 2) * [1.0, 2.0]
+WIDE = np.eye(2, 3) * [1.0, 2.0, 3.0]
 SINK = io.StringIO()
 '''
 
@@ -290,6 +304,22 @@ def running(dom=ANY, shapes=RSHAPES, extra=""):
     return cases
 
 
+def quantiles(scale):
+    """``F(a, q, ...)``: distinct entries (ties share, checked once), ``q`` a number or an array."""
+    qdom = Dom(0.03 * scale, 0.97 * scale)
+    def cases(F, p):
+        out = [case(f"{F}(a, {q}{kw})", {"a": inp(s, DISTINCT)}) for s in [(5,), (2, 3), (2, 1, 3)]
+               for q in (0.25 * scale, 0.5 * scale, f"[{0.1 * scale}, {0.9 * scale}]")
+               for kw in ["", ", axis=0", ", axis=-1, keepdims=True", ", axis=(0, -1)"] if len(s) > 1 or kw in ("", ", axis=0")]
+        out += [case(f"{F}(a, q{kw})", {"a": inp(s, DISTINCT), "q": inp(sq, qdom)}) for s, sq, kw in
+                [((5,), (), ""), ((2, 3), (2,), ", axis=1"), ((4,), "py", ""), ((2, 3), (2, 2), ", axis=0, keepdims=True")]]
+        out += [case(f"{F}(a, {scale}, axis=0)", {"a": inp((3, 2), DISTINCT)}), case(f"{F}(a, 0.0)", {"a": inp((4,), DISTINCT)}),
+                case(f"{F}(a * 0.0 + 1.0, q)", {"a": inp((3,)), "q": inp((), qdom)}),
+                case(f"{F}(a, q, method='nearest')", {"a": inp((4,), DISTINCT), "q": inp((), qdom)}, refused="method")]
+        return out
+    return cases
+
+
 # ---- products -------------------------------------------------------------------------------------
 SIZES = [dict(i=2, j=3, k=4, b=2, l=2), dict(i=1, j=2, k=1, b=3, l=1)]
 
@@ -447,8 +477,26 @@ def reduction_specs():
         np.cumulative_sum: grid([(3,), (2, 3), (1, 3), (2, 1, 2)], *[f"{ax}, include_initial={ii}" for ax in ["", ", axis=0", ", axis=-1"]
                                                                    for ii in (False, True)],
                                 when=lambda s, kw: len(s) == 1 or "axis" in kw),
-        np.diff: each(*[(s, f", {n}, {ax}") for s in [(4,), (3, 4), (4, 1), (1, 3, 4)] for n in (1, 2) for ax in (0, -1) if s[ax] > n],
-                      ((4,), ""), ((2, 3), ", n=3, axis=-1")),
+        np.diff: cat(each(*[(s, f", {n}, {ax}") for s in [(4,), (3, 4), (4, 1), (1, 3, 4)] for n in (1, 2) for ax in (0, -1) if s[ax] > n],
+                          ((4,), ""), ((2, 3), ", n=3, axis=-1"), ((3,), ", prepend=0.5, append=-1.0")),
+                     cases_of(*[(e, {"a": inp(sa)} | {n: inp(sv) for n, sv in ends}) for e, sa, ends in [
+                         ("{F}(a, prepend=prepend)", (3,), [("prepend", ())]), ("{F}(a, prepend=prepend)", (2, 3), [("prepend", (2, 1))]),
+                         ("{F}(a, append=append)", (2, 3), [("append", "py")]),
+                         ("{F}(a, 2, axis=0, prepend=prepend, append=append)", (3, 2), [("prepend", (1, 2)), ("append", (2, 2))]),
+                         ("{F}(a, 1, 0, prepend, append)", (2,), [("prepend", ()), ("append", (1,))])]])),
+        np.median: cat(reduction(DISTINCT, empty=False, forms=()), grid([(2, 3)], expr="{F}({x} * 0.0 + 1.0, axis=0)")),  # ties share
+        np.quantile: quantiles(1.0), np.percentile: quantiles(100.0),
+        np.cov: cat(grid([(3,), (2, 3), (3, 4), (1, 3)], "", ", bias=True", ", ddof=0", ", rowvar=False", ", ddof=2",
+                         when=lambda s, kw: not ("rowvar" in kw and s[0] < 2) and not ("ddof=2" in kw and len(s) > 1 and s[-1] < 3)),
+                    cases_of(*[(f"{{F}}(m, y{kw})", {"m": inp(sm), "y": inp(sy)})
+                               for sm, sy, kw in [((3,), (3,), ""), ((2, 3), (3,), ""), ((3, 2), (3,), ", rowvar=False"),
+                                                  ((3, 2), (3, 1), ", rowvar=False, bias=True")]])),
+        np.corrcoef: cat(grid([(2, 3), (3, 4), (3,)], "", ", rowvar=False", when=lambda s, kw: not ("rowvar" in kw and len(s) == 1)),
+                         cases_of(*[(f"{{F}}(x, y{kw})", {"x": inp(sx), "y": inp(sy)})
+                                    for sx, sy, kw in [((3,), (3,), ""), ((2, 3), (3,), ""), ((3, 2), (3,), ", rowvar=False")]])),
+        np.polyval: cases_of(*[("{F}(p, x)", {"p": inp(sp), "x": inp(sx)})
+                               for sp, sx in [((3,), ()), ((4,), (3,)), ((1,), (2, 2)), ((3, 2), (2,)), ((2,), "py"), ((3,), (2, 3))]]
+                             + [("{F}([1.0, p, 2.0], x)", {"p": inp("py"), "x": inp((3,))}), ("{F}(P3, x)", {"x": inp((2, 3), ZEROS)})]),
         np.trapezoid: cases_of(
             ("{F}(y)", {"y": inp((4,))}), ("{F}(y, axis=0)", {"y": inp((3, 2))}), ("{F}(y)", {"y": inp((2, 1, 3))}),
             ("{F}(y, dx=0.5, axis=0)", {"y": inp((3, 2))}),
@@ -513,7 +561,44 @@ def linalg_specs():
         LA.inv: square(), LA.det: square(), LA.slogdet: square("{F}({x})[1]"),
         LA.solve: square("{F}({x}, {y})", rhs=lambda lead, n: [lead + (n, 2), lead + (n, 1)] + ([(n,)] if not lead else [])),
         LA.matrix_power: cat(*[square(f"{{F}}({{x}}, {k})", sizes=(1, 3)) for k in (-2, -1, 0, 1, 2, 3)]),
+        LA.cholesky: cat(square(), square("{F}({x}, upper=True)")),
+        LA.eigh: cat(*[cases_of(*[(e, {"a": inp(sh, SMALL)}) for sh in [(3, 3), (2, 3, 3)]])
+                       for e in ["{F}(a + SPREAD)[0]", "{F}(a + SPREAD)[1] ** 2", "{F}(a + SPREAD, UPLO='U')[1] ** 2",
+                                 "{F}(a + SPREAD, 'U')[0]"]], square("{F}({x})[0]", sizes=(1, 2))),
+        LA.eigvalsh: cat(cases_of(("{F}(a + SPREAD)", {"a": inp((2, 3, 3), SMALL)}), ("{F}(a + SPREAD, UPLO='U')", {"a": inp((3, 3), SMALL)})),
+                         square(sizes=(1,))),
+        LA.svd: cases_of(*[(e, {"a": inp(sh, SMALL)}) for e, sh in ranked_shapes(
+            "{F}(a + {M}, compute_uv=False)", "{F}(a + {M}, full_matrices=False)[0] ** 2", "{F}(a + {M}, False)[2] ** 2",
+            "{F}(a + {M}, full_matrices=False)[1]")]
+            + [("{F}(a + SPREAD)[0] @ {F}(a + SPREAD)[2]", {"a": inp((2, 3, 3), SMALL)}), ("{F}(a + TALL)[1]", {"a": inp((4, 2), SMALL)})]),
+        **({LA.svdvals: cases_of(*[(e, {"x": inp(sh, SMALL)}) for e, sh in ranked_shapes("{F}(x + {M})")])} if hasattr(LA, "svdvals") else {}),
+        LA.qr: cases_of(*[(e, {"a": inp(sh, SMALL)}) for e, sh in ranked_shapes("{F}(a + {M})[0]", "{F}(a + {M})[1]", "{F}(a + {M}, mode='r')",
+                                                                               tall=True)]),
+        LA.pinv: cases_of(*[(e, {"a": inp(sh, SMALL)}) for e, sh in ranked_shapes("{F}(a + {M})", "{F}(a + {M}, rcond=1e-10)")]),
+        np.convolve: convolutions("full", True), np.correlate: convolutions("valid", False),
+        LA.lstsq: cases_of(*[(f"{{F}}(a + {m}, b)[{k}]", {"a": inp(sa, SMALL), "b": inp(sb)})
+                             for m, sa, sb in [("SPREAD", (3, 3), (3,)), ("TALL", (4, 2), (4,)), ("TALL", (4, 2), (4, 3))] for k in (0, 1, 3)
+                             if k != 1 or m == "TALL"]),
     }
+
+
+SMALL = Dom(-0.3, 0.3)
+
+
+def convolutions(default, scalars):
+    """Two vectors of every length order (and a 0-d operand where numpy reads it as one entry), each mode."""
+    pairs = [((5,), (3,)), ((3,), (5,)), ((4,), (4,)), ((2,), (5,)), ((1,), (3,))] + ([((), (3,)), ((4,), "py")] if scalars else [])
+    def cases(F, p):
+        return [case(f"{F}(a, v{kw})", {"a": inp(sa), "v": inp(sv)}) for sa, sv in pairs
+                for kw in ["", ", 'full'", ", mode='same'", ", 'valid'"] if not (kw == "" and default == "full")]
+    return cases
+
+
+def ranked_shapes(*exprs, tall=False):
+    """``(expr, shape)`` pairs: ``a`` plus a constant of full rank (``{M}``) with distinct singular
+    values, square (batched too), tall and (unless ``tall``) wide."""
+    shapes = [("SPREAD", (3, 3)), ("SPREAD", (2, 3, 3)), ("TALL", (4, 2))] + ([] if tall else [("WIDE", (2, 3))])
+    return [(e.replace("{M}", m), sh) for e in exprs for m, sh in shapes]
 
 
 def shape_specs():
@@ -564,6 +649,23 @@ def shape_specs():
                              expr="{F}({x}{kw})" + k) for k in ("[0]", "[1]")]),
         np.array_split: cat(*[each(((5,), ", 2"), ((3, 2), ", [1]"), ((2, 5), ", 3, axis=-1"), expr="{F}({x}{kw})" + k)
                               for k in ("[0]", "[1]")]),
+        np.hsplit: cat(*[each(((4,), ", 2"), ((2, 4), ", [1, 3]"), ((2, 2, 3), ", 2"), expr="{F}({x}{kw})" + k) for k in ("[0]", "[1]")]),
+        np.vsplit: cat(*[each(((4, 2), ", 2"), ((3, 2, 2), ", [1]"), expr="{F}({x}{kw})" + k) for k in ("[0]", "[-1]")]),
+        np.dsplit: cat(*[each(((1, 2, 4), ", 2"), ((2, 1, 3), ", [1, 2]"), expr="{F}({x}{kw})" + k) for k in ("[0]", "[1]")]),
+        np.rollaxis: grid([(2, 3, 4), (2, 3)], ", 1", ", -1", ", 2, 0", ", 0, 3", ", axis=0, start=-1", ", 1, start=1",
+                          when=lambda s, kw: not (len(s) == 2 and ("2" in kw or "3" in kw))),
+        np.partition: cat(grid([(4,), (3, 2), (2, 4)], ", 1", ", -1", ", (0, 2)", ", 1, axis=0", ", 0, axis=None",
+                               when=lambda s, kw: "axis" in kw or s[-1] > 2, dom=DISTINCT),
+                          grid([(4,)], expr="{F}({x} * 0.0 + 1.0, 1)")),  # equal entries: any match is exact
+        np.select: cases_of(*[("{F}([x > 0, y > 0], [x, y * 2.0], d)", {"x": inp(s, NONZERO, param="choicelist"),
+                                                                         "y": inp(s, NONZERO, param="choicelist"), "d": inp(sd, param="default")})
+                              for s, sd in [((3,), ()), ((2, 3), (3,)), ((2, 3), "py")]]
+                            + [("{F}([x > 0], [x])", {"x": inp((3,), NONZERO, param="choicelist")}),
+                               ("{F}([MASK, x < 0], [x, x * x], 0.5)", {"x": inp((3,), NONZERO, param="choicelist")})]),
+        np.lib.stride_tricks.sliding_window_view: cases_of(*[(f"np.lib.stride_tricks.sliding_window_view(x, {kw})", {"x": inp(sh)})
+                                                            for sh, kw in [((4,), "2"), ((3,), "3"), ((3, 4), "(2, 3)"), ((3, 4), "2, axis=0"),
+                                                                           ((2, 3, 4), "(2, 2), axis=(-1, 0)"), ((3, 2), "2, 0"),
+                                                                           ((3, 4), "2, axis=1, writeable=False")]]),
         np.unstack: cat(*[each(((2,), ""), ((2, 3), ""), ((3, 2), ", axis=-1"), ((2, 1, 3), ", axis=1"), expr="{F}({x}{kw})" + k)
                           for k in ("[0]", "[-1]")]),
     }
@@ -668,6 +770,29 @@ def sequence_specs():
                        ("np.stack(list(x))", {"x": inp((2, 3), param="iterable")})),
         tuple: cases_of(("np.stack(tuple([x, y]))", {"x": inp((2,), param="iterable"), "y": inp((2,), param="iterable")}),
                         ("np.stack(tuple(x))", {"x": inp((3, 2), param="iterable")})),
+    }
+
+
+def special_specs():
+    """``scipy.special``, spelled ``sc.expit`` (the generated modules import it as ``sc``)."""
+    if sc is None:
+        return {}
+    lse = [("", (2, 3)), (", axis=0", (2, 3)), (", axis=-1, keepdims=True", (2, 3)), (", axis=(0, 1)", (2, 1, 3)), ("", (3,)), ("", ())]
+    return {
+        sc.expit: unary(expr="sc.expit({x})"), sc.logit: unary(Dom(0.05, 0.95), "sc.logit({x})"),
+        sc.erf: unary(expr="sc.erf({x})"), sc.erfc: unary(expr="sc.erfc({x})"),
+        sc.gammaln: unary(POS, "sc.gammaln({x})"), sc.digamma: unary(POS, "sc.digamma({x})"),
+        sc.xlogy: cat(binary(ANY, POS, "sc.xlogy({x}, {y})"),
+                      cases_of(("sc.xlogy(x * 0.0, y)", {"x": inp((3,)), "y": inp((3,), POS)}))),
+        sc.xlog1py: binary(ANY, Dom(-0.5, 2.0), "sc.xlog1py({x}, {y})"),
+        sc.logsumexp: cases_of(*[(f"sc.logsumexp(a{kw})", {"a": inp(sh)}) for kw, sh in lse]
+                               + [("sc.logsumexp(a, axis=-1, b=b)", {"a": inp(sa), "b": inp(sb, POS)}) for sa, sb in
+                                  [((2, 3), (3,)), ((3,), (3,)), ((2, 3), (2, 3)), ((3,), "py")]]
+                               + [("sc.logsumexp(a, b=b, return_sign=True)[0]", {"a": inp((3,)), "b": inp((3,), POS)},
+                                   {"refused": "return_sign"})]),
+        sc.softmax: grid([(3,), (2, 3), (2, 1, 3)], "", ", axis=0", ", axis=-1", ", axis=(0, 1)", expr="sc.softmax({x}{kw})",
+                         when=lambda s, kw: len(s) > 1 or "(" not in kw),
+        sc.log_softmax: grid([(3,), (2, 3)], "", ", axis=0", ", axis=-1", expr="sc.log_softmax({x}{kw})"),
     }
 
 
@@ -779,7 +904,8 @@ ATTRIBUTE_SPECS = {np.shape: cases_of(("np.array(x.shape)", {"x": inp(M)}, {"rea
                    np.size: cases_of(("x.size", {"x": inp(M)}, {"reach": False}))}
 
 SPECS = {}
-for _group in (elementwise_specs, reduction_specs, linalg_specs, shape_specs, indexing_specs, sequence_specs, nondiff_specs):
+for _group in (elementwise_specs, reduction_specs, linalg_specs, shape_specs, indexing_specs, sequence_specs, nondiff_specs,
+               special_specs):
     SPECS.update(_group())
 for _more in (METHOD_SPECS, ATTRIBUTE_SPECS):
     SPECS.update({k: cat(SPECS[k], v) for k, v in _more.items() if k in SPECS})

@@ -29,6 +29,11 @@ from sourcegrad.transforms import rules as R
 
 from .oracle import assert_close, fd_grad
 
+try:
+    from scipy import special as sc
+except ImportError:  # scipy.special's rules are registered only where scipy imports
+    sc = None
+
 # ---- input domains -------------------------------------------------------------------------------
 
 
@@ -474,6 +479,30 @@ def some_axes(shape):
 SPREAD = min_dims(1, min_side=2)  # every axis holds two entries or more
 
 
+def f_median(x, w): return np.median(x) * w
+def f_median_axis(x, axis, w): return np.sum(np.median(x, axis=axis) * w)
+def f_median_keepdims(x, w): return np.sum(np.median(x, axis=(0, -1), keepdims=True) * w)
+def f_quantile(x, q, w): return np.sum(np.quantile(x, q, axis=-1) * w)
+def f_percentile(x, q, w): return np.sum(np.percentile(x, q, keepdims=True) * w)
+def f_cov(m, w): return np.sum(np.cov(m) * w)
+def f_cov_y(m, y, w): return np.sum(np.cov(m, y, rowvar=False, ddof=0) * w)
+def f_cov_bias(m, w): return np.sum(np.cov(m, bias=True) * w)
+def f_corrcoef(m, w): return np.sum(np.corrcoef(m) * w)
+def f_corrcoef_y(x, y, w): return np.sum(np.corrcoef(x, y) * w)
+def f_polyval(p, x, w): return np.sum(np.polyval(p, x) * w)
+def f_diff_prepend(x, p, w): return np.sum(np.diff(x, prepend=p) * w)
+def f_diff_ends(x, p, q, w): return np.sum(np.diff(x, 2, axis=0, prepend=p, append=q) * w)
+
+
+def quantile_args(scale):
+    """Distinct values (no ties) and a quantile (0-d or a vector) inside (0, ``scale``)."""
+    def gen(draw, dtype):
+        x = values(draw, draw(min_dims(1)), dtype, DISTINCT, scalars=False)
+        q = values(draw, draw(st.sampled_from([(), (2,)])), dtype, Dom(0.03 * scale, 0.97 * scale))
+        return x, q
+    return gen
+
+
 REDUCTIONS = [
     Row(f_sum, reduction()), Row(f_mean, reduction()), Row(f_prod, reduction(Dom(0.5, 1.5, "signed"))),
     Row(f_max, reduction(DISTINCT)), Row(f_amax, reduction(DISTINCT)), Row(f_min, reduction(DISTINCT)),
@@ -502,6 +531,17 @@ REDUCTIONS = [
     Row(f_diff, with_args(unary(shapes=min_dims(1, min_side=3), scalars=False), lambda s: st.integers(1, 2), axis)),
     Row(f_trapezoid, unary(shapes=min_dims(1, min_side=2))), Row(f_trapezoid_dx, unary(shapes=min_dims(1, min_side=2))),
     Row(f_trapezoid_x, one_of(shaped((3,), (3,)), shaped((2, 3), (3,)), shaped((2, 3), (2, 3))), (0, 1)),
+    Row(f_median, unary(DISTINCT, shapes=min_dims(1), scalars=False)),
+    Row(f_median_axis, with_args(unary(DISTINCT, shapes=min_dims(1), scalars=False), axis_or_none)),
+    Row(f_median_keepdims, unary(DISTINCT, shapes=min_dims(2), scalars=False)),
+    Row(f_quantile, quantile_args(1.0), (0, 1)), Row(f_percentile, quantile_args(100.0), (0, 1), h=1e-5),
+    Row(f_cov, unary(shapes=min_dims(1, 2, min_side=2), scalars=False)), Row(f_cov_bias, unary(shapes=min_dims(2, 2, min_side=2))),
+    Row(f_cov_y, one_of(shaped((4, 2), (4,)), shaped((3, 1), (3, 2))), (0, 1)),
+    Row(f_corrcoef, unary(shapes=st.sampled_from([(3,), (2, 3), (3, 4)]), scalars=False)),
+    Row(f_corrcoef_y, one_of(shaped((4,), (4,)), shaped((2, 3), (3,))), (0, 1)),
+    Row(f_polyval, one_of(shaped((3,), ()), shaped((4,), (3,)), shaped((1,), (2, 2)), shaped((3, 2), (2,))), (0, 1)),
+    Row(f_diff_prepend, one_of(shaped((3,), ()), shaped((2, 3), (2, 1)), shaped((2, 3), (2, 2))), (0, 1)),
+    Row(f_diff_ends, one_of(shaped((3, 2), (1, 2), ()), shaped((2,), (), (2,))), (0, 1, 2)),
 ]
 
 
@@ -591,6 +631,67 @@ def square(min_n=1, batch=False, b=None):
 MATRICES = hnp.array_shapes(min_dims=2, max_dims=2, min_side=1, max_side=4)  # square or not
 
 
+def f_cholesky(a, w): return np.sum(np.linalg.cholesky(a) * w)
+def f_cholesky_upper(a, w): return np.sum(np.linalg.cholesky(a, upper=True) * w)
+def f_eigh_values(a, w): return np.sum(np.linalg.eigh(a)[0] * w)
+def f_eigh_vectors(a, w):
+    lam, v = np.linalg.eigh(a)  # v enters squared: a column's sign is arbitrary
+    return np.sum(v * v * w) + np.sum(lam * lam)
+def f_eigh_upper(a, w): return np.sum(np.linalg.eigh(a, UPLO="U")[1] ** 2 * w)
+def f_eigvalsh(a, w): return np.sum(np.linalg.eigvalsh(a) * w)
+def f_svd_values(a, w): return np.sum(np.linalg.svd(a, compute_uv=False) * w)
+def f_svdvals(a, w): return np.sum(np.linalg.svdvals(a) * w)
+def f_svd_reduced(a, w):
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    return np.sum((u * u) @ (vh * vh) * w) + np.sum(s ** 3)
+def f_svd_square(a, w):
+    u, s, vh = np.linalg.svd(a)
+    return np.sum((u @ vh) * w)
+def f_qr(a, w):
+    q, r = np.linalg.qr(a)
+    return np.sum((q * 2.0 + np.sum(r * r)) * w)
+def f_qr_r(a, w): return np.sum(np.linalg.qr(a)[1] * w)
+def f_qr_mode_r(a, w): return np.sum(np.linalg.qr(a, mode="r") * w)
+def f_pinv(a, w): return np.sum(np.linalg.pinv(a) * w)
+def f_lstsq(a, b, w): return np.sum(np.linalg.lstsq(a, b)[0] * w)
+def f_lstsq_all(a, b, w):
+    x, res, rank, s = np.linalg.lstsq(a, b)
+    return np.sum(x * w) + np.sum(res) + np.sum(s)
+
+
+def ranked(*shapes, b=None):
+    """A matrix of full rank with distinct singular values (about 1, 2, 3 plus noise) of one of
+    ``shapes``, and optionally a right-hand side with ``b`` columns (``None``: a vector)."""
+    def gen(draw, dtype):
+        shape = draw(st.sampled_from(shapes))
+        m, n = shape[-2:]
+        spread = np.eye(m, n) * np.arange(1.0, n + 1.0)
+        a = (values(draw, shape, np.float64, Dom(-0.3, 0.3)) + spread).astype(dtype)
+        if b is None:
+            return (a,)
+        cols = draw(st.sampled_from(b))
+        return a, values(draw, (m,) if cols is None else (m, cols), dtype, scalars=False)
+    return gen
+
+
+EIG = ranked((1, 1), (2, 2), (3, 3), (2, 3, 3))  # square, distinct eigenvalues of the symmetric part
+TALL = ranked((1, 1), (3, 3), (3, 2), (4, 2), (2, 3, 2))
+ANY_RANKED = ranked((2, 2), (3, 2), (2, 3), (2, 4, 3), (2, 2, 3))
+
+
+def f_convolve(a, v, w): return np.sum(np.convolve(a, v) * w)
+def f_convolve_same(a, v, w): return np.sum(np.convolve(a, v, mode="same") * w)
+def f_convolve_valid(a, v, w): return np.sum(np.convolve(a, v, "valid") * w)
+def f_correlate(a, v, w): return np.sum(np.correlate(a, v) * w)
+def f_correlate_same(a, v, w): return np.sum(np.correlate(a, v, "same") * w)
+def f_correlate_full(a, v, w): return np.sum(np.correlate(a, v, mode="full") * w)
+
+
+def vectors(draw, dtype):
+    """Two 1-d operands of any lengths (either the longer)."""
+    return tuple(values(draw, (draw(st.integers(1, 5)),), dtype, scalars=False) for _ in range(2))
+
+
 MATMUL = ["ij,jk", "j,jk", "ij,j", "j,j", "bij,jk", "ij,bjk", "bij,bjk", "bij,j", "j,bjk"]
 LINALG = [
     Row(f_dot, products("ij,jk", "j,jk", "ij,j", "j,j", "bij,jk", "ij,bjk", "bij,j", ",jk", "ij,"), (0, 1)),
@@ -628,6 +729,14 @@ LINALG = [
     Row(f_la_trace, unary(shapes=min_dims(2, 3))), Row(f_la_diagonal, unary(shapes=min_dims(2, 3))),
     Row(f_diagflat, unary(shapes=min_dims(1, 2), scalars=False)),
     Row(f_matrix_power, with_args(square(batch=True), lambda s: st.integers(-2, 3))),
+    Row(f_cholesky, square(batch=True)), Row(f_cholesky_upper, square(batch=True)),
+    Row(f_eigh_values, EIG), Row(f_eigh_vectors, EIG), Row(f_eigh_upper, EIG), Row(f_eigvalsh, EIG),
+    Row(f_svd_values, ANY_RANKED), *([Row(f_svdvals, ANY_RANKED)] if hasattr(np.linalg, "svdvals") else []), Row(f_svd_reduced, ANY_RANKED), Row(f_svd_square, EIG),
+    Row(f_qr, TALL), Row(f_qr_r, TALL), Row(f_qr_mode_r, TALL), Row(f_pinv, ANY_RANKED),
+    Row(f_lstsq, ranked((3, 3), (3, 2), (4, 2), b=[None, 2]), (0, 1)),
+    Row(f_lstsq_all, ranked((3, 2), (4, 2), b=[None, 2]), (0, 1)),
+    Row(f_convolve, vectors, (0, 1)), Row(f_convolve_same, vectors, (0, 1)), Row(f_convolve_valid, vectors, (0, 1)),
+    Row(f_correlate, vectors, (0, 1)), Row(f_correlate_same, vectors, (0, 1)), Row(f_correlate_full, vectors, (0, 1)),
 ]
 
 
@@ -748,6 +857,22 @@ def tile_args(draw, dtype):
     return x, draw(st.one_of(st.integers(1, 3), st.lists(st.integers(1, 3), min_size=1, max_size=3).map(tuple)))
 
 
+def f_hsplit(x, w): return np.sum(np.hsplit(x, 2)[1] * w)
+def f_vsplit(x, w): return np.sum(np.vsplit(x, [1])[0] * w)
+def f_dsplit(x, w):
+    a, b = np.dsplit(x, 2)
+    return np.sum((a * 2.0 + b) * w)
+def f_rollaxis(x, axis, start, w): return np.sum(np.rollaxis(x, axis, start) * w)
+def f_partition(x, w): return np.sum(np.partition(x, 1, axis=0) * w)
+def f_partition_flat(x, w): return np.sum(np.partition(x, -1, axis=None) * w)
+def f_select(a, b, c, w): return np.sum(np.select([a > 0, b > 0], [a, b * 2.0], c) * w)
+
+
+def f_sliding_window(x, w): return np.sum(np.lib.stride_tricks.sliding_window_view(x, 2) * w)
+def f_sliding_window_2d(x, w): return np.sum(np.lib.stride_tricks.sliding_window_view(x, (2, 2)) * w)
+def f_sliding_window_axis(x, w): return np.sum(np.lib.stride_tricks.sliding_window_view(x, 2, axis=0) * w)
+
+
 SHAPE = [
     Row(f_atleast_1d, unary()), Row(f_atleast_2d, unary()), Row(f_atleast_3d, unary()),
     Row(f_reshape, unary(shapes=st.sampled_from([(2, 3), (4,), (1, 2, 3), (2, 2, 2)]))),
@@ -788,6 +913,15 @@ SHAPE = [
     Row(f_delete_axis, unary(shapes=min_dims(1, min_side=3), scalars=False)),
     Row(f_matrix_transpose, unary(shapes=min_dims(2))), Row(f_la_matrix_transpose, unary(shapes=min_dims(2))),
     Row(f_m_mT, unary(shapes=min_dims(2))),
+    Row(f_hsplit, unary(shapes=st.sampled_from([(4,), (2, 2), (3, 4, 1)]))),
+    Row(f_vsplit, unary(shapes=min_dims(2, min_side=2))), Row(f_dsplit, unary(shapes=st.sampled_from([(1, 2, 2), (2, 3, 4)]))),
+    Row(f_rollaxis, with_args(unary(shapes=min_dims(1), scalars=False), axis, lambda s: st.integers(-len(s), len(s)))),
+    Row(f_partition, unary(DISTINCT, shapes=min_dims(1, min_side=2), scalars=False)),
+    Row(f_partition_flat, unary(DISTINCT, shapes=min_dims(1), scalars=False)),
+    Row(f_select, one_of(shaped((3,), (3,), (), dom=NONZERO), shaped((2, 3), (2, 3), (3,), dom=NONZERO)), (0, 1, 2)),
+    Row(f_sliding_window, unary(shapes=st.sampled_from([(2,), (4,)]))),
+    Row(f_sliding_window_2d, unary(shapes=st.sampled_from([(2, 2), (3, 4)]))),
+    Row(f_sliding_window_axis, unary(shapes=min_dims(1, min_side=2))),
 ]
 
 
@@ -1022,8 +1156,34 @@ MADE = [
     Row(f_c_, one_of(shaped((3,), (3,)), shaped((2, 2), (2, 2))), (0, 1)),
 ]
 
+# ==== scipy.special ================================================================================
+def f_expit(x, w): return np.sum(sc.expit(x) * w)
+def f_logit(x, w): return np.sum(sc.logit(x) * w)
+def f_erf(x, w): return np.sum(sc.erf(x) * w)
+def f_erfc(x, w): return np.sum(sc.erfc(x) * w)
+def f_gammaln(x, w): return np.sum(sc.gammaln(x) * w)
+def f_digamma(x, w): return np.sum(sc.digamma(x) * w)
+def f_xlogy(x, y, w): return np.sum(sc.xlogy(x, y) * w)
+def f_xlog1py(x, y, w): return np.sum(sc.xlog1py(x, y) * w)
+def f_logsumexp(a, axis, keepdims, w): return np.sum(sc.logsumexp(a, axis=axis, keepdims=keepdims) * w)
+def f_logsumexp_b(a, b, w): return np.sum(sc.logsumexp(a, axis=-1, b=b) * w)
+def f_softmax(x, axis, w): return np.sum(sc.softmax(x, axis=axis) * w)
+def f_log_softmax(x, axis, w): return np.sum(sc.log_softmax(x, axis=axis) * w)
+
+
+SPECIAL = [
+    Row(f_expit, unary()), Row(f_logit, unary(Dom(0.05, 0.95))), Row(f_erf, unary()), Row(f_erfc, unary()),
+    Row(f_gammaln, unary(POS)), Row(f_digamma, unary(POS)),
+    Row(f_xlogy, binary(ANY, POS), (0, 1)), Row(f_xlog1py, binary(ANY, Dom(-0.5, 2.0)), (0, 1)),
+    Row(f_logsumexp, with_args(unary(shapes=min_dims(1), scalars=False), axis_or_none, keepdims)),
+    Row(f_logsumexp_b, one_of(shaped((3,), (3,), dom=POS), shaped((2, 3), (3,), dom=POS), shaped((2, 3), (2, 3), dom=POS)), (0, 1)),
+    Row(f_softmax, with_args(unary(shapes=min_dims(1), scalars=False), axis_or_none)),
+    Row(f_log_softmax, with_args(unary(shapes=min_dims(1), scalars=False), axis_or_none)),
+] if sc is not None else []
+
+
 # ==== the tests ====================================================================================
-ROWS = ELEMENTWISE_UNARY + BINARY + MATH + REDUCTIONS + LINALG + SHAPE + SELECTION + INDEXING + METHODS + NONDIFF + MADE
+ROWS = ELEMENTWISE_UNARY + BINARY + MATH + REDUCTIONS + LINALG + SHAPE + SELECTION + INDEXING + METHODS + NONDIFF + MADE + SPECIAL
 
 
 @pytest.mark.parametrize("row", [pytest.param(r, id=r.id, marks=r.marks) for r in ROWS])
@@ -1070,6 +1230,20 @@ def test_edge_conventions():
     assert np.array_equal(gx, [0.5, 0.0]) and np.array_equal(gy, [0.5, 1.0])
     assert np.array_equal(sourcegrad.grad(f_conv_max)(np.array([1.0, 3.0, 3.0])), [0.0, 0.5, 0.5])
     assert sourcegrad.grad(f_conv_builtin_max, wrt=(0, 1))(2.0, 2.0) == (0.5, 0.5)
+
+
+def f_conv_median(x): return np.median(x)
+def f_conv_quantile(x): return np.quantile(x, 1.0)
+def f_conv_eigvals(a): return np.sum(np.linalg.eigh(a)[0])
+
+
+def test_order_statistic_and_eigenvalue_conventions():
+    """Equal entries share a median's weight; q = 1 reads the largest entries; repeated
+    eigenvalues give a function of the eigenvalues alone its exact (finite) gradient."""
+    assert np.array_equal(sourcegrad.grad(f_conv_median)(np.array([1.0, 2.0, 2.0, 5.0])), [0.0, 0.5, 0.5, 0.0])
+    assert np.allclose(sourcegrad.grad(f_conv_median)(np.array([3.0, 1.0, 3.0, 3.0])), [1 / 3, 0.0, 1 / 3, 1 / 3])
+    assert np.array_equal(sourcegrad.grad(f_conv_quantile)(np.array([4.0, 1.0, 4.0])), [0.5, 0.0, 0.5])
+    assert np.array_equal(sourcegrad.grad(f_conv_eigvals)(np.eye(3)), np.eye(3))
 
 
 # ---- the rule library itself --------------------------------------------------------------------------

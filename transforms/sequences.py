@@ -34,7 +34,7 @@ SEQ, NOT = "sequence", "not a sequence"
 _MAKE_SEQUENCE = {list, tuple, sorted, builtins.reversed, np.split, np.array_split, np.meshgrid,
                   getattr(np, "unstack", None), concat_sequences, repeat_sequence}
 # rule parameters that take a sequence of arrays as such (np.stack's arrays, sum's iterable)
-_SEQUENCE_PARAMS = {"arrays", "tup", "iterable", "xs"}
+_SEQUENCE_PARAMS = {"arrays", "tup", "iterable", "xs", "condlist", "choicelist"}
 
 
 def rewrite(src, irfn, naming):
@@ -190,7 +190,7 @@ def _stack_arguments(s, kinds, naming):
 
 
 def _key(atom):
-    return ("tup", tuple(atom), atom.is_list) if isinstance(atom, Tup) else atom
+    return atom if isinstance(atom, ir.Name) else id(atom)  # a literal may hold an unhashable constant
 
 
 def _replace_atom(text, old, new):

@@ -188,3 +188,8 @@ def is_nondiff(key):
 
 
 from . import elementwise, reductions, linalg, shape, indexing, sequences  # noqa: E402,F401  (registers)
+
+try:
+    from . import special  # noqa: E402,F401  (registers scipy.special's rules where scipy imports)
+except ImportError:
+    pass

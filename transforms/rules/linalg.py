@@ -67,3 +67,31 @@ d[a] += solve_adjoint_a(gb, a, x)
 d[b] += unbroadcast(gb, b)
 """)
 rule(LA.matrix_power, "y, a, n", "d[a] += matrix_power_adjoint(d[y], a, n)")
+
+# ---- factorizations: numpy reads one triangle of a symmetric argument, and the adjoint lands there
+# (an off-diagonal entry stands for its mirror too); tuple results' unused parts have ZERO adjoints
+rule(LA.cholesky, "y, a, upper=False", "d[a] += cholesky_adjoint(d[y], a, y, upper)",
+     nondiff={"upper": "a boolean flag"})
+rule(LA.eigh, "y, a, UPLO='L'", "d[a] += eigh_adjoint(d[y], a, y, UPLO)",
+     nondiff={"UPLO": "a triangle name"})  # repeated eigenvalues: see eigh_adjoint
+rule(LA.eigvalsh, "y, a, UPLO='L'", "d[a] += eigvalsh_adjoint(d[y], a, y, UPLO)",
+     nondiff={"UPLO": "a triangle name"})
+rule(LA.svd, "y, a, full_matrices=True, compute_uv=True, hermitian=False",
+     "d[a] += svd_adjoint(d[y], a, y, full_matrices, compute_uv)",
+     only={"hermitian": (False,)},
+     nondiff={"full_matrices": "a boolean flag", "compute_uv": "a boolean flag", "hermitian": "a boolean flag"})
+rule(getattr(LA, "svdvals", None), "y, x", "d[x] += svd_adjoint(d[y], x, y, False, False)")
+rule(LA.qr, "y, a, mode='reduced'", "d[a] += qr_adjoint(d[y], a, y, mode)", only={"mode": ("reduced", "r")})
+# full rank (the rank is constant nearby); the cutoffs select the rank, so the result is
+# piecewise constant in them
+CUTOFF = "a cutoff: the result is piecewise constant in it"
+rule(LA.pinv, "y, a, rcond=None, hermitian=False, rtol=None", "d[a] += pinv_adjoint(d[y], a, y)",
+     nondiff={"rcond": CUTOFF, "rtol": CUTOFF, "hermitian": "a boolean flag"})
+rule(LA.lstsq, "y, a, b, rcond=None", "d[a] += lstsq_adjoint_a(d[y], a, b, y)\nd[b] += lstsq_adjoint_b(d[y], a, b, y)",
+     nondiff={"rcond": CUTOFF})
+
+# ---- convolution: one-dimensional, bilinear ---------------------------------------------------------
+rule(np.convolve, "y, a, v, mode='full'",
+     "d[a] += convolve_adjoint(d[y], a, v, mode, 0)\nd[v] += convolve_adjoint(d[y], a, v, mode, 1)")
+rule(np.correlate, "y, a, v, mode='valid'",
+     "d[a] += correlate_adjoint(d[y], a, v, mode, 0)\nd[v] += correlate_adjoint(d[y], a, v, mode, 1)")

@@ -57,9 +57,41 @@ rule(np.nancumsum, "y, a, axis=None, dtype=None", "d[a] += reverse_cumsum(d[y], 
 rule(getattr(np, "cumulative_sum", None), "y, x, axis=None, dtype=None, include_initial=False",
      "d[x] += reverse_cumsum(d[y], x, axis, include_initial)")
 rule(np.cumprod, "y, a, axis=None, dtype=None", "d[a] += cumprod_adjoint(d[y], a, y, axis)")  # exact at zeros
-rule(np.diff, "y, a, n=1, axis=-1", "d[a] += undiff(d[y], n, axis)")
+rule(np.diff, "y, a, n=1, axis=-1, prepend=None, append=None", """
+d[a] += diff_adjoint(d[y], a, n, axis, prepend, append, 0)
+d[prepend] += diff_adjoint(d[y], a, n, axis, prepend, append, 1)
+d[append] += diff_adjoint(d[y], a, n, axis, prepend, append, 2)
+""")  # prepend/append: 0-d fills a slab one entry thick (numpy's broadcast); its adjoint sums it
 rule(getattr(np, "trapezoid", None) or np.trapz, "z, y, x=None, dx=1.0, axis=-1", """
 d[y] += trapezoid_adjoint(d[z], y, x, dx, axis)
 d[x] += trapezoid_x_adjoint(d[z], y, x, axis)
 d[dx] += trapezoid_dx_adjoint(d[z], y, x, dx, axis)
 """)
+
+# ---- order statistics: method 'linear'; entries equal to the one a quantile reads share its weight
+_QUANTILE = "y, a, q, axis=None, out=None, overwrite_input=False, method='linear', keepdims=False"
+_ONLY = {"method": ("linear",), "out": (None,), "overwrite_input": (False,)}
+_BUFFERS = {"out": "an output buffer (only None)", "overwrite_input": "a boolean flag (only False)", "method": "a method name"}
+rule(np.quantile, _QUANTILE, """
+d[a] += quantile_adjoint(d[y], a, q, axis, keepdims)
+d[q] += unbroadcast(quantile_q_adjoint(d[y], a, q, axis, keepdims), q)
+""", only=_ONLY, nondiff=_BUFFERS)
+rule(np.percentile, _QUANTILE, """
+d[a] += quantile_adjoint(d[y], a, q, axis, keepdims, 100.0)
+d[q] += unbroadcast(quantile_q_adjoint(d[y], a, q, axis, keepdims, 100.0), q)
+""", only=_ONLY, nondiff=_BUFFERS)
+rule(np.median, "y, a, axis=None, out=None, overwrite_input=False, keepdims=False",
+     "d[a] += quantile_adjoint(d[y], a, 0.5, axis, keepdims)", only=_ONLY, nondiff=_BUFFERS)
+
+# ---- covariance: rows are variables (columns with rowvar=False); ddof must be an integer in numpy
+rule(np.cov, "c, m, y=None, rowvar=True, bias=False, ddof=None", """
+d[m] += cov_adjoint(d[c], m, y, rowvar, bias, ddof, 0)
+d[y] += cov_adjoint(d[c], m, y, rowvar, bias, ddof, 1)
+""", nondiff={"rowvar": "a boolean flag", "bias": "a boolean flag", "ddof": "an integer count (numpy refuses others)"})
+rule(np.corrcoef, "r, x, y=None, rowvar=True", """
+d[x] += corrcoef_adjoint(d[r], x, r, y, rowvar, 0)
+d[y] += corrcoef_adjoint(d[r], x, r, y, rowvar, 1)
+""", nondiff={"rowvar": "a boolean flag"})
+
+# ---- polynomials: a sum over the coefficients --------------------------------------------------
+rule(np.polyval, "y, p, x", "d[p] += polyval_adjoint_p(d[y], p, x)\nd[x] += polyval_adjoint_x(d[y], p, x)")

@@ -50,3 +50,20 @@ d[values] += gs[1]
 rule([np.split, np.array_split], "ys, ary, indices_or_sections, axis=0",
      "d[ary] += unsplit(d[ys], ary, indices_or_sections, axis)")
 rule(getattr(np, "unstack", None), "ys, x, axis=0", "d[x] += restack(d[ys], x, axis)")
+rule(np.hsplit, "ys, ary, indices_or_sections", "d[ary] += unsplit_along(d[ys], ary, indices_or_sections, 1)")
+rule(np.vsplit, "ys, ary, indices_or_sections", "d[ary] += unsplit_along(d[ys], ary, indices_or_sections, 0)")
+rule(np.dsplit, "ys, ary, indices_or_sections", "d[ary] += unsplit_along(d[ys], ary, indices_or_sections, 2)")
+
+# ---- rearranging entries ------------------------------------------------------------------------
+rule(np.rollaxis, "y, a, axis, start=0", "d[a] += unrollaxis(d[y], a, axis, start)",
+     nondiff={"start": "an axis"})
+rule(np.partition, "y, a, kth, axis=-1, kind='introselect', order=None", "d[a] += unpartition(d[y], a, y, axis)",
+     nondiff={"kth": "integer positions", "kind": "an algorithm name", "order": "field names"})
+# the first condition that holds picks the entry; where none does, ``default``
+rule(np.select, "y, condlist, choicelist, default=0", """
+d[choicelist] += select_adjoint(d[y], condlist, choicelist, default)
+d[default] += select_adjoint(d[y], condlist, choicelist, default, "default")
+""", nondiff={"condlist": "boolean masks"})
+rule(np.lib.stride_tricks.sliding_window_view, "y, x, window_shape, axis=None, subok=False, writeable=False",
+     "d[x] += unslide(d[y], x, window_shape, axis)",
+     nondiff={"window_shape": "integer sizes", "subok": "a boolean flag", "writeable": "a boolean flag"})
