@@ -21,8 +21,20 @@ from .errors import NoSourceError, PullbackError, SourcegradError, UsageError, W
 
 
 def parameters_of(fn):
+    """Its parameters, keyword-only ones last (the compiled code takes them all by position)."""
     code = fn.__code__
-    return list(code.co_varnames[: code.co_argcount])
+    return list(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount])
+
+
+def _all_positional(fn, args, kwargs):
+    """``fn``'s arguments, defaults applied, as the positional arguments of its compiled code,
+    whose parameters are ``parameters_of(fn)`` (keyword-only ones included, without defaults)."""
+    try:
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+    except TypeError as e:
+        raise TypeError(f"{_fname(fn)}(): {e}") from None  # as calling fn would
+    bound.apply_defaults()
+    return tuple(bound.arguments[p] for p in parameters_of(fn)), {}
 
 _MODES = ("value_and_grad", "vjp")
 
@@ -136,6 +148,7 @@ class _Compiled:
             wrt = tuple(w + 1 if isinstance(w, int) and w >= 0 else w for w in wrt) if isinstance(wrt, (tuple, list)) \
                 else (wrt + 1 if isinstance(wrt, int) and not isinstance(wrt, bool) and wrt >= 0 else wrt)
         self.names, self.single, self.positions = _wrt_names(fn, wrt)
+        self.params = parameters_of(fn)
         self._compiled = None
         self._specialized = {}  # argument signature -> emit.Compiled
         self._recompiles = 0  # compiled again because a captured value changed (_recompiled)
@@ -175,7 +188,7 @@ class _Compiled:
                 return  # the generated function's own signature reports the mismatch
             values = [bound.arguments.get(n, _MISSING) for n in self.names]
         else:
-            if len(args) != self.fn.__code__.co_argcount:
+            if len(args) != len(self.params):
                 return
             values = [args[i] for i in self.positions]
         for name, a in zip(self.names, values):
@@ -191,6 +204,8 @@ class _Compiled:
     def _run(self, args, kwargs):
         if self.bound is not None:
             args = (self.bound,) + args
+        if self.fn.__code__.co_kwonlyargcount:
+            args, kwargs = _all_positional(self.fn, args, kwargs)
         self._check_args(args, kwargs)
         signature = signature_of(args) if self.specialize and not kwargs else None
         compiled = self.compiled(signature)

@@ -145,9 +145,9 @@ def raise_stmt(x):
     return np.sum(x)
 
 
-def assert_stmt(x):
-    assert x.ndim == 1  # E: assert_stmt
-    return np.sum(x)
+def assert_walrus(x):
+    assert (n := x.ndim) == 1  # E: assert_walrus
+    return np.sum(x) * n
 
 
 def match_stmt(x):
@@ -159,9 +159,9 @@ def match_stmt(x):
     return np.sum(y)
 
 
-def nested_def(x):
-    def inner(t):  # E: nested_def
-        return t * 2.0
+def nested_def_star(x):
+    def inner(*t):  # E: nested_def_star
+        return t[0] * 2.0
     return np.sum(inner(x))
 
 
@@ -231,8 +231,8 @@ def annotation_only(x):
 
 # ---- expressions that are refused --------------------------------------------------------------
 
-def lambda_assign(x):
-    h = lambda t: t * 2.0  # E: lambda_assign
+def lambda_stored(x):
+    hs = [lambda t: t * 2.0]  # E: lambda_stored
     return np.sum(x)
 
 
@@ -321,8 +321,8 @@ def ellipsis_value(x):
     return np.sum(x)
 
 
-def nested_list_literal(x):
-    m = np.array([[x[0], x[1]]])  # E: nested_list_literal
+def nested_list_starred(x):
+    m = np.array([[x[0], *x]])  # E: nested_list_starred
     return np.sum(m)
 
 
@@ -346,7 +346,7 @@ def kwargs_params(x, **kw):  # E: kwargs_params
     return np.sum(x)
 
 
-def kwonly_params(x, *, scale=1.0):  # E: kwonly_params
+def kwonly_after_star(x, *rest, scale=1.0):  # E: kwonly_after_star
     return np.sum(x) * scale
 
 
@@ -514,16 +514,16 @@ def no_rule_frexp(x):
     return np.sum(m)
 
 
-def no_rule_convolve(x):
-    return np.sum(np.convolve(x, x))  # E: no_rule_convolve
+def no_rule_eigvals(x):
+    return np.sum(np.linalg.eigvals(x))  # E: no_rule_eigvals
 
 
 def no_rule_math_gamma(x):
     return math.gamma(x)  # E: no_rule_math_gamma
 
 
-def no_rule_median(x):
-    return np.sum(np.median(x))  # E: no_rule_median
+def no_rule_nanmedian(x):
+    return np.sum(np.nanmedian(x))  # E: no_rule_nanmedian
 
 
 def no_rule_spacing(x):

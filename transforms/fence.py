@@ -25,7 +25,8 @@ HINTS = {
     "ImportFrom": ("import inside a differentiated function is not supported", "import at module level"),
     "Raise": ("raise is not supported inside a differentiated function", "validate arguments before calling the gradient"),
     "Assert": ("assert is not supported inside a differentiated function", "validate arguments before calling the gradient"),
-    "Lambda": ("a lambda inside a differentiated function is not supported here", "define the function with def at module level"),
+    "Lambda": ("a lambda inside a differentiated function is supported only when assigned to a name and called",
+               "name it and call it (h = lambda t: ...; h(x)), or define the function with def at module level"),
     "NamedExpr": ("the walrus operator := is not supported", "assign the value in a statement of its own"),
     "ListComp": ("list comprehensions are not supported yet", "write the loop out with a for statement"),
     "SetComp": ("set comprehensions cannot be differentiated", "use a list and a for loop"),
@@ -37,7 +38,6 @@ HINTS = {
     "FormattedString": ("f-strings are only allowed inside print(...)", "print the value, or compute it outside"),
     "Match": ("match statements are not supported", "use if/elif/else"),
     "AsyncFunctionDef": ("async functions cannot be differentiated", "differentiate a plain function"),
-    "FunctionDef": ("a def inside a differentiated function is not supported yet", "define the helper at module level; sourcegrad compiles calls to it"),
     "Ellipsis": ("... is only allowed inside an index", "write the value out"),
     "Subscript": ("only a plain variable can be indexed and assigned to", "assign the indexed value to a variable first"),
 }

@@ -127,17 +127,20 @@ class Normalizer:
         self.fn = src.fn
         tree = src.tree
         params = tree.params
-        if params.star_arg not in (cst.MaybeSentinel.DEFAULT, None) or params.star_kwarg is not None or params.kwonly_params or params.posonly_params:
+        if isinstance(params.star_arg, cst.Param) or params.star_kwarg is not None or params.posonly_params:
             node = params.star_arg if isinstance(params.star_arg, cst.Param) else (params.star_kwarg or tree)
-            fence.refuse(src, node, msg="*args, **kwargs, keyword-only and positional-only parameters are not supported",
+            fence.refuse(src, node, msg="*args, **kwargs and positional-only parameters are not supported",
                          hint="list the parameters one by one")
         if tree.asynchronous is not None:
             fence.refuse(src, tree, kind="AsyncFunctionDef")
-        self.params = [p.name.value for p in params.params]
+        # keyword-only parameters last: the compiled code takes them by position (api.parameters_of)
+        self.params = [p.name.value for p in (*params.params, *params.kwonly_params)]
         finder = _Locals(src.ast_fn)
         self.locals = set(self.params) | finder.names
         self.assigned = finder.names
         self.bind_counts = finder.counts
+        self.local_defs = {}  # name -> (libcst def, ast def, node) of a def or lambda written in the function
+        self.defs_inlining = frozenset()  # the local functions being inlined (no recursion)
         self.static_locals = {}  # local names bound once to a module-level callable (relu = F.apply)
         self.subst = {}  # parameter -> the caller's atom, for inlined parameters never rebound
         self.block = []
@@ -363,6 +366,13 @@ class Normalizer:
                          hint="return one value (a scalar for grad, any array for vjp)")
         self._emit(ir.Return(atom, self._pos(s)))
 
+    def _small_Assert(self, s):
+        """``assert`` runs in the forward as written; its condition is never differentiated."""
+        text = f"assert {self._test(s.test)}"
+        if s.msg is not None:
+            text += f", {self._test(s.msg)}"
+        self._emit(ir.Effect(text, self._pos(s)))
+
     def _small_Break(self, s):
         self._in_loop_only(s, "break")
         self._emit(ir.Break(self._pos(s)))
@@ -383,7 +393,9 @@ class Normalizer:
                 self._assign_target(t.target, value, pos)
             return
         target = s.targets[0].target
-        if isinstance(target, cst.Name):
+        if isinstance(target, cst.Name) and isinstance(s.value, cst.Lambda):
+            self._local_lambda(target.value, s.value)
+        elif isinstance(target, cst.Name):
             self._assign_expr(self._local(target.value), s.value, pos)
         elif isinstance(target, (cst.Tuple, cst.List)) and isinstance(s.value, (cst.Tuple, cst.List)):
             # a, b = b, a: evaluate every right-hand value before binding any
@@ -623,25 +635,26 @@ class Normalizer:
             return self._text(it), self._local(target.value), []
         callee = self._static_callee(it.func) if isinstance(it, cst.Call) else None
         if callee is builtins.enumerate:
-            seq = self._iterated(self._atom(it.args[0].value), s, pos)
             if not isinstance(target, cst.Tuple) or len(target.elements) != 2:
                 fence.refuse(self.src, target, msg="enumerate(...) needs two loop targets: index, value",
                              hint="for i, x in enumerate(xs):")
-            idx_target = target.elements[0].value
+            idx_target, value_target = target.elements[0].value, target.elements[1].value
             if not isinstance(idx_target, cst.Name):
                 fence.refuse(self.src, idx_target, msg="the index of enumerate must be a plain name")
+            if len(it.args) != 1 or it.args[0].keyword is not None or it.args[0].star:
+                fence.refuse(self.src, it, msg="enumerate takes one sequence here (no start=)",
+                             hint="for i, x in enumerate(xs): and add the offset to i in the body")
             k = self._local(idx_target.value)
-            return f"range(len({seq.render()}))", k, [lambda: self._bind_elem(target.elements[1].value, seq, k, pos)]
+            inner = it.args[0].value
+            if isinstance(inner, cst.Call) and self._static_callee(inner.func) is builtins.zip:
+                n, binders = self._zip_binders(inner, value_target, k, s, pos)  # enumerate(zip(xs, ys))
+                return f"range({n})", k, binders
+            seq = self._iterated(self._atom(inner), s, pos)
+            return f"range(len({seq.render()}))", k, [lambda: self._bind_elem(value_target, seq, k, pos)]
         if callee is builtins.zip:
-            seqs = [self._iterated(self._atom(a.value), s, pos) for a in it.args]
-            if not isinstance(target, cst.Tuple) or len(target.elements) != len(seqs):
-                fence.refuse(self.src, target, msg="zip(...) needs one loop target per sequence",
-                             hint="for a, b in zip(xs, ys):")
             k = self.naming.temp("k")
-            n = ", ".join(f"len({q.render()})" for q in seqs)
-            return f"range(min({n}))", k, [
-                (lambda el=el, q=q: self._bind_elem(el.value, q, k, pos)) for el, q in zip(target.elements, seqs)
-            ]
+            n, binders = self._zip_binders(it, target, k, s, pos)
+            return f"range({n})", k, binders
         if callee is builtins.reversed:
             seq = self._iterated(self._atom(it.args[0].value), s, pos)
             k = self.naming.temp("k")
@@ -659,6 +672,16 @@ class Normalizer:
                          hint="loop over range(len(...)) and index it, or pass the values in as an argument")
         k = self.naming.temp("k")
         return f"range(len({seq.render()}))", k, [lambda: self._bind_elem(target, seq, k, pos)]
+
+    def _zip_binders(self, it, target, k, s, pos):
+        """``zip(xs, ys)`` read at index ``k``: (trip count text, one binder per loop target)."""
+        seqs = [self._iterated(self._atom(a.value), s, pos) for a in it.args]
+        if not isinstance(target, (cst.Tuple, cst.List)) or len(target.elements) != len(seqs):
+            fence.refuse(self.src, target, msg="zip(...) needs one loop target per sequence",
+                         hint="for a, b in zip(xs, ys):")
+        n = ", ".join(f"len({q.render()})" for q in seqs)
+        return f"min({n})", [(lambda el=el, q=q: self._bind_elem(el.value, q, k, pos))
+                             for el, q in zip(target.elements, seqs)]
 
     def _iterated(self, seq, s, pos):
         """The sequence loop ``s`` reads by index: ``seq``, or a snapshot of it when the body
@@ -751,6 +774,8 @@ class Normalizer:
         n = node.value
         if n in ("True", "False", "None"):
             return ir.Const({"True": True, "False": False, "None": None}[n], n)
+        if n in self.local_defs:
+            self._refuse_local_def_value(node)
         if n in self.subst:
             return self.subst[n]
         if n in self.locals:
@@ -777,16 +802,21 @@ class Normalizer:
         return self._sequence(node, True)
 
     def _sequence(self, node, is_list):
+        """A literal of atoms. A literal inside it is a constant when all its entries are (its
+        Python value), otherwise a temporary holding a list, which ``sequences.py`` stacks where
+        numpy differentiates an array (``np.array([[c, -s], [s, c]])``)."""
         items = []
         for el in node.elements:
             if isinstance(el, cst.StarredElement):
                 fence.refuse(self.src, el, kind="Starred")
-            a = self._atom(el.value)
-            if isinstance(a, Tup):
-                fence.refuse(self.src, el, msg="nested tuples and lists are not supported here",
-                             hint="build the inner sequence in a variable of its own")
-            items.append(a)
-        return _tup(items, is_list)
+            items.append(self._atom(el.value))
+        if not any(isinstance(el.value, (cst.List, cst.Tuple)) for el in node.elements):
+            return _tup(items, is_list)
+        literal = _literal_const(_tup(items, is_list))
+        if literal is not None:
+            return literal
+        pos = self._pos(node)
+        return _tup([self._named(_literal_const(a) or a, pos) for a in items], is_list)
 
     def _expr_UnaryOperation(self, node):
         fn, sym = UNOPS[type(node.operator)]
@@ -949,6 +979,8 @@ class Normalizer:
     def _expr_Call(self, node):
         func = node.func
         args, kwargs = self._call_args(node)
+        if isinstance(func, cst.Name) and func.value in self.local_defs:
+            return self._call_local_def(node, func.value, args, kwargs)
         if isinstance(func, cst.Attribute) and self._is_local_expr(func.value):
             return self._method_call(node, func, args, kwargs)
         callee = self._static_callee(func)
@@ -1055,19 +1087,25 @@ class Normalizer:
         except NoSourceError as e:
             raise NoSourceError(f"{e}\n(called from {self.fn.__qualname__}, {self._pos(node).filename}:{self._pos(node).line})") from None
         child = Normalizer(src, parent=self)
+        return self._inline_call(node, child, inspect.signature(callee), callee, args, kwargs)
+
+    def _inline_call(self, node, child, signature, callee, args, kwargs):
+        """Bind the arguments to ``child``'s parameters and lower its body here; its result."""
+        src = child.src
         child.no_grad = self.no_grad
         try:
-            bound = inspect.signature(callee).bind(*args, **dict(kwargs))
+            bound = signature.bind(*args, **dict(kwargs))
         except TypeError as e:
             fence.refuse(self.src, node, msg=f"cannot call {callee.__qualname__} with these arguments: {e}",
-                         hint=f"call it as its signature says: {callee.__name__}{inspect.signature(callee)}")
+                         hint=f"call it as its signature says: {callee.__name__}{signature}")
         pos = self._pos(node)
         written = _written_into(src.ast_fn)
         for p in child.params:
             if p in bound.arguments:
                 value = bound.arguments[p]
             else:
-                value = self._constant(bound.signature.parameters[p].default, p)
+                default = bound.signature.parameters[p].default
+                value = default if isinstance(default, ir.Const) else self._constant(default, p)
             if p in written and isinstance(value, ir.Const):  # a module-level or closure value, or a default
                 what = value.render() if p in bound.arguments else "its default value"
                 fence.refuse(self.src, node, msg=f"{callee.__qualname__} writes into its parameter {p!r}, which "
@@ -1080,6 +1118,63 @@ class Normalizer:
         body = child._body()
         self.block.extend(body[:-1])
         return body[-1].value
+
+    # ---- a def or lambda inside the function: inlined where it is called -----------------------
+    def _stmt_FunctionDef(self, s):
+        if s.decorators or s.asynchronous is not None:
+            fence.refuse(self.src, s, kind="AsyncFunctionDef" if s.asynchronous is not None else None,
+                         msg=None if s.asynchronous is not None else "a decorated def inside a differentiated "
+                         "function is not supported", hint="define the decorated function at module level")
+        self._local_def(s.name.value, s, s)
+
+    def _local_lambda(self, name, lam):
+        """``h = lambda t: ...``: a local function ``def h(t): return ...``."""
+        ret = cst.Return(value=lam.body)
+        self._src_alias(ret, lam.body)
+        tree = cst.FunctionDef(name=cst.Name(name), params=lam.params,
+                               body=cst.SimpleStatementSuite(body=[ret]))
+        self._src_alias(tree, lam)
+        self._local_def(name, tree, lam)
+
+    def _local_def(self, name, tree, node):
+        again = name in self.local_defs and self.local_defs[name][2] is not node  # (an unrolled loop: the same def)
+        if again or self.bind_counts.get(name, 0) > (1 if isinstance(node, cst.Lambda) else 0):
+            fence.refuse(self.src, node, msg=f"the local function {name!r} is defined more than once or rebound",
+                         hint="give each local function its own name, or define it at module level")
+        afn = ast.parse(_code(tree.with_changes(leading_lines=(), decorators=()))).body[0]
+        self.local_defs[name] = (tree, afn, node)
+
+    def _call_local_def(self, node, name, args, kwargs):
+        """A call of a def or lambda written in this function: its body inlined here, with this
+        function's locals visible (it reads them as they are at the call, as Python does)."""
+        if name in self.defs_inlining:
+            fence.refuse(self.src, node, msg=f"recursive call to the local function {name!r} cannot be differentiated",
+                         hint="write the recursion as a loop")
+        tree, afn, _ = self.local_defs[name]
+        child = Normalizer(_LocalSource(self.src, tree, afn), parent=self)
+        child.defs_inlining = self.defs_inlining | {name}
+        child.local_defs = dict(self.local_defs)
+        for n in sorted(_Locals(afn).all_names - child.locals):
+            if n in self.locals:  # an enclosing local: read as the enclosing function names it
+                child.locals.add(n)
+                child.rename[n] = self._local(n)
+                if n in self.subst:
+                    child.subst[n] = self.subst[n]
+        params = []
+        for p in (*tree.params.params, *tree.params.kwonly_params):
+            default = inspect.Parameter.empty if p.default is None else self._atom(p.default)
+            if not isinstance(default, (ir.Const, type(inspect.Parameter.empty))):
+                fence.refuse(self.src, p.default, msg="a default value of a local function must be a constant",
+                             hint="pass the value as an argument")
+            kind = inspect.Parameter.KEYWORD_ONLY if p in tree.params.kwonly_params else inspect.Parameter.POSITIONAL_OR_KEYWORD
+            params.append(inspect.Parameter(p.name.value, kind, default=default))
+        callee = types.SimpleNamespace(__qualname__=f"{self.fn.__qualname__}.<locals>.{name}", __name__=name)
+        return self._inline_call(node, child, inspect.Signature(params), callee, args, kwargs)
+
+    def _refuse_local_def_value(self, node):
+        fence.refuse(self.src, node, msg=f"the local function {node.value!r} can only be called: sourcegrad "
+                     "inlines it, so it cannot be returned, stored or passed", hint="define it at module level "
+                     "to pass it around")
 
     def _alias(self, name, value):
         """A name for ``value`` in the generated code's namespace."""
@@ -1182,6 +1277,17 @@ class Normalizer:
         return ir.Op(None, (atom,), (), atom.render(), "copy")
 
 
+class _LocalSource:
+    """A def or lambda written inside the function: its own trees, the enclosing function's file
+    (positions, error messages, the globals and closure it reads)."""
+
+    def __init__(self, src, tree, afn):
+        self._src, self.tree, self.ast_fn = src, tree, afn
+
+    def __getattr__(self, name):
+        return getattr(self._src, name)
+
+
 class _Renamer(cst.CSTTransformer):
     def __init__(self, rename):
         self.rename = rename
@@ -1210,6 +1316,24 @@ _INPLACE_METHODS = {
     "setflags": "remove the call",
     "partition": "use np.sort",
 }
+
+
+def _literal_const(t):
+    """A literal whose entries are all constants, as one ``Const`` of its nested Python value."""
+    if not isinstance(t, Tup):
+        return t
+    entries = [_literal_const(a) for a in t]
+    if not all(isinstance(a, ir.Const) for a in entries):
+        return None
+    value = [a.value for a in entries] if t.is_list else tuple(a.value for a in entries)
+    return _LiteralConst(value, _tup(entries, t.is_list).render())
+
+
+class _LiteralConst(ir.Const):
+    """A constant nested literal: its value may hold lists, so it hashes by its text."""
+
+    def __hash__(self):
+        return hash(self.text)
 
 
 def _op_text(op):
