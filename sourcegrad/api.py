@@ -134,7 +134,7 @@ def _fname(fn):
 class _Compiled:
     """A lazily compiled gradient of ``fn``; the callable users hold."""
 
-    def __init__(self, fn, wrt, mode, kind, check_finite=False, unroll=8, specialize=True):
+    def __init__(self, fn, wrt, mode, kind, check_finite=False, unroll=8, specialize=True, has_aux=False):
         original = fn
         fn, self.bound = _plain_function(fn, kind)
         self.fn = fn
@@ -144,6 +144,7 @@ class _Compiled:
         self.check_finite = check_finite
         self.unroll = unroll
         self.specialize = specialize
+        self.has_aux = has_aux
         if self.bound is not None:  # a bound method: wrt counts the arguments after self
             wrt = tuple(w + 1 if isinstance(w, int) and w >= 0 else w for w in wrt) if isinstance(wrt, (tuple, list)) \
                 else (wrt + 1 if isinstance(wrt, int) and not isinstance(wrt, bool) and wrt >= 0 else wrt)
@@ -173,7 +174,8 @@ class _Compiled:
                 if c is None:
                     from .transforms import compile_gradient
 
-                    c = compile_gradient(self.fn, self.names, self.mode, self.check_finite, self.unroll, signature)
+                    c = compile_gradient(self.fn, self.names, self.mode, self.check_finite, self.unroll, signature,
+                                         self.has_aux)
                     if signature is None:
                         self._compiled = c
                     else:
@@ -233,7 +235,8 @@ class _Compiled:
             if current is stale:  # (not already compiled again by another thread)
                 from .transforms import compile_gradient
 
-                current = compile_gradient(self.fn, self.names, self.mode, self.check_finite, self.unroll, key)
+                current = compile_gradient(self.fn, self.names, self.mode, self.check_finite, self.unroll, key,
+                                           self.has_aux)
                 if key is None:
                     self._compiled = current
                 else:
@@ -370,10 +373,11 @@ class ValueAndGrad(_Compiled):
 class Grad(_Compiled):
     def __call__(self, *args, **kwargs):
         try:
-            grads = self._run(args, kwargs)[1]
+            value, grads = self._run(args, kwargs)
         except SourcegradError as e:
             raise hide_internal_frames(e)  # sourcegrad's own frames hidden; SOURCEGRAD_TRACEBACK=full shows them
-        return grads if self.single or len(self.names) > 1 else (grads,)
+        grads = grads if self.single or len(self.names) > 1 else (grads,)
+        return (grads, value[1]) if self.has_aux else grads
 
 
 class Vjp(_Compiled):
@@ -431,18 +435,18 @@ def _array_like(values, like):
 
 
 def _decorator(cls, mode, kind):
-    def make(f=None, wrt=0, check_finite=False, unroll=8, specialize=True):
+    def make(f=None, wrt=0, check_finite=False, unroll=8, specialize=True, has_aux=False):
         if f is None:
-            return lambda g: make(g, wrt, check_finite, unroll, specialize)
+            return lambda g: make(g, wrt, check_finite, unroll, specialize, has_aux)
         try:
-            return cls(f, wrt, mode, kind, check_finite, unroll, specialize)
+            return cls(f, wrt, mode, kind, check_finite, unroll, specialize, has_aux)
         except SourcegradError as e:
             raise hide_internal_frames(e)  # sourcegrad's own frames hidden; SOURCEGRAD_TRACEBACK=full shows them
 
     return make
 
 
-def grad(f=None, wrt=0, check_finite=False, unroll=8, specialize=True):
+def grad(f=None, wrt=0, check_finite=False, unroll=8, specialize=True, has_aux=False):
     """The gradient of a scalar-valued function, compiled from its source.
 
     ``wrt`` selects the arguments to differentiate: an index, a parameter name, or a tuple of
@@ -469,13 +473,19 @@ def grad(f=None, wrt=0, check_finite=False, unroll=8, specialize=True):
     calls and rank dispatch that shapes make unnecessary. Up to ``MAX_SPECIALIZATIONS`` (8)
     signatures per function; other calls, and calls with keyword arguments, run the general
     code. ``source(df, *args)`` shows the code specialized for ``args``.
+
+    ``has_aux=True`` (as in JAX): ``f`` returns a pair ``(loss, aux)``; the scalar ``loss`` is
+    differentiated, ``aux`` (any value) is returned as computed, with no gradient, and the
+    gradient function returns ``(gradient, aux)``.
     """
-    return _decorator(Grad, "value_and_grad", "grad")(f, wrt, check_finite, unroll, specialize)
+    return _decorator(Grad, "value_and_grad", "grad")(f, wrt, check_finite, unroll, specialize, has_aux)
 
 
-def value_and_grad(f=None, wrt=0, check_finite=False, unroll=8, specialize=True):
-    """Like ``grad``, but returns ``(value, gradient)`` from one run of the forward."""
-    return _decorator(ValueAndGrad, "value_and_grad", "value_and_grad")(f, wrt, check_finite, unroll, specialize)
+def value_and_grad(f=None, wrt=0, check_finite=False, unroll=8, specialize=True, has_aux=False):
+    """Like ``grad``, but returns ``(value, gradient)`` from one run of the forward; with
+    ``has_aux=True``, ``((loss, aux), gradient)``."""
+    return _decorator(ValueAndGrad, "value_and_grad", "value_and_grad")(f, wrt, check_finite, unroll, specialize,
+                                                                        has_aux)
 
 
 def vjp(f=None, wrt=0, check_finite=False, unroll=8, specialize=True):

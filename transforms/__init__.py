@@ -6,7 +6,10 @@ states what it expects and guarantees.
 
 from __future__ import annotations
 
-from sourcegrad.errors import InternalCompilerError, MissingAdjointError, SourcegradError, UnsupportedSyntaxError
+import libcst as cst
+
+from sourcegrad.errors import (InternalCompilerError, MissingAdjointError, SourcegradError, UnsupportedSyntaxError,
+                               UsageError)
 
 from . import aliasing, fence, gate, ir, sequences, shapes
 from . import rules as R
@@ -25,7 +28,7 @@ def parameters_of(fn):
     return list(code.co_varnames[: code.co_argcount])
 
 
-def compile_gradient(fn, wrt, mode, check_finite=False, unroll=8, signature=None):
+def compile_gradient(fn, wrt, mode, check_finite=False, unroll=8, signature=None, has_aux=False):
     """Compile ``fn``'s reverse mode for the parameters named in ``wrt``.
 
     ``mode`` is ``"value_and_grad"`` (one function: value and gradient) or ``"vjp"`` (returns the
@@ -36,12 +39,13 @@ def compile_gradient(fn, wrt, mode, check_finite=False, unroll=8, signature=None
     arguments of the calls this code will serve (an array's shape, ``float`` or ``int`` for a
     Python number, None for anything else); with it, shape inference specializes the backward
     (``shapes.py``), and the caller must use the result only for calls that match it. Returns
-    an ``emit.Compiled``."""
+    an ``emit.Compiled``. ``has_aux``: ``fn`` returns a pair ``(loss, aux)``; ``loss`` is
+    differentiated and ``aux`` is returned as computed, with no gradient (``_AuxNormalizer``)."""
     stage = "source"
     try:
         src = get_source(fn)
         stage = "normalize"
-        normalizer = Normalizer(src, options={"unroll": unroll})
+        normalizer = (_AuxNormalizer if has_aux else Normalizer)(src, options={"unroll": unroll})
         irfn = normalizer.run()
         stage = "sequences"
         sequences.rewrite(src, irfn, normalizer.naming)
@@ -74,8 +78,12 @@ def compile_gradient(fn, wrt, mode, check_finite=False, unroll=8, signature=None
             bwd = propagate_copies(bwd, outputs)
         bwd = release_dead(bwd, fwd, outputs, irfn.params)
         stage = "emit"
-        lines = render(irfn.name, irfn.params, rev, fwd, bwd, outputs, mode, result, src.filename, irfn.body[-1].pos)
+        aux = getattr(normalizer, "aux_var", None)
+        lines = render(irfn.name, irfn.params, rev, fwd, bwd, outputs, mode, result, src.filename, irfn.body[-1].pos,
+                       aux=aux)
         names = {n: R.NAMESPACE[n] for n in set(rev.free) | {"check_scalar", "copy_value"}}
+        if has_aux:
+            names["check_aux_pair"] = check_aux_pair
         names.update(rev.free_objects)
         names.update(normalizer.extra_ns)
         emitted_locals = {normalizer.rename.get(n, n) for n in normalizer.locals}
@@ -126,3 +134,52 @@ def _bind_all(src, irfn):
                     "or register your own rule with @sourcegrad.adjoint",
                 ) from None
     return out
+
+
+class _AuxNormalizer(Normalizer):
+    """For ``grad(f, has_aux=True)``: each ``return loss, aux`` of ``f`` itself (not of the
+    functions it calls) becomes ``aux = <aux>`` followed by ``return loss``, so the one value
+    reversed is the loss, and ``aux`` (one variable, bound on every path) reaches no output: the
+    analysis gives it no adjoint. A return of a variable holding the pair is checked to be a pair
+    when it runs, then read by index."""
+
+    aux_var = None
+
+    def _small_Return(self, s):
+        if s.value is None or self.parent is not None:
+            return super()._small_Return(s)
+        pos = self._pos(s)
+        if self.aux_var is None:
+            self.aux_var = self.naming.unique("aux")
+        value = s.value
+        if isinstance(value, cst.Tuple):
+            elements = value.elements
+            if len(elements) != 2 or any(isinstance(e, cst.StarredElement) for e in elements):
+                raise fence.located(
+                    UnsupportedSyntaxError, self.src, s,
+                    f"{self.fn.__qualname__} is differentiated with has_aux=True, so it must return a pair "
+                    f"(loss, aux), but this return gives {len(elements)} values",
+                    "return (loss, aux): put the other values in aux, e.g. return loss, (a, b)")
+            loss = self._atom(elements[0].value)
+            self._assign_expr(self.aux_var, elements[1].value, pos)
+            self._emit(ir.Return(loss, pos))
+            return
+        r = self._atom(value)
+        if not isinstance(r, ir.Name):
+            raise fence.located(
+                UnsupportedSyntaxError, self.src, s,
+                f"{self.fn.__qualname__} is differentiated with has_aux=True, so it must return a pair "
+                "(loss, aux), not a single value", "return loss, aux")
+        self._emit(ir.Effect(f"check_aux_pair({r.id}, {self.fn.__qualname__!r})", pos))
+        loss = self.naming.unique("loss")
+        self._emit(ir.Assign(loss, self._getitem_op(r, ir.Index((ir.Const(0, "0"),), False)), pos))
+        self._emit(ir.Assign(self.aux_var, self._getitem_op(r, ir.Index((ir.Const(1, "1"),), False)), pos))
+        self._emit(ir.Return(ir.Name(loss), pos))
+
+
+def check_aux_pair(value, name):
+    """``has_aux=True``: the function's value must be a pair ``(loss, aux)``."""
+    if not isinstance(value, tuple) or len(value) != 2:
+        what = f"a tuple of {len(value)} values" if isinstance(value, tuple) else f"a {type(value).__name__}"
+        raise UsageError(f"{name} is differentiated with has_aux=True, so it must return a pair (loss, aux), "
+                         f"but it returned {what}")

@@ -76,8 +76,9 @@ def annotate(exc, tb):
         exc.add_note(note)
 
 
-def render(name, params, rev, fwd, bwd, outputs, mode, result, fn_filename, result_pos=None):
-    """Source text of the generated function. ``mode``: 'value_and_grad' or 'vjp'."""
+def render(name, params, rev, fwd, bwd, outputs, mode, result, fn_filename, result_pos=None, aux=None):
+    """Source text of the generated function. ``mode``: 'value_and_grad' or 'vjp'. ``aux``: the
+    variable holding ``has_aux``'s auxiliary value; the value is then rendered ``(loss, aux)``."""
     lines = []  # (text, pos)
     def add(depth, text, pos=None, comment=False):
         if comment and pos is not None:
@@ -97,7 +98,11 @@ def render(name, params, rev, fwd, bwd, outputs, mode, result, fn_filename, resu
             res = value
         if rev.seed_name:
             add(1, f"{rev.seed_name} = 1.0")
+        if aux is not None and rev.mutates:  # the backward may restore arrays aux holds in place
+            add(1, f"{aux} = copy_value({aux})")
         _add_lines(add, bwd, 1)
+        if aux is not None:
+            res = f"({res}, {aux})"
         add(1, f"return {res}, {out_expr}")
     else:
         add(1, f"def {name}_pullback({rev.seed_name or '_seed'}):")
