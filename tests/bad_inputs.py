@@ -266,8 +266,8 @@ def dict_comp(x):
 
 
 def dict_literal(x):
-    d = {"x": x}  # E: dict_literal
-    return np.sum(d["x"])
+    d = {0: x}  # E: dict_literal
+    return np.sum(d[0])
 
 
 def set_literal(x):

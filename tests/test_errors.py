@@ -126,7 +126,7 @@ CATALOGUE = [
     R("walrus_lambda", US, ":=", 255, "y :="),
     R("set_comp", US, "set comprehension", 259, "{v for"),
     R("dict_comp", US, "dict comprehension", 264, "{i:"),
-    R("dict_literal", US, "dict literal", 269, '{"x"'),
+    R("dict_literal", US, "dict literal", 269, "0: x}"),
     R("set_literal", US, "set literal", 274, "{1.0"),
     R("star_args_call", US, "unpacking", 280, "*xs"),
     R("double_star_call", US, "unpacking", 285, "**{"),

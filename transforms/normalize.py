@@ -14,6 +14,7 @@ import ast
 import builtins
 import inspect
 import operator
+import re
 import sys
 import types
 
@@ -143,6 +144,8 @@ class Normalizer:
         self.defs_inlining = frozenset()  # the local functions being inlined (no recursion)
         self.static_locals = {}  # local names bound once to a module-level callable (relu = F.apply)
         self.subst = {}  # parameter -> the caller's atom, for inlined parameters never rebound
+        self.dicts = {}  # local dict literal (its keys all string constants) -> {key: local name}
+        self.dict_keys = {}  # local dict -> the keys written so far (reading another is refused)
         self.block = []
         self._loop_depth = 0
         self._cur_pos = None
@@ -200,6 +203,10 @@ class Normalizer:
 
     def _text(self, node):
         """Source text of ``node`` as the generated code must read it (inlined names renamed)."""
+        if self.dicts:
+            found = _find_name(node, self.dicts)
+            if found is not None:
+                self._refuse_dict_value(found)
         if not self.rename and not self.subst:
             return _code(node)
         rename = dict(self.rename)
@@ -395,7 +402,11 @@ class Normalizer:
         target = s.targets[0].target
         if isinstance(target, cst.Name) and isinstance(s.value, cst.Lambda):
             self._local_lambda(target.value, s.value)
+        elif isinstance(target, cst.Name) and isinstance(s.value, cst.Dict):
+            self._local_dict(target.value, s.value, pos)
         elif isinstance(target, cst.Name):
+            if target.value in self.dicts:
+                self._refuse_dict_value(target)
             self._assign_expr(self._local(target.value), s.value, pos)
         elif isinstance(target, (cst.Tuple, cst.List)) and isinstance(s.value, (cst.Tuple, cst.List)):
             # a, b = b, a: evaluate every right-hand value before binding any
@@ -451,6 +462,8 @@ class Normalizer:
                     tmp = self.naming.temp()
                     self._emit(ir.Assign(tmp, self._getitem_op(value, index), pos))
                     self._assign_target(tmp_target, ir.Name(tmp), pos)
+        elif isinstance(target, cst.Subscript) and self._dict_base(target) is not None:
+            self._dict_write(target, value, pos)
         elif isinstance(target, cst.Subscript):
             self._setitem(target, value, pos)
         else:
@@ -468,6 +481,10 @@ class Normalizer:
             left = ir.Name(self._local(s.target.value))
             right = self._atom(s.value)
             self._emit(ir.Assign(left.id, self._binop(fn, sym, left, right, s), pos, inplace=True, node=s))
+        elif isinstance(s.target, cst.Subscript) and self._dict_base(s.target) is not None:
+            name = self._dict_entry(s.target, read=True)
+            right = self._atom(s.value)
+            self._emit(ir.Assign(name, self._binop(fn, sym, ir.Name(name), right, s), pos))
         elif isinstance(s.target, cst.Subscript):
             base, index = self._subscript_parts(s.target)
             right = self._atom(s.value)
@@ -659,6 +676,15 @@ class Normalizer:
             seq = self._iterated(self._atom(it.args[0].value), s, pos)
             k = self.naming.temp("k")
             return f"range(len({seq.render()}) - 1, -1, -1)", k, [lambda: self._bind_elem(target, seq, k, pos)]
+        if (isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and isinstance(it.func.value, cst.Name)
+                and it.func.value.value in self.dicts):
+            self._refuse_dict_value(it.func.value)
+        if isinstance(it, cst.Name) and it.value in self.dicts:
+            self._refuse_dict_value(it)
+        if (isinstance(it, cst.Name) and it.value in self.locals and isinstance(target, cst.Name)
+                and isinstance(self.subst.get(it.value, ir.Name("")), ir.Name)
+                and _indexes_by(s.body, it.value, target.value)):
+            return self._dict_or_sequence_loop(it, target, s, pos)
         if (callee is None and isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute)
                 and it.func.attr.value in ("items", "keys", "values") and not it.args
                 and isinstance(it.func.value, cst.Name) and it.func.value.value in self.locals):
@@ -721,6 +747,132 @@ class Normalizer:
 
         return f"range(len({keys}))", i, [bind]
 
+    def _dict_or_sequence_loop(self, it, target, s, pos):
+        """``for x in name``: a dict's keys when ``name`` holds a dict, its entries otherwise. The
+        loop runs over a list of the keys (a dict) or over the sequence itself, read by index."""
+        seq = self._iterated(self._atom(it), s, pos)
+        keys = self.naming.temp("keys")
+        self._emit(ir.Assign(keys, ir.Op(None, (seq,), (), f"list({seq.id}) if isinstance({seq.id}, dict) else None",
+                                         "nondiff"), pos))
+        k = self.naming.temp("k")
+        rng = f"range(len({keys} if {keys} is not None else {seq.id}))"
+
+        def bind():
+            key = self.naming.temp()
+            self._emit(ir.If(f"{keys} is not None",
+                             (ir.Assign(key, ir.Op(None, (ir.Name(keys), ir.Index((ir.Name(k),), False)), (),
+                                                   f"{keys}[{k}]", "nondiff"), pos),),
+                             (ir.Assign(key, self._getitem_op(seq, ir.Index((ir.Name(k),), False)), pos),), pos))
+            self._assign_target(target, ir.Name(key), pos)
+
+        return rng, k, [bind]
+
+    def _dict_view(self, node):
+        """``d.keys()``, ``d.values()``, ``d.items()`` as a value (a list built by a loop over the
+        keys), and ``sorted(d)`` (its keys, no gradient)."""
+        func = node.func
+        if (isinstance(func, cst.Name) and func.value == "sorted" and func.value not in self.locals
+                and self._static_callee(func) is builtins.sorted and len(node.args) == 1
+                and not node.args[0].keyword and not node.args[0].star
+                and isinstance(node.args[0].value, cst.Name) and node.args[0].value.value in self.locals):
+            if node.args[0].value.value in self.dicts:
+                self._refuse_dict_value(node.args[0].value)
+            d = self._atom(node.args[0].value)
+            fn = self._alias("sorted_keys", _sorted_keys)
+            return ir.Op(None, (d,), (), f"{fn}({d.render()})", "nondiff")
+        if not (isinstance(func, cst.Attribute) and func.attr.value in ("items", "keys", "values")
+                and isinstance(func.value, cst.Name) and func.value.value in self.locals):
+            return None
+        if func.value.value in self.dicts:
+            self._refuse_dict_value(func.value)
+        if node.args:
+            fence.refuse(self.src, node, msg=f".{func.attr.value}() takes no arguments")
+        method, pos = func.attr.value, self._pos(node)
+        d = self._atom(func.value)
+        keys = self.naming.temp("keys")
+        self._emit(ir.Assign(keys, ir.Op(list, (d,), (), f"list({d.render()}.keys())", "nondiff"), pos))
+        if method == "keys":
+            return ir.Name(keys)
+        result = self.naming.temp("list")
+        self._emit(ir.Assign(result, self._copy_op(_tup([], True)), pos))
+        i = self.naming.temp("k")
+        saved, self.block = self.block, []
+        key, value = self.naming.temp(), self.naming.temp()
+        self._emit(ir.Assign(key, ir.Op(None, (ir.Name(keys), ir.Index((ir.Name(i),), False)), (),
+                                        f"{keys}[{i}]", "nondiff"), pos))
+        self._emit(ir.Assign(value, self._getitem_op(d, ir.Index((ir.Name(key),), False)), pos))
+        if method == "values":
+            self._emit(ir.Append(result, ir.Name(value), pos))
+        else:
+            pair = self.naming.temp()
+            self._emit(ir.Assign(pair, self._copy_op(_tup([ir.Name(key), ir.Name(value)], False)), pos))
+            self._emit(ir.Append(result, ir.Name(pair), pos))
+        body, self.block = tuple(self.block), saved
+        self._emit(ir.For(i, f"range(len({keys}))", body, pos))
+        return ir.Name(result)
+
+    # ---- a local dict literal: one local name per string key ----------------------------------
+    def _local_dict(self, name, node, pos):
+        """``d = {"a": x, "b": y}`` (and ``d = {}``): every key a string constant, so each entry is
+        a local variable of its own; ``d["a"]`` reads it and ``d["a"] = v`` rebinds it."""
+        if name in self.params or self.bind_counts.get(name, 0) != 1:
+            fence.refuse(self.src, node, kind="Dict", msg=f"a local dict literal must be the only value the name "
+                         f"{name!r} is ever given (it is bound elsewhere too)",
+                         hint="give the local dict a name of its own, assigned once")
+        self.dicts.setdefault(name, {})
+        for el in node.elements:
+            if isinstance(el, cst.StarredDictElement):
+                fence.refuse(self.src, el, kind="Dict", msg="**unpacking in a dict literal is not supported",
+                             hint="write the entries out: {\"a\": x, \"b\": y}")
+            key = self._dict_key(el.key)
+            value = self._atom(el.value)
+            self._emit(ir.Assign(self._dict_slot(name, key), self._copy_op(value), pos))
+        self.dict_keys[name] = {self._dict_key(el.key) for el in node.elements}
+
+    def _dict_key(self, node):
+        if isinstance(node, cst.SimpleString) and isinstance(node.evaluated_value, str):
+            return node.evaluated_value
+        fence.refuse(self.src, node, kind="Dict",
+                     msg="a local dict literal's keys must be string constants (d[\"name\"]) known when the function is compiled",
+                     hint="write the key as a string literal, or keep the values in a list and index it")
+
+    def _dict_slot(self, name, key):
+        slots = self.dicts[name]
+        if key not in slots:
+            safe = "".join(c if c.isalnum() or c == "_" else "_" for c in key)
+            slots[key] = self.naming.unique(f"{self._local(name)}_{safe}")
+            self.locals.add(slots[key])
+        return slots[key]
+
+    def _dict_base(self, node):
+        base = node.value
+        if isinstance(base, cst.Name) and base.value in self.dicts:
+            return base.value
+        return None
+
+    def _dict_entry(self, node, read):
+        name = self._dict_base(node)
+        if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+            fence.refuse(self.src, node, kind="Dict", msg="a local dict is indexed by one string key",
+                         hint="d[\"name\"]")
+        key = self._dict_key(node.slice[0].slice.value)
+        known = self.dict_keys.setdefault(name, set())
+        if read and key not in known:
+            fence.refuse(self.src, node, kind="Dict", msg=f"the local dict {name!r} has no entry {key!r} here",
+                         hint=f"assign {name}[{key!r}] = ... before reading it")
+        known.add(key)
+        return self._dict_slot(name, key)
+
+    def _dict_write(self, target, value, pos):
+        self._emit(ir.Assign(self._dict_entry(target, read=False), self._copy_op(value), pos))
+
+    def _refuse_dict_value(self, node):
+        name = node.value
+        fence.refuse(self.src, node, kind="Dict",
+                     msg=f"the local dict {name!r} can only be read and written by string key ({name}[\"key\"]); "
+                         "it cannot be returned, passed to a function, looped over or used as a whole",
+                     hint="return or pass the entries themselves, or take a dict as a parameter instead")
+
     def _bind_value(self, target, op, pos):
         if isinstance(target, cst.Name):
             self._emit(ir.Assign(self._local(target.value), op, pos))
@@ -778,6 +930,8 @@ class Normalizer:
             self._refuse_local_def_value(node)
         if n in self.subst:
             return self.subst[n]
+        if n in self.dicts:
+            self._refuse_dict_value(node)
         if n in self.locals:
             return ir.Name(self._local(n))
         # a module-level or closure value: read as written, never differentiated
@@ -878,7 +1032,9 @@ class Normalizer:
         for name in _target_names(comp_for.target):
             self.locals.add(name)
             self.rename[name] = self.naming.unique(name)
-        fake = cst.For(target=comp_for.target, iter=comp_for.iter, body=cst.IndentedBlock(body=[]))
+        elt = getattr(node, "elt", None)  # read by _loop_iter: [params[k] for k in params] is over a dict's keys
+        fake = cst.For(target=comp_for.target, iter=comp_for.iter, body=cst.IndentedBlock(
+            body=[cst.SimpleStatementLine([cst.Expr(elt)])] if elt is not None else []))
         self._src_alias(fake, comp_for)
         range_text, target, prologue = self._loop_iter(fake)
         self._loop_depth += 1
@@ -932,6 +1088,8 @@ class Normalizer:
         return ir.Const(self._static_value(node), self._text(node))
 
     def _expr_Subscript(self, node):
+        if self._dict_base(node) is not None:
+            return ir.Name(self._dict_entry(node, read=True))
         base = self._named(self._atom(node.value), self._pos(node))
         index = self._index(node)
         if isinstance(base, ir.Const) and isinstance(base.value, _JOINERS) and all(
@@ -978,6 +1136,9 @@ class Normalizer:
 
     def _expr_Call(self, node):
         func = node.func
+        view = self._dict_view(node)
+        if view is not None:
+            return view
         args, kwargs = self._call_args(node)
         if isinstance(func, cst.Name) and func.value in self.local_defs:
             return self._call_local_def(node, func.value, args, kwargs)
@@ -1404,6 +1565,37 @@ def _target_names(target):
     if isinstance(target, (cst.Tuple, cst.List)):
         return [n for el in target.elements for n in _target_names(el.value)]
     return []
+
+
+def _indexes_by(body, seq, key):
+    """Whether ``body`` reads ``seq[key]`` (``for k in params: ... params[k]``: a dict's keys)."""
+    return re.search(rf"\b{re.escape(seq)}\s*\[\s*{re.escape(key)}\s*\]", _EMPTY.code_for_node(body)) is not None
+
+
+def _sorted_keys(d):
+    """``sorted(name)`` of a local: a dict's keys, or a sequence with nothing to differentiate
+    (integers, strings); a float or an array could carry a gradient that sorting would drop."""
+    if isinstance(d, dict):
+        return sorted(d)
+    values = list(d)
+    if all(isinstance(v, (int, str, np.integer, np.str_)) for v in values):
+        return sorted(values)
+    from sourcegrad.errors import UnsupportedValueError
+    raise UnsupportedValueError("sorted(...) in a differentiated function sorts a dict's keys or integers and "
+                                "strings only: sorting floats or arrays drops their gradient; use np.sort(...)")
+
+
+def _find_name(node, names):
+    """The first ``Name`` in ``node`` spelled as one of ``names``, or None."""
+    found = []
+
+    class V(cst.CSTVisitor):
+        def visit_Name(self, n):
+            if not found and n.value in names:
+                found.append(n)
+
+    node.visit(V())
+    return found[0] if found else None
 
 
 def _find(node, kind):
