@@ -63,7 +63,6 @@ def meshgrid_adjoint(gs, xs, which, indexing="xy"):
     axis = which
     if indexing == "xy" and n >= 2 and which < 2:
         axis = 1 - which
-    total = None
     g = gs[which] if which < len(gs) else ZERO
     if g is ZERO:
         return zeros_like(xs[which])

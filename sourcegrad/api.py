@@ -172,14 +172,18 @@ class _Compiled:
                     signature = None
                 c = self._compiled if signature is None else self._specialized.get(signature)
                 if c is None:
-                    from .transforms import compile_gradient
+                    c = self._compile(signature)
+        return c
 
-                    c = compile_gradient(self.fn, self.names, self.mode, self.check_finite, self.unroll, signature,
-                                         self.has_aux)
-                    if signature is None:
-                        self._compiled = c
-                    else:
-                        self._specialized[signature] = c
+    def _compile(self, signature):
+        """Compile for ``signature`` (None: the general code) and cache it; the lock is held."""
+        from .transforms import compile_gradient
+
+        c = compile_gradient(self.fn, self.names, self.mode, self.check_finite, self.unroll, signature, self.has_aux)
+        if signature is None:
+            self._compiled = c
+        else:
+            self._specialized[signature] = c
         return c
 
     def _check_args(self, args, kwargs):
@@ -233,14 +237,7 @@ class _Compiled:
             key = None if self._compiled is stale else signature
             current = self._compiled if key is None else self._specialized.get(key)
             if current is stale:  # (not already compiled again by another thread)
-                from .transforms import compile_gradient
-
-                current = compile_gradient(self.fn, self.names, self.mode, self.check_finite, self.unroll, key,
-                                           self.has_aux)
-                if key is None:
-                    self._compiled = current
-                else:
-                    self._specialized[key] = current
+                current = self._compile(key)
                 self._recompiles += 1
                 if self._recompiles == RECOMPILE_WARNING:
                     warnings.warn(

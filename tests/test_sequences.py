@@ -5,9 +5,7 @@ central finite differences (``tests/oracle.py``), in both the general and the sh
 code. The fuzz test draws whole programs of list operations with hypothesis.
 """
 
-import importlib.util
 import os
-import tempfile
 
 import numpy as np
 import pytest
@@ -16,18 +14,8 @@ from hypothesis import strategies as st
 
 import sourcegrad as sg
 
+from .fuzz.check import load
 from .oracle import assert_close, fd_grad
-
-
-def _load(source, name):
-    directory = tempfile.mkdtemp(prefix="sourcegrad_seq_")
-    path = os.path.join(directory, f"{name}.py")
-    with open(path, "w") as f:
-        f.write("import numpy as np\n\n" + source)
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def check(f, *args, wrt=0):
@@ -228,7 +216,7 @@ def list_programs(draw):
 @given(list_programs(), st.integers(0, 2**16))
 def test_random_list_programs(source, seed):
     note(source)
-    f = _load(source, f"seqprog_{abs(hash(source))}").f
+    f = load("import numpy as np\n\n" + source).f
     rng = np.random.default_rng(seed)
     x, y = rng.uniform(-1, 1, 2), rng.uniform(-1, 1, 2)
     check(f, x, y, wrt=(0, 1))

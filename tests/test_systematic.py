@@ -25,17 +25,12 @@ The fast profile (a few cases per function, covering every parameter) runs in th
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import copy
 import functools
-import hashlib
-import importlib.util
 import inspect
 import os
 import re
-import shutil
-import tempfile
 import warnings
 import zlib
 from dataclasses import dataclass
@@ -49,6 +44,7 @@ from sourcegrad.transforms import ir
 from sourcegrad.transforms import rules as R
 
 from . import systematic_specs as S
+from .fuzz.check import load  # a module file of its own, imported
 from .oracle import assert_close, fd_grad
 
 FAST_CASES = 4  # per function, at least one per parameter it differentiates
@@ -155,28 +151,7 @@ def params_for(profile):
 
 
 # ---- one case --------------------------------------------------------------------------------------
-_DIR = None
 _HEADER_NS = None
-
-
-def _module_dir():
-    global _DIR
-    if _DIR is None:
-        _DIR = tempfile.mkdtemp(prefix="sourcegrad_systematic_")
-        atexit.register(shutil.rmtree, _DIR, ignore_errors=True)
-    return _DIR
-
-
-def load(source):
-    """Write ``source`` to a module file of its own and import it."""
-    name = "sgsys_" + hashlib.sha1(source.encode()).hexdigest()[:16]
-    path = os.path.join(_module_dir(), name + ".py")
-    with open(path, "w") as fh:
-        fh.write(source)
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def draw(rng, x, dtype):

@@ -62,7 +62,7 @@ def _undeclared(op):
     key = op.key
     if _is_internal(key) or R.lookup(key) is not None:  # a rule's primitive here is under no_grad
         return
-    reason = R.NONDIFF.get(key) if _hashable(key) else None
+    reason = R.NONDIFF[key] if R.is_nondiff(key) else None
     if isinstance(reason, str):
         return  # no argument of it carries a gradient, for the reason given
     declared = reason or {}
@@ -118,14 +118,6 @@ def _is_internal(key):
     return any(key is k for k in _INTERNAL)
 
 
-def _hashable(key):
-    try:
-        hash(key)
-    except TypeError:
-        return False
-    return True
-
-
 def _refuse(src, s, param, name):
     callee = s.op.text.split("(")[0] if "(" in s.op.text else s.op.text
     fn = getattr(s.op.key, "__qualname__", None) or getattr(s.op.key, "__name__", None) or callee
@@ -135,17 +127,10 @@ def _refuse(src, s, param, name):
         hint = ("pass a value that does not depend on the differentiated input, wrap it in "
                 "sourcegrad.stop_gradient(...) if no gradient should flow, or register a complete rule "
                 f"with @sourcegrad.adjoint({fn})")
-    elif R.lookup(s.op.key) is None and not _hashable_in_nondiff(s.op.key):
-        msg = f"no adjoint rule for {callee} (called in {src.fn.__qualname__})"
-        hint = (f"register one with\n    @sourcegrad.adjoint({callee})\n    def _(result, *args):\n"
-                "        d[args] += ...\nor wrap the value in sourcegrad.stop_gradient(...) if no gradient "
-                "should flow through it")
+    elif R.lookup(s.op.key) is None and not R.is_nondiff(s.op.key):
+        fence.missing_adjoint(src, s.node if s.node is not None else s.pos, s.op.key, callee)
     else:
         msg = (f"no adjoint for {param!r} of {callee}: the value passed there depends on the "
                f"differentiated input (in {src.fn.__qualname__})")
         hint = "wrap it in sourcegrad.stop_gradient(...) if no gradient should flow through it"
     raise fence.located(MissingAdjointError, src, s.node if s.node is not None else s.pos, msg, hint)
-
-
-def _hashable_in_nondiff(key):
-    return _hashable(key) and key in R.NONDIFF
