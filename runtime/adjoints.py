@@ -58,6 +58,8 @@ def power_slope(x, y):
             return 0.0
         if type(x) is float or type(x) is int:
             x = np.float64(x)
+        if y == 2:
+            return x * 2.0  # the common square: one operation, as a hand-written backward has it
         return y * x ** (y - 1)
     y1 = y + (y == 0)  # where y is 0, x ** (1 - 1) is 1 even at x = 0: nothing to mask but the 1
     return y1 * x ** (y1 - 1) * (y != 0)
