@@ -7,6 +7,12 @@ function object) up to five times (fewer when one compile takes over a second); 
 the median. For reference, where JAX is
 installed, the same for ``jax.jit(jax.value_and_grad(f))`` (tracing and XLA compilation), in a
 subprocess stopped after two minutes.
+
+Then how compile time grows with the program (sourcegrad only): straight-line functions of 100
+to 3200 lines with an in-place write into a fresh buffer every tenth line, loops nested 4 to 16
+deep each writing into a buffer of its own, and one expression of hundreds of terms. Each should
+take time about proportional to its size (issue 14: the aliasing pass was quadratic in the
+lines and exponential in the depth).
 """
 
 import importlib.util
@@ -89,6 +95,44 @@ def straight_line(n):
         ][i % 3])
     body.append(f"    return np.sum(a{n - 2})")
     return "import numpy as np\n\n\ndef f(x, w):\n" + "\n".join(body) + "\n"
+
+
+def straight_line_writes(n):
+    """``n`` lines like ``straight_line``'s, every tenth one a write into the array the line
+    before made (a fresh buffer: allowed), so that the aliasing pass has writes to check."""
+    body = ["    a0 = np.tanh(x * w)"]
+    m = 0
+    for i in range(1, n - 1):
+        if i % 10 == 0:
+            body.append(f"    a{m}[{i % 8}] = np.sin(a{m - 3}[0])")
+            continue
+        m += 1
+        j = max(0, m - 3)
+        body.append([
+            f"    a{m} = np.tanh(a{m - 1} * w + x)",
+            f"    a{m} = a{m - 1} + 0.5 * np.sin(a{j})",
+            f"    a{m} = a{m - 1} * np.cos(a{j})",
+        ][m % 3])
+    body.append(f"    return np.sum(a{m})")
+    return "import numpy as np\n\n\ndef f(x, w):\n" + "\n".join(body) + "\n"
+
+
+def nested_buffers(depth):
+    """``depth`` loops, each inside the one before, each allocating a buffer, writing into it and
+    adding it in. One trip each (a bound read from the argument, so never unrolled)."""
+    lines = ["import numpy as np", "", "", "def f(x, w):", "    y = x * w", "    trips = x.shape[0] // 8"]
+    for d in range(depth):
+        pad = "    " * (d + 1)
+        lines += [f"{pad}for i{d} in range(trips):", f"{pad}    b{d} = np.zeros(8)",
+                  f"{pad}    b{d}[{d % 8}] = y[0]", f"{pad}    y = np.tanh(y + b{d} * w)"]
+    lines.append("    return np.sum(y)")
+    return "\n".join(lines) + "\n"
+
+
+def long_expression(terms):
+    """One line: a sum of ``terms`` terms."""
+    total = " + ".join(f"{k % 7 + 1}.0 * np.sin(x * {k % 5 + 1}.0 + w)" for k in range(terms))
+    return f"import numpy as np\n\n\ndef f(x, w):\n    return np.sum({total})\n"
 
 
 def load(source, directory):
@@ -189,6 +233,11 @@ def report(quick):
     args = (rng.standard_normal(8), rng.standard_normal(8))
     functions = [(f"straight line, {n} lines", straight_line(n)) for n in sizes]
     functions += [("nested loops/branches/while", NESTED), ("... with helper calls", NESTED_WITH_HELPERS)]
+    scaling = [(f"straight line, {n} lines, a buffer write every 10", straight_line_writes(n))
+               for n in ((100, 400) if quick else (100, 400, 1600, 3200))]
+    scaling += [(f"loops nested {d} deep, a buffer written in each", nested_buffers(d))
+                for d in ((4, 8, 12) if quick else (4, 8, 12, 16))]
+    scaling += [(f"one expression of {n} terms", long_expression(n)) for n in ((200,) if quick else (200, 400))]
 
     headers = ["function", "sourcegrad compile ms", "run us", "generated lines", "jax.jit compile ms"]
     rows = [["import sourcegrad", f"{import_ms:.1f}", "-", "-", "-"]]
@@ -196,13 +245,19 @@ def report(quick):
         first = sourcegrad_compile(straight_line(10), directory, args, 1)
         rows.append(["first compile in the process (10 lines, lazy imports)", f"{first[0] * 1e3:.1f}", "-", "-", "-"])
         for label, source in functions:
-            try:
-                compile_s, run_s, lines = sourcegrad_compile(source, directory, args, repeat)
-                row = [label, f"{compile_s * 1e3:.1f}", f"{run_s * 1e6:.1f}", str(lines)]
-            except Exception as e:  # noqa: BLE001 — report what the compiler does not support yet
-                row = [label, f"FAILED: {type(e).__name__}", "-", "-"]
+            row = _row(label, source, directory, args, repeat)
             rows.append(row + [jax_compile(source, directory, 1 if quick else 3)])
+        for label, source in scaling:
+            rows.append(_row(label, source, directory, args, repeat) + ["-"])
     return headers, rows
+
+
+def _row(label, source, directory, args, repeat):
+    try:
+        compile_s, run_s, lines = sourcegrad_compile(source, directory, args, repeat)
+        return [label, f"{compile_s * 1e3:.1f}", f"{run_s * 1e6:.1f}", str(lines)]
+    except Exception as e:  # noqa: BLE001 — report what the compiler does not support yet
+        return [label, f"FAILED: {type(e).__name__}", "-", "-"]
 
 
 if __name__ == "__main__" and sys.argv[1:2] == ["--jax"]:

@@ -34,6 +34,7 @@ class Profile:
     def __init__(self, fn=None):
         self.fn = fn
         self.stats = {}
+        self._compiled = {}  # the generated code profiled, kept for the report (the registry is weak)
         self._frames = {}
         self._previous = None
 
@@ -57,7 +58,12 @@ class Profile:
         return self
 
     def _global_trace(self, frame, event, arg):
-        if event == "call" and frame.f_code.co_filename.startswith("<sourcegrad:"):
+        filename = frame.f_code.co_filename
+        if event == "call" and filename.startswith("<sourcegrad:"):
+            if filename not in self._compiled:
+                from .transforms.emit import REGISTRY
+
+                self._compiled[filename] = REGISTRY.get(filename)
             self._frames[id(frame)] = (None, 0)
             return self._line_trace
         return None
@@ -87,14 +93,15 @@ class Profile:
     # ---- report --------------------------------------------------------------------------------
     def rows(self):
         """(generated statement, user line, calls, total seconds, mean seconds), slowest first."""
-        from .transforms.emit import REGISTRY
-
         out = []
         for st in sorted(self.stats.values(), key=lambda s: -s.total_ns):
             if not st.calls:
                 continue
-            text = linecache.getline(st.filename, st.line).strip().split("  # ")[0]
-            compiled = REGISTRY.get(st.filename)
+            compiled = self._compiled.get(st.filename)
+            lines = compiled.source.splitlines() if compiled else []
+            first = compiled.first_line if compiled else 0
+            text = lines[st.line - first] if 0 <= st.line - first < len(lines) else linecache.getline(st.filename, st.line)
+            text = text.strip().split("  # ")[0]
             pos = compiled.user_line(st.line) if compiled else None
             where = f"{os.path.basename(pos.filename)}:{pos.line}" if pos else "-"
             total = st.total_ns / 1e9

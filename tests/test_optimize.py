@@ -9,6 +9,8 @@ and corpus function, in ``test_rules.py`` and ``test_corpus.py`` (which run both
 and the general code). The emitted source is checked for what specialization removes.
 """
 
+import ast
+import re
 import sys
 
 import numpy as np
@@ -21,7 +23,8 @@ from sourcegrad import api
 from sourcegrad.runtime import scale_repeated
 from sourcegrad.transforms import _bind_all, shapes
 from sourcegrad.transforms.normalize import Normalizer
-from sourcegrad.transforms.reverse import Line, propagate_copies
+from sourcegrad.transforms import code
+from sourcegrad.transforms.optimize import propagate_copies
 from sourcegrad.transforms.source import get_source
 
 from .corpus.harness import check
@@ -276,13 +279,67 @@ def test_scale_repeated_falls_back_where_the_power_leaves_the_float_range():
     np.testing.assert_array_equal(scale_repeated(tiny, 2, 1500), tiny * 2.0**750 * 2.0**750)
 
 
+# ---- peepholes: equal contributions added once, a captured adjoint read in place ----------------
+
+
+def squares(x, w):
+    y = x * w
+    return np.sum(y * y) + np.sum(x * x)
+
+
+def running_sum(xs, w):
+    total = 0.0
+    for x in xs:
+        total = total + np.sum(np.tanh(w * x))
+    return total
+
+
+def test_both_operands_of_a_square_give_one_term():
+    # before: y_bar = unbroadcast(_t_bar * y, y); y_bar = y_bar + unbroadcast(_t_bar * y, y)
+    for specialize in (True, False):
+        backward = sg.source(sg.grad(squares, specialize=specialize), *((np.ones(3), np.ones(3)) if specialize else ()))
+        backward = backward.split("check_scalar", 1)[1]
+        assert "y_bar = y_bar +" not in backward and "2 * " in backward, backward
+    check(squares, (np.array([0.5, -1.0, 2.0]), np.array([1.5, 0.25, -0.75])), wrt=(0, 1))
+
+
+def test_an_accumulating_statement_reads_its_adjoint_in_place():
+    # before: _g = total_bar; total_bar = _g; _t_bar = unreduce(_g, ...)
+    xs = np.array([[0.5, -1.0], [0.25, 2.0]])  # shapes known: the adjoint of total + s is total_bar itself
+    backward = sg.source(sg.grad(running_sum, wrt=1), xs, np.ones(2)).split("check_scalar", 1)[1]
+    assert not re.search(r"_g\d+ = total_bar", backward) and "total_bar = _g" not in backward, backward
+    check(running_sum, (xs, np.array([0.3, -0.7])), wrt=1)
+
+
 # ---- copy propagation ----------------------------------------------------------------------------
+
+
+def tokens(text):
+    """Code for ``text`` as the reverse pass builds it: each identifier not after a dot a ``Ref``."""
+    parts, last = [], 0
+    for m in re.finditer(r"(?<![\w.])[A-Za-z_]\w*", text):
+        if m.group() not in ("for", "in", "if", "else", "not", "is"):
+            parts += [text[last:m.start()], code.Ref(m.group())]
+            last = m.end()
+    return code.of(*parts, text[last:])
+
+
+def stmt(depth, text):
+    """A backward statement built from "text", what it writes from Python's own parse of it."""
+    if text.endswith(":"):
+        tree = ast.parse(text + "\n    pass").body[0]
+        writes = {n.id for n in ast.walk(tree.target) if isinstance(n, ast.Name)} if isinstance(tree, ast.For) else ()
+        return code.header(depth, tokens(text), writes=writes)
+    augmented = isinstance(ast.parse(text).body[0], ast.AugAssign)
+    lhs, _, rhs = text.partition(" += " if augmented else " = ")
+    return (code.augment if augmented else code.assign)(depth, lhs, tokens(rhs))
 
 
 def propagated(*lines, outputs=()):
     """The text of ``propagate_copies`` applied to lines given as "depth:text"."""
-    bwd = [Line(int(t[0]), t[2:]) for t in lines]
-    return [f"{line.depth}:{line.text}" for line in propagate_copies(bwd, [("x", o) for o in outputs])]
+    bwd = [stmt(int(t[0]), t[2:]) for t in lines]
+    keep = set().union(*(stmt(0, f"_ = {o}").reads for o in outputs)) if outputs else set()
+    return [f"{s.depth}:{s.text}" for s in propagate_copies(bwd, keep)]
 
 
 def test_copies_between_adjoints_go():

@@ -31,7 +31,7 @@ def uses_try(x):
 
 
 def no_rule(x):
-    return np.sum(np.fft.fft(x).real)
+    return np.sum(np.i0(x))  # the modified Bessel function: no rule
 
 
 class Refuses(sg.Function):

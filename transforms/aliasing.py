@@ -9,11 +9,12 @@ Expects: normalized IR. Guarantees: every written variable is defined only by op
 return fresh memory (allocations, arithmetic, reductions, copies, list literals), and is never
 the source of an alias that a user variable holds. Otherwise ``UnsupportedSyntaxError``, located
 at the write, with the fix (``.copy()``).
+
+Cost: linear in the program (``_Forward``, ``_liveness``); ``work`` counts the steps.
 """
 
 from __future__ import annotations
 
-import functools
 import operator
 
 import numpy as np
@@ -22,10 +23,11 @@ from sourcegrad.errors import UnsupportedSyntaxError
 
 from . import ir
 from sourcegrad.runtime import stop_gradient
+from sourcegrad.runtime import tangents as _tangents
 
 from .fence import located
-from .normalize import ATTRIBUTE_READ, Tup
-from .rules import NONDIFF
+from .ir import ATTRIBUTE_READ, Tup
+from .rules import NONDIFF, UFUNC_AT
 
 # Operations whose result never shares memory with an operand.
 _FRESH = {
@@ -40,6 +42,8 @@ _FRESH = {
     operator.pow, operator.neg, operator.pos, operator.matmul, operator.lt, operator.le,
     operator.gt, operator.ge, operator.eq, operator.ne, operator.invert, operator.and_,
     operator.or_, operator.xor, operator.not_,
+    # the forward-mode helpers that make a tangent's own array (hvp reads generated jvp code)
+    _tangents.tangent_zeros, _tangents.owned_tangent, _tangents.seq_zeros, _tangents.seq_tangent,
 }
 
 
@@ -58,37 +62,48 @@ def _fresh(op):
         return isinstance(a, Tup) or (isinstance(a, ir.Const) and type(a.value) in (int, float, bool))
     if isinstance(key, np.ufunc):
         return True
+    if key is np.ravel and _method(op) == "flatten":
+        return True  # x.flatten() copies; it shares np.ravel's rule, but ravel may return a view
     try:
         return key in _FRESH or getattr(key, "__name__", "") in ("_astype",)
     except TypeError:
         return False
 
 
+def _method(op):
+    """The method of ``x.name(...)`` as the user wrote it (normalize keys ``x.flatten()`` by
+    ``np.ravel``, the primitive whose rule it shares), or None for a call of a function."""
+    x = op.args[0] if op.args else None
+    prefix = f"{x.id}." if isinstance(x, ir.Name) else None
+    return op.text[len(prefix):].split("(", 1)[0] if prefix and op.text.startswith(prefix) else None
+
+
 def check(fn, src, naming, varied):
     """Raise if an in-place write into a differentiated value could be seen through another
     name: one that may share its memory and is still read after the write."""
-    stmts = list(ir.walk(fn.body))
     params = set(fn.params)
-    writes = [s for s in stmts if _is_write(s) and (s.target in varied or (s.target in params and not isinstance(s, ir.Assign)))]
+    writes = [s for s in ir.walk(fn.body)
+              if _is_write(s) and (s.target in varied or (s.target in params and not isinstance(s, ir.Assign)))]
     if not writes:
         return
     flags = _exit_flags(fn)
-    at = {id(w) for w in writes}
-    objects = _points_to(fn, flags, at)
-    live_after = _liveness(fn.body)
-    in_lists = _appended(fn.body, flags, at)
+    live_after, dead = _liveness(fn.body, {id(w) for w in writes})
+    objects = _points_to(fn, flags, {id(w): live_after.get(id(w), set()) | {w.target} for w in writes}, dead)
+    in_lists = _appended(fn.body, flags, {id(w): {w.target} for w in writes}, dead)
     for w in writes:
         a = w.target
         env = objects.get(id(w), {})  # (none: no way reaches the write)
         written = env.get(a, _NONE)[0]  # the write changes the memory (or the list) a is
         inplace = isinstance(w, ir.Assign)
         for p in sorted(o[1] for o in written if o[0] == _ARG):
-            sym = _augmented_symbol(w) if inplace else ""
-            what = f"{sym}= on it" if inplace else "writing into it"
+            scatter = _scatter_of(w) if inplace else None
+            sym = _augmented_symbol(w) if inplace and scatter is None else ""
+            what = (f"{scatter} on it" if scatter else f"{sym}= on it") if inplace else "writing into it"
             if p == a:
                 _refuse(src, w, f"{a!r} is an argument: {what} would change the caller's data "
                         "(numpy updates arrays in place)",
-                        f"write {a} = {a} {sym} ... instead" if inplace else f"work on a copy: {a} = {a}.copy()")
+                        f"write {a} = {a} {sym} ... instead" if inplace and not scatter
+                        else f"work on a copy: {a} = {a}.copy()")
             _refuse(src, w, f"{a!r} may share memory with the argument {p!r}: {what} would change the "
                     "caller's data", f"work on a copy: {a} = np.copy(...)")
         if not isinstance(w, ir.Append):
@@ -116,78 +131,147 @@ def _is_write(s):
     return isinstance(s, (ir.SetItem, ir.Append)) or (isinstance(s, ir.Assign) and s.inplace)
 
 
+class Work:
+    """What the analyses did, summed over every compile in the process: statements visited, and
+    name entries touched one by one (merged where two ways meet, aged by an allocation, recorded
+    at a write, dropped when dead). ``tests/test_aliasing.py`` holds it linear in the program."""
+
+    def __init__(self):
+        self.statements = 0
+        self.entries = 0
+
+    def total(self):
+        return self.statements + self.entries
+
+
+work = Work()
+
 _ARG, _NEW, _OLD = "argument", "newest", "older"
 _NONE = (frozenset(), frozenset())
 
 
-def _points_to(fn, flags=frozenset(), at=None):
-    """id(statement) -> {name: (own, reach)} before the statement: the objects the name may *be*
-    (whose memory, or list, a write through it changes) and those it may reach (``own`` and,
-    for a tuple or list, the objects its entries may reach).
+def _points_to(fn, flags, keep, dead):
+    """id(write) -> {name: (own, reach)} before the write, for the names in ``keep[id(write)]``."""
+    arg = {p: frozenset({(_ARG, p)}) for p in fn.params}
+    env = {p: (objs, objs) for p, objs in arg.items()}
+    return _Forward(fn.body, _PointsTo(fn), flags, keep, dead).run(env)
 
-    A forward pass. An object is an argument (``(_ARG, name)``) or an allocation site; each
-    site has two abstract objects, the one it made last (``_NEW``) and all it made before
-    (``_OLD``), so a buffer allocated afresh in every iteration of a loop is told apart from the
-    previous iteration's (recency abstraction). A view or another name is what its base is; an
-    entry read from a tuple or list is one of the objects the list reaches besides itself."""
-    literals = {id(s) for s in ir.walk(fn.body)
-                if isinstance(s, ir.Assign) and s.op.kind == "copy" and isinstance(s.op.args[0], Tup)}
 
-    def kind(own):
+class _PointsTo:
+    """The objects each name may *be* (``own``: whose memory, or list, a write through it
+    changes) and those it may reach (``reach``: ``own`` and, for a tuple or list, the objects its
+    entries may reach).
+
+    An object is an argument (``(_ARG, name)``) or an allocation site; each site has two abstract
+    objects, the one it made last (``_NEW``) and all it made before (``_OLD``), so a buffer
+    allocated afresh in every iteration of a loop is told apart from the previous iteration's
+    (recency abstraction). A view or another name is what its base is; an entry read from a
+    tuple or list is one of the objects the list reaches besides itself.
+
+    ``step`` updates a state in place. ``holders`` remembers, for each site, every name that was
+    ever given its newest object, so that an allocation ages those names only instead of every
+    name in the state."""
+
+    def __init__(self, fn):
+        self.literals = {id(s) for s in ir.walk(fn.body)
+                         if isinstance(s, ir.Assign) and s.op.kind == "copy" and isinstance(s.op.args[0], Tup)}
+        self.holders = {}
+
+    def kind(self, own):
         """'list' if ``own`` holds only tuple/list literals, 'array' if none (nor arguments)."""
-        lits = sum(1 for o in own if o[0] in literals)
+        lits = sum(1 for o in own if o[0] in self.literals)
         if own and lits == len(own):
             return "list"
         return "array" if not lits and not any(o[0] == _ARG for o in own) else "either"
 
-    def step(s, env):
+    def step(self, s, env):
         if isinstance(s, ir.Assign) and not s.inplace:
-            op = s.op
-            base = op.args[0] if op.args else None
-            if op.kind == "copy" and isinstance(base, Tup):  # a tuple or list literal holds its entries
-                env = _age(env, id(s))
-                own = frozenset({(id(s), _NEW)})
-                value = (own, own.union(*(env.get(a.id, _NONE)[1] for a in base if isinstance(a, ir.Name))))
-            elif _fresh(op) or not isinstance(base, ir.Name):
-                env = _age(env, id(s))
-                own = frozenset({(id(s), _NEW)})
-                value = (own, own)
-            else:
-                own, reach = env.get(base.id, _NONE)
-                entry = op.key is operator.getitem and not _slices(op.args[1])
-                if entry and kind(own) == "list":
-                    value = (reach - own, reach - own)  # one of the entries
-                elif entry and kind(own) == "either":
-                    value = (reach, reach)
-                else:
-                    value = (own, reach)  # a view, or another name for the same object
-            env = dict(env)
-            env[s.target] = value
-            return env
-        if isinstance(s, (ir.Append, ir.SetItem)) and isinstance(s.value, ir.Name):
+            self.put(env, s.target, self.value(s, env))
+        elif isinstance(s, (ir.Append, ir.SetItem)) and isinstance(s.value, ir.Name):
             own, reach = env.get(s.target, _NONE)
-            if isinstance(s, ir.Append) or kind(own) != "array":
-                env = dict(env)  # the list now holds the value's object (an array copies it in)
-                env[s.target] = (own, reach | env.get(s.value.id, _NONE)[1])
-        return env
+            if isinstance(s, ir.Append) or self.kind(own) != "array":
+                # the list now holds the value's object (an array copies it in)
+                self.put(env, s.target, (own, reach | env.get(s.value.id, _NONE)[1]))
 
-    arg = {p: frozenset({(_ARG, p)}) for p in fn.params}
-    return _forward(fn.body, {p: (objs, objs) for p, objs in arg.items()}, step, _merge_points, flags, at)
+    def value(self, s, env):
+        op = s.op
+        base = op.args[0] if op.args else None
+        if op.kind == "copy" and isinstance(base, Tup):  # a tuple or list literal holds its entries
+            own = self.allocate(env, id(s))
+            return own, own.union(*(env.get(a.id, _NONE)[1] for a in base if isinstance(a, ir.Name)))
+        if _fresh(op) or not isinstance(base, ir.Name):
+            own = self.allocate(env, id(s))
+            return own, own
+        own, reach = env.get(base.id, _NONE)
+        entry = op.key is operator.getitem and not _slices(op.args[1])
+        if entry and self.kind(own) == "list":
+            return reach - own, reach - own  # one of the entries
+        if entry and self.kind(own) == "either":
+            return reach, reach
+        return own, reach  # a view, or another name for the same object
+
+    def allocate(self, env, site):
+        """A new object from ``site``: what was its newest is now one of its older ones."""
+        new, old = (site, _NEW), (site, _OLD)
+        holders = self.holders.get(site, ())
+        work.entries += len(holders)
+        for n in holders:
+            v = env.get(n)
+            if v is not None and (new in v[0] or new in v[1]):
+                env[n] = (_aged(v[0], new, old), _aged(v[1], new, old))
+        return frozenset({new})
+
+    def put(self, env, name, value):
+        env[name] = value
+        for objs in value:
+            for o in objs:
+                if o[1] == _NEW:
+                    self.holders.setdefault(o[0], set()).add(name)
+
+    @staticmethod
+    def merge(a, b):
+        return a if a is b or a == b else (a[0] | b[0], a[1] | b[1])
+
+
+def _aged(objs, new, old):
+    return (objs - {new}) | {old} if new in objs else objs
+
+
+def _appended(body, flags, keep, dead):
+    """id(write) -> {name: lists that may hold the object the name holds there}, for the names
+    in ``keep[id(write)]``."""
+    return _Forward(body, _Appended(), flags, keep, dead).run({})
+
+
+class _Appended:
+    """``xs.append(a)`` puts a's object in xs; rebinding ``a`` takes it out again (the name now
+    holds another object)."""
+
+    @staticmethod
+    def step(s, held):
+        if isinstance(s, ir.Append) and isinstance(s.value, ir.Name):
+            held[s.value.id] = held.get(s.value.id, frozenset()) | {s.target}
+        elif isinstance(s, ir.Assign) and not s.inplace:
+            held.pop(s.target, None)
+
+    merge = staticmethod(operator.or_)
 
 
 def _exit_flags(fn):
     """The names that only ever hold ``True`` or ``False`` (literals assigned in the function,
     never a parameter) and are tested as ``if not flag:`` or ``LoopExit(flag)``: the flags that
     ``exits.py`` lowers ``break``, ``continue`` and ``return`` to."""
-    constant, other = set(), set(fn.params)
+    constant, other, tested = set(), set(fn.params), set()
     for s in ir.walk(fn.body):
         if isinstance(s, ir.Assign) and not s.inplace and s.op.kind == "copy" \
                 and isinstance(s.op.args[0], ir.Const) and type(s.op.args[0].value) is bool:
             constant.add(s.target)
         elif isinstance(s, (ir.Assign, ir.For, ir.SetItem, ir.Append)):
             other.add(s.target)
-    tested = {s.test for s in ir.walk(fn.body) if isinstance(s, ir.LoopExit)}
-    tested |= {s.test[4:] for s in ir.walk(fn.body) if isinstance(s, ir.If) and s.test.startswith("not ")}
+        elif isinstance(s, ir.LoopExit):
+            tested.add(s.test)
+        elif isinstance(s, ir.If) and s.test.startswith("not "):
+            tested.add(s.test[4:])
     return frozenset((constant - other) & tested)
 
 
@@ -196,6 +280,8 @@ def _loop_flags(body, flags):
     ``break`` flag) or first thing in its body (an iteration's stop flag), and tested only
     inside it. Once the loop is left their values no longer matter until they are set again."""
     sites, own = {}, {}
+    if not flags:
+        return {id(s): frozenset() for s in ir.walk(body) if isinstance(s, (ir.For, ir.While))}
 
     def init(s):
         return isinstance(s, ir.Assign) and s.target in flags and s.op.args[0].value is False
@@ -219,74 +305,161 @@ def _loop_flags(body, flags):
     return {k: frozenset(f for f in fs if all(k in loops for loops in sites.get(f, ()))) for k, fs in own.items()}
 
 
-def _forward(body, env, step, merge, flags=frozenset(), at=None):
-    """A forward dataflow pass: id(statement) -> the state before it (merged over every way
-    there), for the statements whose ids are in ``at`` (all when None). ``step(s, env)`` is a
-    simple statement's effect; branches merge, loops iterate to a fixed point.
+class _Forward:
+    """A forward dataflow pass: ``run(env)`` gives id(statement) -> {name: value} before the
+    statement (merged over every way there) for the names ``keep[id(statement)]``. The domain's
+    ``step(s, env)`` is a simple statement's effect on a state, in place; ``merge`` joins two
+    values of a name (a name missing from a state has none yet). Branches merge, loops iterate to
+    a fixed point.
 
     Exits (``exits.py``) are followed exactly: the state is kept apart by which ``flags`` are
-    set on the way there, so a path that set a loop's exit flag leaves the loop at its
-    ``LoopExit`` and skips the statements under ``if not flag:``, and never comes round to the
-    next iteration (a buffer returned early is not seen as written again after the return).
-    A loop's own flags are forgotten when it is left (``_loop_flags``), so the number of states
-    kept apart stays that of the ways out of the loops around a statement."""
-    before = {}
-    own = _loop_flags(body, flags)
+    set on the way there (``parts``: flags set -> state), so a path that set a loop's exit flag
+    leaves the loop at its ``LoopExit`` and skips the statements under ``if not flag:``, and
+    never comes round to the next iteration (a buffer returned early is not seen as written
+    again after the return). A loop's own flags are forgotten when it is left (``_loop_flags``),
+    so the number of states kept apart stays that of the ways out of the loops around a statement.
 
-    def join(a, b):  # {flags set: state} from two ways there
-        out = dict(a)
-        for k, e in b.items():
-            out[k] = merge(out[k], e) if k in out else e
+    Linear in the program: a state is updated in place along straight-line code and copied only
+    where ways part (a branch, a loop's head, a way out of a loop); where ways meet only the names
+    whose values differ are merged. A name is dropped from the state where it dies (``dead``, from
+    ``_liveness``): no live name's value depends on it, and kept, it would go on growing through
+    loops and make them walk again for nothing. Each loop keeps a summary, its head (the state at
+    the top of its body, merged over every entry) and the state it leaves with: reached again with
+    nothing its head does not hold already (the next round of a loop around it), it gives the same
+    exit without walking its body, so an inner loop is walked again only when what reaches it
+    grows, not once per round of every loop around it."""
+
+    def __init__(self, body, domain, flags, keep, dead):
+        self.body, self.domain, self.flags, self.keep, self.dead = body, domain, flags, keep, dead
+        self.own = _loop_flags(body, flags)
+        self.before = {}
+        self.summaries = {}  # id(loop) -> (head, exit)
+
+    def run(self, env):
+        self.block(self.body, {frozenset(): env}, [])
+        return self.before
+
+    def block(self, stmts, parts, leaving):
+        """``parts`` after ``stmts``; ``parts`` is theirs to update (so is every state passed on)."""
+        for s in stmts:
+            if id(s) in self.keep:
+                self.record(s, parts)
+            parts = self.transfer(s, parts, leaving)
+            if self.dead.get(id(s)):
+                self.prune(parts, self.dead[id(s)])
+        return parts
+
+    def prune(self, parts, names):
+        """Drop the names no statement reads any more: their values cannot change a live name's,
+        and kept they would only grow, through loops, for nothing."""
+        work.entries += len(names) * len(parts)
+        for env in parts.values():
+            for n in names:
+                env.pop(n, None)
+
+    def record(self, s, parts):
+        rec = self.before.setdefault(id(s), {})
+        names = self.keep[id(s)]
+        work.entries += len(names) * len(parts)
+        for env in parts.values():
+            for n in names:
+                v = env.get(n)
+                if v is not None:
+                    w = rec.get(n)
+                    rec[n] = v if w is None else self.domain.merge(w, v)
+
+    def transfer(self, s, parts, leaving):
+        work.statements += 1
+        if isinstance(s, ir.If):
+            return self.branch(s, parts, leaving)
+        if isinstance(s, (ir.For, ir.While)):
+            return self.loop(s, parts)
+        if isinstance(s, ir.LoopExit):
+            return self.exit(s, parts, leaving)
+        for env in parts.values():
+            self.domain.step(s, env)
+        if isinstance(s, ir.Assign) and s.target in self.flags:
+            return self.set_flag(s.target, s.op.args[0].value, parts)
+        return parts
+
+    def branch(self, s, parts, leaving):
+        flag = s.test[4:] if s.test.startswith("not ") else None
+        if flag in self.flags:
+            body, orelse = _where(parts, flag, False), _where(parts, flag, True)
+        else:
+            body, orelse = _fork(parts), parts
+        out = self.block(s.body, body, leaving)
+        self.join(out, self.block(s.orelse, orelse, leaving))
         return out
 
-    def block(stmts, parts, leaving):
-        for s in stmts:
-            if at is None or id(s) in at:
-                before[id(s)] = functools.reduce(merge, parts.values(), before.get(id(s), {}))
-            parts = transfer(s, parts, leaving)
-        return parts
+    def loop(self, s, parts):
+        head, out = self.summaries.get(id(s), ({}, None))
+        if not self.join(head, parts) and out is not None:
+            return _fork(out)  # nothing new reaches the loop: its summary holds
+        while True:
+            left = []
+            if not self.join(head, self.block(s.body, _fork(head), left)):
+                break
+        out = _fork(head)
+        for p in left:
+            self.join(out, p)
+        out = self.forget(out, self.own[id(s)])
+        self.summaries[id(s)] = (head, out)
+        return _fork(out)
 
-    def transfer(s, parts, leaving):
-        if isinstance(s, ir.If):
-            flag = s.test[4:] if s.test.startswith("not ") else None
-            if flag in flags:
-                return join(block(s.body, _where(parts, flag, False), leaving),
-                            block(s.orelse, _where(parts, flag, True), leaving))
-            return join(block(s.body, parts, leaving), block(s.orelse, parts, leaving))
-        if isinstance(s, (ir.For, ir.While)):
-            head = parts
-            while True:
-                left = []
-                new = join(head, block(s.body, head, left))
-                if new == head:
-                    return _forget(functools.reduce(join, left, head), own[id(s)], join)
-                head = new
-        if isinstance(s, ir.LoopExit):
-            if s.test not in flags:
-                leaving.append(parts)  # may leave the loop here, or go on
-                return parts
-            leaving.append(_where(parts, s.test, True))
-            return _where(parts, s.test, False)
-        if isinstance(s, ir.Assign) and s.target in flags:
-            out = {}
-            for k, e in parts.items():
-                key = k | {s.target} if s.op.args[0].value else k - {s.target}
-                out = join(out, {key: step(s, e)})
-            return out
-        return {k: step(s, e) for k, e in parts.items()}
+    def exit(self, s, parts, leaving):
+        if s.test not in self.flags:
+            leaving.append(_fork(parts))  # may leave the loop here, or go on
+            return parts
+        leaving.append(_where(parts, s.test, True))
+        return _where(parts, s.test, False)
 
-    block(body, {frozenset(): env}, [])
-    return before
+    def set_flag(self, flag, value, parts):
+        out = {}
+        for k, env in parts.items():
+            self.join(out, {k | {flag} if value else k - {flag}: env})
+        return out
+
+    def forget(self, parts, flags):
+        """``parts`` with ``flags`` no longer told apart (as if not set)."""
+        if not flags:
+            return parts
+        out = {}
+        for k, env in parts.items():
+            self.join(out, {k - flags: env})
+        return out
+
+    def join(self, parts, other):
+        """Merge ``other`` (theirs to take) into ``parts``; whether ``parts`` changed."""
+        changed = False
+        for k, env in other.items():
+            if k not in parts:
+                parts[k] = env
+                changed = True
+            elif self.join_states(parts[k], env):
+                changed = True
+        return changed
+
+    def join_states(self, env, other):
+        if env is other:
+            return False
+        differ = {n for n, _ in env.items() ^ other.items()}  # compared in C, merged one by one
+        work.entries += len(differ)
+        changed = False
+        for n in differ:
+            v = other.get(n)
+            if v is None:
+                continue
+            w = env.get(n)
+            m = v if w is None else self.domain.merge(w, v)
+            if m != w:
+                env[n] = m
+                changed = True
+        return changed
 
 
-def _forget(parts, flags, join):
-    """``parts`` with ``flags`` no longer told apart (as if not set)."""
-    if not flags:
-        return parts
-    out = {}
-    for k, e in parts.items():
-        out = join(out, {k - flags: e})
-    return out
+def _fork(parts):
+    return {k: dict(env) for k, env in parts.items()}
 
 
 def _where(parts, flag, is_set):
@@ -294,85 +467,60 @@ def _where(parts, flag, is_set):
     return {k: e for k, e in parts.items() if (flag in k) == is_set}
 
 
-def _age(env, site):
-    """A new object from ``site``: what was its newest is now one of its older ones."""
-    new, old = (site, _NEW), (site, _OLD)
+def _liveness(body, at):
+    """(id(statement) -> the names that may be read after it (before being redefined), for the
+    statements whose ids are in ``at``; id(statement) -> the names that are no longer read after
+    it among those it reads or defines, or for a branch or loop, that were read after its start).
 
-    def aged(objs):
-        return (objs - {new}) | {old} if new in objs else objs
-
-    changed = {n: (aged(own), aged(reach)) for n, (own, reach) in env.items() if new in own or new in reach}
-    return {**env, **changed} if changed else env
-
-
-def _merge_points(a, b):
-    if a is b:
-        return a
-    out = dict(a)
-    for k, v in b.items():
-        w = out.get(k)
-        if w is None:
-            out[k] = v
-        elif w is not v and w != v:
-            out[k] = (w[0] | v[0], w[1] | v[1])
-    return out
-
-
-def _appended(body, flags=frozenset(), at=None):
-    """id(statement) -> {name: lists that may hold the object the name holds there}.
-
-    A forward pass: ``xs.append(a)`` puts a's object in xs; rebinding ``a`` takes it out again
-    (the name now holds another object)."""
-
-    def step(s, held):
-        if isinstance(s, ir.Append) and isinstance(s.value, ir.Name):
-            held = dict(held)
-            held[s.value.id] = held.get(s.value.id, frozenset()) | {s.target}
-            return held
-        if isinstance(s, ir.Assign) and not s.inplace and s.target in held:
-            held = dict(held)
-            del held[s.target]
-        return held
-
-    return _forward(body, {}, step, _merge, flags, at)
-
-
-def _merge(a, b):
-    out = dict(a)
-    for k, v in b.items():
-        out[k] = out.get(k, frozenset()) | v
-    return out
-
-
-def _liveness(body):
-    """id(statement) -> the names that may be read after it (before being redefined)."""
-    after = {}
+    A backward pass updating one set in place along straight-line code; each loop keeps its head
+    (the names live at its top) as a summary, as ``_Forward`` does, and reached again with nothing
+    new live after it, gives its head without walking its body."""
+    after, dead, heads = {}, {}, {}
 
     def block(stmts, live):
         for s in reversed(stmts):
-            after[id(s)] = after.get(id(s), set()) | live
-            live = transfer(s, live)
+            if id(s) in at:
+                after[id(s)] = after[id(s)] | live if id(s) in after else set(live)
+            work.statements += 1
+            if isinstance(s, (ir.If, ir.For, ir.While)):
+                out = set(live)
+                live = branch(s, live) if isinstance(s, ir.If) else loop(s, live)
+                dead[id(s)] = live - out
+            else:
+                reads = ir.reads(s)
+                if isinstance(s, ir.Assign):
+                    dead[id(s)] = (reads | {s.target}) - live
+                    live.discard(s.target)
+                else:
+                    dead[id(s)] = reads - live
+                live |= reads
         return live
 
-    def transfer(s, live):
-        if isinstance(s, ir.Assign):
-            return (live - {s.target}) | ir.reads(s)
-        if isinstance(s, ir.If):
-            return block(s.body, live) | block(s.orelse, live) | ir.reads(s)
-        if isinstance(s, (ir.For, ir.While)):
-            head = set(live)
-            while True:
-                body_in = block(s.body, head)
-                if isinstance(s, ir.For):
-                    body_in = body_in - {s.target}
-                new = head | body_in | ir.reads(s)
-                if new <= head:
-                    return head
-                head |= new
-        return live | ir.reads(s)
+    def branch(s, live):
+        other = block(s.body, set(live))
+        live = block(s.orelse, live)
+        live |= other
+        live |= ir.reads(s)
+        return live
+
+    def loop(s, live):
+        head = heads.get(id(s))
+        if head is not None and live <= head:
+            return set(head)
+        head = live | head if head is not None else set(live)
+        while True:
+            body_in = block(s.body, set(head))
+            if isinstance(s, ir.For):
+                body_in.discard(s.target)
+            body_in |= ir.reads(s)
+            if body_in <= head:
+                break
+            head |= body_in
+        heads[id(s)] = head
+        return set(head)
 
     block(body, set())
-    return after
+    return after, dead
 
 
 def _slices(index):
@@ -381,6 +529,14 @@ def _slices(index):
 
 def _refuse(src, stmt, msg, hint):
     raise located(UnsupportedSyntaxError, src, stmt.pos, f"unsupported in-place write: {msg} (in {src.fn.__qualname__})", hint)
+
+
+def _scatter_of(w):
+    """``np.add.at`` (and the other ``ufunc.at``) when the in-place write ``w`` is one."""
+    for ufunc, key in UFUNC_AT.items():
+        if w.op.key is key:
+            return f"np.{ufunc.__name__}.at"
+    return None
 
 
 def _augmented_symbol(w):

@@ -21,7 +21,7 @@ import numpy as np
 
 from . import ir
 from . import rules as R
-from .normalize import Tup
+from .ir import Tup
 from .templates import Template
 
 _NO_SIG = object()
@@ -156,45 +156,6 @@ def others_scalar(binding, param):
     return bool(others) and all(isinstance(v, ir.Const) and type(v.value) in (int, float) for v in others)
 
 
-def _outer_unbroadcast(fmt, param):
-    """Is the template statement ``unbroadcast(E, param)``, one call around all of it (the form
-    ``strip_unbroadcast`` drops or turns into a sum)? ``E`` may read ``param`` too."""
-    head, tail = "unbroadcast(", ", {V_" + param + "})"
-    return fmt.startswith(head) and fmt.endswith(tail) and _balanced(fmt[len(head): -len(tail)])
-
-
-def _only_unbroadcast_reads(fmt, param):
-    """Does ``unbroadcast(E, param)`` read ``param`` only for that call (not in ``E``)?"""
-    return _outer_unbroadcast(fmt, param) and fmt.count("{V_" + param + "}") == 1
-
-
-def _balanced(text):
-    depth = 0
-    for ch in text:
-        depth += ch in "([{"
-        depth -= ch in ")]}"
-        if depth < 0:
-            return False
-    return depth == 0
-
-
-def strip_unbroadcast(expr, name, plan=()):
-    """``unbroadcast(E, name)`` -> ``E`` (the caller knows the shapes already match), or, with a
-    plan ``(axes, keepdims)`` from ``Analysis.unbroadcast_of``, ``E.sum(axis=axes)``."""
-    head, tail = "unbroadcast(", f", {name})"
-    if not (expr.startswith(head) and expr.endswith(tail)):
-        return expr
-    inner = expr[len(head): -len(tail)]
-    if not _balanced(inner):
-        return expr
-    if not plan:
-        return inner
-    axes, keepdims = plan
-    base = inner if ir.IDENT.fullmatch(inner) else f"({inner})"
-    axis = axes[0] if len(axes) == 1 else axes
-    return f"{base}.sum(axis={axis}{', keepdims=True' if keepdims else ''})"
-
-
 class _Sites(set):
     """A set of names that also remembers which statements read each one."""
 
@@ -270,7 +231,7 @@ class Analysis:
         if b is None:
             return None
         template = self.template(b)
-        stripped = any(st.accumulate and _outer_unbroadcast(st.fmt, st.target)
+        stripped = any(st.accumulate and st.outer_unbroadcast
                        and stmt.target in _names(b.values.get(st.target)) for st in template.stmts)
         if not stripped:
             return self.shapes.made(stmt)
@@ -409,7 +370,7 @@ class Analysis:
                 if st.accumulate and st.target not in active_params:
                     continue
                 stripped = (st.accumulate and self.unbroadcast_of(s, b, st.target) is not None
-                            and _only_unbroadcast_reads(st.fmt, st.target))
+                            and st.outer_unbroadcast and not st.inner_reads_target)
                 for p in st.reads_values:
                     if stripped and p == st.target:
                         continue  # unbroadcast(g, x) is done without x (unbroadcast_of): x is not read

@@ -69,6 +69,9 @@ class Captures:
         self.reads = {}  # (id(where), name, attrs, check) -> Read
         self.cells = {}  # name in the generated code -> the user's cell it reads
         self.objects = {}  # name in the generated code -> the module it reads attributes of
+        self.bound = {}  # name in the generated code -> an object of sourcegrad's it binds (bind)
+        self._bound_names = {}  # (name asked for, id(object)) -> the name chosen
+        self.reserved = dict(reserved)  # sourcegrad's runtime names and their objects
         self.naming = naming
         self.globals = root.__globals__
         # What each name the generated code spells as written means, the root's own reads first:
@@ -105,7 +108,7 @@ class Captures:
         means the same in the generated code; otherwise a fresh name bound to the cell, or the
         name read through its module (``config.BETA``, ``builtins.sum``)."""
         if value is not None and self._meaning.get(name) == ("object", id(value)):
-            return name  # np: the generated code binds that very module under that name
+            return self.bind(name, value)  # np: the generated code binds that very module
         if isinstance(where, types.CellType):
             meaning = ("cell", id(where))
             if not self._free(name, meaning):
@@ -126,6 +129,38 @@ class Captures:
             self.record(self.globals, name, (), value, "is")
             return name
         return f"{self._module_name(where)}.{name}"
+
+    # ---- names of sourcegrad's own objects --------------------------------------------------------
+    def bind(self, name, obj=None):
+        """The name the generated code reads ``obj`` by: a runtime helper, a global of an adjoint
+        template (``np``, ``unbroadcast``), a builtin the generated code calls (``range``).
+        ``obj`` defaults to the runtime's or the builtins' ``name``. It is ``name`` itself where
+        nothing of the user's is called so, or where what is (a global, a builtin) is that very
+        object; otherwise a fresh name (``_sg_centered``). The user's code is never renamed."""
+        if obj is None:
+            obj = self.reserved[name] if name in self.reserved else getattr(builtins, name)
+        key = (name, id(obj))
+        chosen = self._bound_names.get(key)
+        if chosen is None:
+            chosen = name if self._may_bind(name, obj) else self.naming.unique(f"_sg_{name}")
+            self._take(chosen, ("object", id(obj)))
+            self.bound[chosen] = obj
+            self._bound_names[key] = chosen
+        return chosen
+
+    def _may_bind(self, name, obj):
+        if self.bound.get(name, obj) is not obj:
+            return False
+        known = self._meaning.get(name)
+        if known == ("object", id(obj)):
+            return name in self.bound or name not in self.naming.taken  # not a local of the user's
+        if known is None:
+            return name not in self.naming.taken
+        if known == ("globals", id(self.globals)):
+            return self.globals.get(name, _MISSING) is obj  # np: the user's np is numpy
+        if known == ("builtins",):
+            return getattr(builtins, name, _MISSING) is obj
+        return False  # a closure cell: read live, never shadowed
 
     def _free(self, name, meaning):
         """May the generated code spell ``name`` as written to mean ``meaning``?"""
@@ -153,6 +188,9 @@ class Captures:
         self._take(alias, ("object", id(module)))
         self.objects[alias] = module
         return alias
+
+
+_MISSING = object()
 
 
 class _GlobalsView:

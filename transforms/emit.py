@@ -17,8 +17,8 @@ import builtins
 import itertools
 import linecache
 import os
-import re
 import types
+import weakref
 from dataclasses import dataclass
 
 from sourcegrad.errors import PullbackError
@@ -39,6 +39,7 @@ class Compiled:
     first_line: int  # line of the displayed function within the compiled text
     guard: object = None  # () -> bool: do the captured values the compile decided from still hold?
     reads: tuple = ()  # the captures.Read values the guard checks
+    sites: list = None  # a metered compile's save sites: (ir.Pos, the value saved), by number
 
     def changed(self):
         """The captured names whose values no longer hold what the compile decided from."""
@@ -51,7 +52,7 @@ class Compiled:
         return self.line_map.get(line)
 
 
-REGISTRY = {}  # linecache name -> Compiled, for error notes and the profiler
+REGISTRY = weakref.WeakValueDictionary()  # linecache name -> Compiled, for error notes and the profiler
 
 
 def annotate(exc, tb):
@@ -76,48 +77,59 @@ def annotate(exc, tb):
         exc.add_note(note)
 
 
-def render(name, params, rev, fwd, bwd, outputs, mode, result, fn_filename, result_pos=None, aux=None):
-    """Source text of the generated function. ``mode``: 'value_and_grad' or 'vjp'. ``aux``: the
-    variable holding ``has_aux``'s auxiliary value; the value is then rendered ``(loss, aux)``."""
+def render(name, rev, mode, naming, bind, result_pos=None, aux=None, signature=None):
+    """Source lines of the generated function, ``(text, pos)`` each, from a ``reverse.Reversed``.
+    ``mode``: 'value_and_grad' or 'vjp'. ``aux``: the variable holding ``has_aux``'s auxiliary
+    value; the value is then rendered ``(loss, aux)``. ``signature``: the parameter list as
+    written in the header (default: the parameters by position)."""
     lines = []  # (text, pos)
+
     def add(depth, text, pos=None, comment=False):
         if comment and pos is not None:
             text = f"{text}  # {os.path.basename(pos.filename)}:{pos.line}"
         lines.append(("    " * depth + text, pos))
 
+    if mode == "jvp":  # forward mode: ``rev`` is a ``forward.Forward``; returns (value, tangent)
+        add(0, f"def {name}_jvp({', '.join([*rev.params, *rev.tangent_params])}):")
+        _add_lines(add, rev.body, 1)
+        pair = [rev.result.render(), rev.tangent_out.render()]
+        add(1, f"return {', '.join(pair[::-1] if rev.tangent_first else pair)}", result_pos)
+        return lines
     suffix = "value_and_grad" if mode == "value_and_grad" else "vjp"
-    add(0, f"def {name}_{suffix}({', '.join(params)}):")
-    _add_lines(add, fwd, 1)
-    res = result.render()
-    out_expr = _outputs(outputs)
+    add(0, f"def {name}_{suffix}({signature if signature is not None else ', '.join(rev.params)}):")
+    _add_lines(add, rev.forward, 1)
+    res = rev.result.render()
+    out_expr = _outputs(rev.outputs)
     if mode == "value_and_grad":
-        add(1, f"check_scalar({res}, {name!r})", result_pos)
-        if isinstance(result, ir.Name) and result.id in rev.restored:
-            value = rev.naming.temp("value")  # the backward restores the result's variable
+        add(1, f"{bind('check_scalar')}({res}, {name!r})", result_pos)
+        if isinstance(rev.result, ir.Name) and rev.result.id in rev.restored:
+            value = naming.temp("value")  # the backward restores the result's variable
             add(1, f"{value} = {res}")
             res = value
-        if rev.seed_name:
-            add(1, f"{rev.seed_name} = 1.0")
+        if rev.seed:
+            add(1, f"{rev.seed} = 1.0")
         if aux is not None and rev.mutates:  # the backward may restore arrays aux holds in place
-            add(1, f"{aux} = copy_value({aux})")
-        _add_lines(add, bwd, 1)
+            add(1, f"{aux} = {bind('copy_arrays')}({aux})")
+        _add_lines(add, rev.backward, 1)
         if aux is not None:
             res = f"({res}, {aux})"
         add(1, f"return {res}, {out_expr}")
     else:
-        add(1, f"def {name}_pullback({rev.seed_name or '_seed'}):")
+        add(1, f"def {name}_pullback({rev.seed or '_seed'}):")
         nonlocals = sorted(rev.restored)
         if nonlocals:
             add(2, f"nonlocal {', '.join(nonlocals)}")
-        _add_lines(add, bwd, 2)
+        _add_lines(add, rev.backward, 2)
         add(2, f"return {out_expr}")
-        value = f"copy_value({res})" if rev.mutates else res
+        value = f"{bind('copy_value')}({res})" if rev.mutates else res
+        if aux is not None:  # has_aux: the value is (loss, aux), aux copied as the value is
+            value = f"({value}, {bind('copy_arrays')}({aux}))" if rev.mutates else f"({value}, {aux})"
         add(1, f"return {value}, {name}_pullback")
     return lines
 
 
 def _outputs(outputs):
-    exprs = [e for _, e in outputs]
+    exprs = [e.render() for _, e in outputs]
     if len(exprs) == 1:
         return exprs[0]
     return "(" + ", ".join(exprs) + ")"
@@ -132,11 +144,11 @@ def _add_lines(add, body, depth):
             last = line.pos.line
 
 
-def load(fn, qualname, mode, lines, names, user_names):
+def load(fn, qualname, mode, lines, names):
     """Compile the rendered lines and return a ``Compiled``. ``names``: what the generated code
-    needs bound beyond the user's globals (runtime helpers, template names, defaults), and under
-    ``captures.KEY`` the ``Captures`` of the compile: the helpers' cells it reads and the modules
-    it reads other modules' globals through."""
+    needs bound beyond the user's globals (runtime helpers, template names, defaults), each under
+    the name the code reads it by, and under ``captures.KEY`` the ``Captures`` of the compile:
+    the helpers' cells it reads and the modules it reads other modules' globals through."""
     names = dict(names)
     captures = names.pop(_CAPTURES, None)
     fn = _underlying(fn)
@@ -145,19 +157,13 @@ def load(fn, qualname, mode, lines, names, user_names):
     if captures is not None:
         cells.update(captures.cells)
         names.update(captures.objects)
-    namespace = {}
-    renames = {}
+        names.update(captures.bound)
+    clash = set(names) & set(cells)
+    if clash:  # the naming module keeps them apart: a clash is our bug
+        raise AssertionError(f"generated names {sorted(clash)} are both bound and read from the user's closure")
     g = fn.__globals__
-    for n in sorted(names):
-        obj = names[n]
-        if n in user_names or n in cells or (n in g and g[n] is not obj):
-            renames[n] = f"_sg_{n}"
-        namespace[renames.get(n, n)] = obj
     texts = [t for t, _ in lines]
-    if renames:
-        pattern = re.compile(r"(?<![\w.])(" + "|".join(map(re.escape, renames)) + r")\b")
-        texts = [pattern.sub(lambda m: renames[m.group(1)], t) for t in texts]
-    factory_params = sorted(set(namespace) | set(cells))
+    factory_params = sorted(set(names) | set(cells))
     header = f"def _factory({', '.join(factory_params)}):"
     body = ["    " + t for t in texts]
     inner_name = texts[0][4: texts[0].index("(")]
@@ -167,7 +173,7 @@ def load(fn, qualname, mode, lines, names, user_names):
     module_code = compile(full, filename, "exec")
     factory_code = next(c for c in module_code.co_consts if isinstance(c, types.CodeType))
     factory = types.FunctionType(factory_code, g, "_factory")
-    made = factory(**{k: namespace.get(k) for k in factory_params})
+    made = factory(**{k: names.get(k) for k in factory_params})
     # The same code, with the user's own cells where it reads a closure variable: live reads.
     closure = tuple(cells.get(n, c) for n, c in zip(made.__code__.co_freevars, made.__closure__ or ()))
     generated = types.FunctionType(made.__code__, g, made.__name__, fn.__defaults__, closure or None)
@@ -178,7 +184,13 @@ def load(fn, qualname, mode, lines, names, user_names):
         generated = _pullback_checked(generated, reads, filename)
     compiled = Compiled(generated, "\n".join(texts) + "\n", filename, line_map, 2, guard(reads, filename), reads)
     REGISTRY[filename] = compiled
+    weakref.finalize(compiled, _forget, filename)
     return compiled
+
+
+def _forget(filename):
+    """A compiled gradient was collected: its source goes from ``linecache`` too."""
+    linecache.cache.pop(filename, None)
 
 
 def _underlying(fn):
@@ -250,7 +262,8 @@ def _pullback_checked(vjp, reads, filename):
 
 
 def _same_value(a, b):
-    return a is b or (type(a) is type(b) and type(a) in (int, float, bool, str, complex) and a == b)
+    # (a bound method, ``MyFunction.apply``, is a new object at each read: equal ones are the same)
+    return a is b or (type(a) is type(b) and type(a) in (int, float, bool, str, complex, types.MethodType) and a == b)
 
 
 def _reader(reads, filename):

@@ -57,7 +57,7 @@ class _Lowering:
                     rest, _ = self.block(stmts[i + 1:])
                     if rest:
                         flag = self.loops[-1][0] if self.loops else self.done
-                        out.append(ir.If(f"not {flag}", tuple(rest), (), rest[0].pos if hasattr(rest[0], "pos") else s.pos))
+                        out.append(ir.If(ir.text("not {}", ir.Name(flag)), tuple(rest), (), rest[0].pos if hasattr(rest[0], "pos") else s.pos))
                     return out, True
                 continue
             if isinstance(s, (ir.For, ir.While)):
@@ -67,7 +67,7 @@ class _Lowering:
                     rest, _ = self.block(stmts[i + 1:])
                     if rest:
                         flag = self.loops[-1][0] if self.loops else self.done
-                        out.append(ir.If(f"not {flag}", tuple(rest), (), s.pos))
+                        out.append(ir.If(ir.text("not {}", ir.Name(flag)), tuple(rest), (), s.pos))
                     return out, True
                 continue
             out.append(s)
@@ -86,10 +86,10 @@ class _Lowering:
         before = []
         if brk in self.used_break:
             before.append(self.const(brk, False, s.pos))
-            body.append(ir.LoopExit(brk, s.pos))
+            body.append(ir.LoopExit(ir.Text(brk, (brk,)), s.pos))
         returns = brk in self.loops_with_return
         if returns:
-            body.append(ir.LoopExit(self.done, s.pos))
+            body.append(ir.LoopExit(ir.Text(self.done, (self.done,)), s.pos))
         return before + [replace(s, body=tuple(body))], returns
 
 

@@ -25,7 +25,7 @@ from sourcegrad.runtime import Context
 
 from . import fence, ir
 from . import rules as R
-from .normalize import ATTRIBUTE_READ
+from .ir import ATTRIBUTE_READ
 
 # operations the compiler itself emits as constants (``keys = list(d)`` of a dict loop, the
 # context of a custom Function, a no_grad copy, ``x.shape``)

@@ -101,6 +101,21 @@ def _part_value(p):
     return p.render()
 
 
+class Tup(tuple):
+    """A tuple or list literal of atoms passed to a function (``np.stack([a, b])``)."""
+
+    is_list = False
+
+    def render(self):
+        inner = ", ".join(a.render() for a in self)
+        if self.is_list:
+            return f"[{inner}]"
+        return f"({inner},)" if len(self) == 1 else f"({inner})"
+
+
+ATTRIBUTE_READ = "attribute read"  # the key of x.shape, x.ndim, x.size, x.dtype
+
+
 @dataclass(frozen=True)
 class Op:
     """A call of a primitive with atoms: what a rule is looked up by.
@@ -168,7 +183,6 @@ class Effect:
 
     text: str
     pos: Pos
-    needs: tuple = ()  # runtime names the text calls
 
 
 @dataclass(frozen=True)
@@ -235,9 +249,28 @@ class Function:
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def idents(text):
-    """The names in a piece of source text (a test, a range, an effect): a safe over-estimate."""
-    return set(IDENT.findall(text))
+class Text(str):
+    """Source text kept as written (a condition, a loop's range, an effect), with the local names
+    it reads, given by whoever made it (from the libcst tree, or the atoms it was built from)."""
+
+    def __new__(cls, text, names=()):
+        t = super().__new__(cls, text)
+        t.names = frozenset(names)
+        return t
+
+
+def text(template, *atoms, **names):
+    """``Text`` made from atoms: ``text("range(len({}))", seq)`` reads ``seq``'s names."""
+    out = Text(template.format(*(a.render() if hasattr(a, "render") else str(a) for a in atoms), **names),
+               [n for a in atoms for n in atom_names(a)])
+    return out
+
+
+def idents(t):
+    """The names a piece of kept text reads: those it carries (``Text``), else every identifier
+    in it (a safe over-estimate, for text made without names)."""
+    names = getattr(t, "names", None)
+    return set(names) if names is not None else set(IDENT.findall(t))
 
 
 def reads(s):

@@ -51,6 +51,14 @@ class Naming:
             adj = self._adjoints[name] = self.unique(f"{name}_bar")
         return adj
 
+    def tangent(self, name):
+        """The tangent variable of a primal variable (forward mode): ``x`` -> ``x_dot``."""
+        tangents = self.__dict__.setdefault("_tangents", {})
+        t = tangents.get(name)
+        if t is None:
+            t = tangents[name] = self.unique(f"{name}_dot")
+        return t
+
     def primal_of(self, adjoint):
         for p, a in self._adjoints.items():
             if a == adjoint:

@@ -22,15 +22,17 @@ import libcst as cst
 import numpy as np
 
 from sourcegrad.errors import NoSourceError
-from sourcegrad.runtime import Context, Function, index_join, no_grad
+from sourcegrad.runtime import Context, Function, check_sequence, check_unpack, index_join, no_grad
+from sourcegrad.runtime import structures as _structures
 
 from . import fence, ir
+from .ir import ATTRIBUTE_READ, Tup
 from . import rules as R
 from .captures import KEY as _CAPTURES, Captures, is_library
 from .exits import lower_exits
 from .naming import Naming
 from .source import get_source
-from .templates import custom_template
+from .templates import custom_template, parse_template
 
 BINOPS = {
     cst.Add: (operator.add, "+"), cst.Subtract: (operator.sub, "-"), cst.Multiply: (operator.mul, "*"),
@@ -55,20 +57,32 @@ CMPOPS = {
     cst.Is: (operator.is_, "is"), cst.IsNot: (operator.is_not, "is not"),
 }
 _SIDE_EFFECT_ONLY = {builtins.print, builtins.breakpoint}  # run in the forward
-ATTRIBUTE_READ = "attribute read"  # the key of x.shape, x.ndim, x.size, x.dtype
+# sourcegrad's own checks of a value (they return nothing, or raise): when the compiler reads code
+# it generated (hvp differentiates a generated jvp), they run in the forward as written
+_RUNTIME_CHECKS = {check_sequence, check_unpack}
 _JOINERS = (type(np.r_), type(np.c_))  # np.r_[...] and np.c_[...] join their entries
 
+# An attribute read ``p.w`` of a local value (a dataclass, namedtuple or registered object) is the
+# primitive ``structures.field``: its adjoint gives ``p`` a ``FieldAdjoint`` (a namedtuple: the
+# ``SeqAdjoint`` of that entry), which ``structures.finalize`` turns into ``p``'s structure.
+R._register(_structures.field, R._declare(parse_template(
+    "d[obj] += field_adjoint(d[y], obj, name)", ["y", "obj", "name"], {},
+    {"field_adjoint": _structures.field_adjoint}, "attribute read (normalize.py)"),
+    {"name": "an attribute name"}, "attribute read"))
 
-class Tup(tuple):
-    """A tuple or list literal of atoms passed to a function (``np.stack([a, b])``)."""
+# ndarray attributes no rule reads: refused where written, rather than read as an object's field
+_ARRAY_ONLY_ATTRIBUTES = frozenset({"base", "ctypes", "flags", "flat", "imag", "itemsize", "nbytes", "strides"})
 
-    is_list = False
-
-    def render(self):
-        inner = ", ".join(a.render() for a in self)
-        if self.is_list:
-            return f"[{inner}]"
-        return f"({inner},)" if len(self) == 1 else f"({inner})"
+# Library functions whose result is a namedtuple: field name -> the index ``result.field`` reads.
+# A keyword that changes what the call returns (``svd(compute_uv=False)``, ``qr(mode="r")``) is
+# refused with a field read; these keywords keep the namedtuple.
+_RESULT_FIELDS = {
+    np.linalg.eigh: (("eigenvalues", "eigenvectors"), ("UPLO",)),
+    np.linalg.eig: (("eigenvalues", "eigenvectors"), ()),
+    np.linalg.slogdet: (("sign", "logabsdet"), ()),
+    np.linalg.svd: (("U", "S", "Vh"), ("full_matrices", "hermitian")),
+    np.linalg.qr: (("Q", "R"), ()),
+}
 
 
 def _tup(items, is_list):
@@ -151,14 +165,20 @@ class Normalizer:
         self._cur_pos = None
         self.no_grad = False
         self.parent = parent
+        # a method's class, when this function is one (found by its qualified name) and never
+        # rebinds its first parameter: ``self.helper(z)`` is then inlined (``_self_method_call``)
+        self.self_class = _method_class(self.fn) if parent is None and self.params and \
+            self.params[0] not in finder.names else None
         self.options = parent.options if parent is not None else dict(options or {})
         if parent is None:
             self.naming = Naming(finder.all_names | set(self.params))
             self.naming.root_locals = self.locals
             self.extra_ns = {}  # names the generated code needs beyond the user's globals
             self.inlining = [self.fn]
-            self.captures = self.extra_ns[_CAPTURES] = Captures(self.fn, self.locals, self.naming, R.NAMESPACE)
-            self.rename = self._avoid_generated_names(tree)
+            # (the gradient's ``finalize`` also rebuilds dataclasses, namedtuples and registered objects)
+            reserved = {**R.NAMESPACE, "finalize": _structures.finalize}
+            self.captures = self.extra_ns[_CAPTURES] = Captures(self.fn, self.locals, self.naming, reserved)
+            self.rename = {}  # the user's own names stay: sourcegrad's names make room (Captures.bind)
         else:
             self.naming = parent.naming
             self.extra_ns = parent.extra_ns
@@ -166,15 +186,6 @@ class Normalizer:
             self.inlining = parent.inlining + [self.fn]
             self.rename = self._inline_names(finder.all_names)
         self.captures.record_function(self.fn)
-
-    def _avoid_generated_names(self, tree):
-        """Rename the user's locals that are spelled like a name the generated code uses."""
-        reserved = set(R.NAMESPACE) | {"_tape"}
-        for p in tree.params.params:
-            if p.name.value in reserved:
-                fence.refuse(self.src, p, msg=f"a parameter named {p.name.value!r} would collide with "
-                             "sourcegrad's generated code", hint="rename the parameter")
-        return {n: self.naming.unique(f"{n}_") for n in sorted(self.locals & reserved)}
 
     def _inline_names(self, all_names):
         """Fresh names for an inlined function's locals, and live reads of what it captures: its
@@ -212,6 +223,23 @@ class Normalizer:
         rename = dict(self.rename)
         rename.update({p: a.render() for p, a in self.subst.items()})
         return _code(node.visit(_Renamer(rename)))
+
+    def _kept(self, node):
+        """``_text`` of an expression kept as written (a condition, a range, what ``print``
+        prints), with the local names it reads."""
+        names = set()
+        for n in _names_read(node):
+            a = self.subst.get(n)
+            names.update(ir.atom_names(a) if a is not None else (self.rename.get(n, n),))
+        return ir.Text(self._text(node), names)
+
+    def _range(self, n):
+        """``range(n)`` for a trip count ``n`` (a ``Text``), as the generated code calls it."""
+        return ir.Text(f"{self.captures.bind('range')}({n})", ir.idents(n))
+
+    def _range_len(self, seq):
+        """``range(len(seq))``, as the generated code calls it."""
+        return ir.text(f"{self.captures.bind('range')}({self.captures.bind('len')}({{}}))", seq)
 
     # ---- entry -------------------------------------------------------------------------------
     def run(self):
@@ -327,8 +355,10 @@ class Normalizer:
                 self._extend(self._local(func.value.value), self._atom(v.args[0].value), self._pos(s))
                 return
             callee = self._static_callee(v.func)
-            if callee in _SIDE_EFFECT_ONLY:
-                self._emit(ir.Effect(self._text(v), self._pos(s)))
+            if getattr(callee, "__name__", None) == "at" and getattr(callee, "__self__", None) in R.UFUNC_AT:
+                return self._ufunc_at(v, R.UFUNC_AT[callee.__self__], s)
+            if callee in _SIDE_EFFECT_ONLY or callee in _RUNTIME_CHECKS:
+                self._emit(ir.Effect(self._kept(v), self._pos(s)))
                 return
             if callee is not None and getattr(callee, "__self__", None) is not None and not isinstance(
                     callee.__self__, types.ModuleType) and R.lookup(callee) is None and not R.is_nondiff(callee):
@@ -347,6 +377,21 @@ class Normalizer:
         fence.refuse(self.src, s, msg="an expression statement whose value is discarded is not supported",
                      hint="assign the value to a variable, or remove the statement")
 
+    def _ufunc_at(self, call, fn, s):
+        """``np.add.at(buf, idx, v)`` updates ``buf`` in place: ``buf = add_at(buf, idx, v)``,
+        refused as ``buf += v`` is where another name sees ``buf`` (``aliasing.py``)."""
+        args, kwargs = self._call_args(call)
+        if kwargs or len(args) != 3 or not isinstance(args[0], ir.Name):
+            fence.refuse(self.src, call, msg=f"{_code(call.func)}(buf, indices, values) is supported with three "
+                         "arguments by position, buf an array the function allocated",
+                         hint="buf = np.zeros(n); np.add.at(buf, idx, values)")
+        buf = call.args[0].value
+        if len(self.inlining) == 1 and isinstance(buf, cst.Name) and buf.value in self.params:
+            fence.refuse(self.src, call, msg=f"{_code(call.func)} writes into {buf.value!r}, an argument: it would change "
+                         "the caller's data", hint=f"work on a copy: buf = {buf.value}.copy(), then {_code(call.func)}(buf, ...)")
+        text = f"{self.captures.bind(fn.__name__)}({', '.join(a.render() for a in args)})"
+        self._emit(ir.Assign(args[0].id, ir.Op(fn, args, (), text, self._kind(fn)), self._pos(s), inplace=True, node=s))
+
     def _extend(self, target, seq, pos):
         """``xs.extend(seq)``: one ``append`` per entry (a loop over ``seq`` by index when it is not
         a literal), so the list is changed in place as Python changes it."""
@@ -361,7 +406,7 @@ class Normalizer:
         self._emit(ir.Assign(entry, self._getitem_op(seq, ir.Index((ir.Name(k),), False)), pos))
         self._emit(ir.Append(target, ir.Name(entry), pos))
         body, self.block = tuple(self.block), saved
-        self._emit(ir.For(k, f"range(len({seq.id}))", body, pos))
+        self._emit(ir.For(k, self._range_len(seq), body, pos))
 
     def _small_Return(self, s):
         if s.value is None:
@@ -375,10 +420,10 @@ class Normalizer:
 
     def _small_Assert(self, s):
         """``assert`` runs in the forward as written; its condition is never differentiated."""
-        text = f"assert {self._test(s.test)}"
-        if s.msg is not None:
-            text += f", {self._test(s.msg)}"
-        self._emit(ir.Effect(text, self._pos(s)))
+        test = self._test(s.test)
+        msg = self._test(s.msg) if s.msg is not None else None
+        text = f"assert {test}" + (f", {msg}" if msg is not None else "")
+        self._emit(ir.Effect(ir.Text(text, test.names | (msg.names if msg is not None else set())), self._pos(s)))
 
     def _small_Break(self, s):
         self._in_loop_only(s, "break")
@@ -452,7 +497,7 @@ class Normalizer:
         elif isinstance(target, (cst.Tuple, cst.List)):
             self._no_starred(target)
             value = self._named(value, pos)
-            self._emit(ir.Effect(f"check_unpack({value.render()}, {len(target.elements)})", pos, ("check_unpack",)))
+            self._emit(ir.Effect(ir.text(f"{self.captures.bind('check_unpack')}({{}}, {len(target.elements)})", value), pos))
             for k, el in enumerate(target.elements):
                 index = ir.Index((ir.Const(k, str(k)),), False)
                 tmp_target = el.value
@@ -649,7 +694,7 @@ class Normalizer:
             if not isinstance(target, cst.Name):
                 fence.refuse(self.src, target, msg="a range loop needs a single loop variable")
             self._check_text(it)
-            return self._text(it), self._local(target.value), []
+            return self._kept(it), self._local(target.value), []
         callee = self._static_callee(it.func) if isinstance(it, cst.Call) else None
         if callee is builtins.enumerate:
             if not isinstance(target, cst.Tuple) or len(target.elements) != 2:
@@ -665,17 +710,18 @@ class Normalizer:
             inner = it.args[0].value
             if isinstance(inner, cst.Call) and self._static_callee(inner.func) is builtins.zip:
                 n, binders = self._zip_binders(inner, value_target, k, s, pos)  # enumerate(zip(xs, ys))
-                return f"range({n})", k, binders
+                return self._range(n), k, binders
             seq = self._iterated(self._atom(inner), s, pos)
-            return f"range(len({seq.render()}))", k, [lambda: self._bind_elem(value_target, seq, k, pos)]
+            return self._range_len(seq), k, [lambda: self._bind_elem(value_target, seq, k, pos)]
         if callee is builtins.zip:
             k = self.naming.temp("k")
             n, binders = self._zip_binders(it, target, k, s, pos)
-            return f"range({n})", k, binders
+            return self._range(n), k, binders
         if callee is builtins.reversed:
             seq = self._iterated(self._atom(it.args[0].value), s, pos)
             k = self.naming.temp("k")
-            return f"range(len({seq.render()}) - 1, -1, -1)", k, [lambda: self._bind_elem(target, seq, k, pos)]
+            rng = ir.text(f"{self.captures.bind('range')}({self.captures.bind('len')}({{}}) - 1, -1, -1)", seq)
+            return rng, k, [lambda: self._bind_elem(target, seq, k, pos)]
         if (isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and isinstance(it.func.value, cst.Name)
                 and it.func.value.value in self.dicts):
             self._refuse_dict_value(it.func.value)
@@ -692,12 +738,12 @@ class Normalizer:
         seq = self._atom(it)
         if isinstance(seq, ir.Name):
             seq = self._iterated(seq, s, pos)
-            self._emit(ir.Effect(f"check_sequence({seq.render()})", pos, ("check_sequence",)))
+            self._emit(ir.Effect(ir.text(f"{self.captures.bind('check_sequence')}({{}})", seq), pos))
         if isinstance(seq, ir.Const):
             fence.refuse(self.src, it, msg="cannot loop over a module-level constant or literal",
                          hint="loop over range(len(...)) and index it, or pass the values in as an argument")
         k = self.naming.temp("k")
-        return f"range(len({seq.render()}))", k, [lambda: self._bind_elem(target, seq, k, pos)]
+        return self._range_len(seq), k, [lambda: self._bind_elem(target, seq, k, pos)]
 
     def _zip_binders(self, it, target, k, s, pos):
         """``zip(xs, ys)`` read at index ``k``: (trip count text, one binder per loop target)."""
@@ -705,9 +751,10 @@ class Normalizer:
         if not isinstance(target, (cst.Tuple, cst.List)) or len(target.elements) != len(seqs):
             fence.refuse(self.src, target, msg="zip(...) needs one loop target per sequence",
                          hint="for a, b in zip(xs, ys):")
-        n = ", ".join(f"len({q.render()})" for q in seqs)
-        return f"min({n})", [(lambda el=el, q=q: self._bind_elem(el.value, q, k, pos))
-                             for el, q in zip(target.elements, seqs)]
+        length = self.captures.bind("len")
+        n = ", ".join(f"{length}({q.render()})" for q in seqs)
+        trips = ir.Text(f"{self.captures.bind('min')}({n})", [x for q in seqs for x in ir.atom_names(q)])
+        return trips, [(lambda el=el, q=q: self._bind_elem(el.value, q, k, pos)) for el, q in zip(target.elements, seqs)]
 
     def _iterated(self, seq, s, pos):
         """The sequence loop ``s`` reads by index: ``seq``, or a snapshot of it when the body
@@ -745,7 +792,7 @@ class Normalizer:
             if value_target is not None:
                 self._bind_value(value_target, self._getitem_op(d, ir.Index((ir.Name(key),), False)), pos)
 
-        return f"range(len({keys}))", i, [bind]
+        return self._range_len(ir.Name(keys)), i, [bind]
 
     def _dict_or_sequence_loop(self, it, target, s, pos):
         """``for x in name``: a dict's keys when ``name`` holds a dict, its entries otherwise. The
@@ -755,11 +802,12 @@ class Normalizer:
         self._emit(ir.Assign(keys, ir.Op(None, (seq,), (), f"list({seq.id}) if isinstance({seq.id}, dict) else None",
                                          "nondiff"), pos))
         k = self.naming.temp("k")
-        rng = f"range(len({keys} if {keys} is not None else {seq.id}))"
+        rng = ir.text(f"{self.captures.bind('range')}({self.captures.bind('len')}({{0}} if {{0}} is not None else {{1}}))",
+                      ir.Name(keys), seq)
 
         def bind():
             key = self.naming.temp()
-            self._emit(ir.If(f"{keys} is not None",
+            self._emit(ir.If(ir.text("{} is not None", ir.Name(keys)),
                              (ir.Assign(key, ir.Op(None, (ir.Name(keys), ir.Index((ir.Name(k),), False)), (),
                                                    f"{keys}[{k}]", "nondiff"), pos),),
                              (ir.Assign(key, self._getitem_op(seq, ir.Index((ir.Name(k),), False)), pos),), pos))
@@ -808,7 +856,7 @@ class Normalizer:
             self._emit(ir.Assign(pair, self._copy_op(_tup([ir.Name(key), ir.Name(value)], False)), pos))
             self._emit(ir.Append(result, ir.Name(pair), pos))
         body, self.block = tuple(self.block), saved
-        self._emit(ir.For(i, f"range(len({keys}))", body, pos))
+        self._emit(ir.For(i, self._range_len(ir.Name(keys)), body, pos))
         return ir.Name(result)
 
     # ---- a local dict literal: one local name per string key ----------------------------------
@@ -896,7 +944,7 @@ class Normalizer:
     # ---- conditions: kept as text (never differentiated), but fenced ---------------------------
     def _test(self, node):
         self._check_text(node)
-        return self._text(node)
+        return self._kept(node)
 
     def _check_text(self, node):
         """A condition or bound is run as written: refuse what could not run the same way."""
@@ -1074,18 +1122,56 @@ class Normalizer:
     def _expr_Attribute(self, node):
         base = node.value
         if self._is_local_expr(base):
-            x = self._atom(base)
             attr = node.attr.value
-            if attr not in R.ATTRIBUTES:
+            if attr not in R.ATTRIBUTES and isinstance(base, cst.Call) and not self._is_local_expr(base.func) \
+                    and _result_fields(self._static_callee(base.func)) is not None:
+                return self._result_field(node, base, attr)  # np.linalg.eigh(a).eigenvectors
+            x = self._atom(base)
+            if attr not in R.ATTRIBUTES and isinstance(base, cst.Call) and self._static_callee(base.func) in R.CONSTANT_OBJECTS:
+                return ir.Op(ATTRIBUTE_READ, (x,), (), f"{x.render()}.{attr}", "nondiff")  # np.finfo(x.dtype).eps
+            if attr not in R.ATTRIBUTES and isinstance(base, cst.Call):
+                fence.refuse(self.src, node, msg=f"{_code(node)}: an attribute of a call's result is read only for "
+                             "the named fields of numpy's namedtuple results (np.linalg.eigh(a).eigenvectors, "
+                             f"svd(a).S, qr(a).R, slogdet(a).logabsdet) and the array attributes "
+                             f"{', '.join(sorted(R.ATTRIBUTES))}",
+                             hint="assign the result to a variable first, or index it: result[0]")
+            if attr in _ARRAY_ONLY_ATTRIBUTES and attr not in R.ATTRIBUTES:  # .imag has a rule now
                 fence.refuse(self.src, node, msg=f"{_code(node)}: sourcegrad reads only the array attributes "
-                             f"{', '.join(sorted(R.ATTRIBUTES))}; .{attr} of another object (a model, a "
-                             "dataclass) is not differentiated through",
-                             hint="pass the arrays it holds as arguments (or a dict of them), and hyperparameters as numbers")
+                             f"{', '.join(sorted(R.ATTRIBUTES))}; .{attr} is not differentiated through (an object's "
+                             f"field named {attr!r} neither: it would be read as the array attribute)",
+                             hint="compute what you need from the array's values, or rename the field")
+            if attr not in R.ATTRIBUTES:
+                return self._field_read(node, x, attr)
             key = R.ATTRIBUTES[attr]
             if key is None:
                 return ir.Op(ATTRIBUTE_READ, (x,), (), f"{x.render()}.{attr}", "nondiff")
             return ir.Op(key, (x,), (), f"{x.render()}.{attr}", "call")
         return ir.Const(self._static_value(node), self._text(node))
+
+    def _field_read(self, node, x, attr):
+        """``p.w`` of a local value: an attribute of a dataclass, namedtuple or registered object
+        (``runtime/structures.py``), differentiated as a dict's entry is; a gradient reaching an
+        attribute that is no differentiable field is refused when the backward runs."""
+        if not isinstance(x, ir.Name):
+            fence.refuse(self.src, node, msg=f"{_code(node)}: an attribute of a literal is not supported",
+                         hint="read attributes of arguments (dataclasses, namedtuples, registered objects)")
+        return ir.Op(_structures.field, (x, ir.Const(attr, repr(attr))), (), f"{x.render()}.{attr}",
+                     self._kind(_structures.field))
+
+    def _result_field(self, node, call, attr):
+        """``np.linalg.eigh(a).eigenvectors``: a named field of a library function's namedtuple
+        result is the entry at its index (``np.linalg.eigh(a)[1]``)."""
+        fields, keywords = _result_fields(self._static_callee(call.func))
+        other = [a for a in call.args[1:] if a.keyword is None or a.keyword.value not in keywords]
+        if attr not in fields or other or not call.args or call.args[0].keyword is not None or any(a.star for a in call.args):
+            what = (f"has no field {attr!r} (its fields: {', '.join(fields)})" if attr not in fields else
+                    f"is read by field name only when called with the array and {', '.join(keywords) or 'nothing else'}, "
+                    "which keep it a namedtuple")
+            fence.refuse(self.src, node, msg=f"{_code(node)}: the result of {_code(call.func)}(...) {what}",
+                         hint="assign the result to a variable and index it: result[0]")
+        result = self._atom(call)
+        index = ir.Index((ir.Const(fields.index(attr), str(fields.index(attr))),), False)
+        return self._getitem_op(result, index)
 
     def _expr_Subscript(self, node):
         if self._dict_base(node) is not None:
@@ -1142,6 +1228,10 @@ class Normalizer:
         args, kwargs = self._call_args(node)
         if isinstance(func, cst.Name) and func.value in self.local_defs:
             return self._call_local_def(node, func.value, args, kwargs)
+        if (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and self.self_class is not None
+                and func.value.value == self.params[0]
+                and hasattr(self.self_class, func.attr.value)):
+            return self._self_method_call(node, func, args, kwargs)
         if isinstance(func, cst.Attribute) and self._is_local_expr(func.value):
             return self._method_call(node, func, args, kwargs)
         callee = self._static_callee(func)
@@ -1170,10 +1260,32 @@ class Normalizer:
     def _render_args(args, kwargs):
         return ", ".join([a.render() for a in args] + [f"{k}={v.render()}" for k, v in kwargs])
 
+    def _self_method_call(self, node, func, args, kwargs):
+        """``self.helper(z)`` in a method: the class's own method (or static method), inlined as a
+        module-level helper is. It is resolved now from the class the method is defined in; the
+        forward checks that ``self``'s class still means that function (a subclass may override it)."""
+        cls, name = self.self_class, func.attr.value
+        raw = inspect.getattr_static(cls, name)
+        if isinstance(raw, staticmethod) and isinstance(raw.__func__, types.FunctionType):
+            fn, bound = raw.__func__, False
+        elif isinstance(raw, types.FunctionType):
+            fn, bound = raw, True
+        else:
+            fence.refuse(self.src, node, msg=f"{_code(func)}(...): {cls.__name__}.{name} is a "
+                         f"{type(raw).__name__}, not a method sourcegrad can inline",
+                         hint="call a plain method (def name(self, ...)) or a static method, or a module-level function")
+        this = self._atom(func.value)
+        pos = self._pos(node)
+        check = self._alias("check_method", _structures.check_method)
+        target = self._alias(f"{cls.__name__}_{name}", fn)
+        where = f"{pos.filename.rsplit('/', 1)[-1]}:{pos.line}"
+        self._emit(ir.Effect(ir.text(f"{check}({{}}, {name!r}, {target}, {where!r})", this), pos))
+        return self._inline(node, fn, ((this,) if bound else ()) + tuple(args), kwargs, self_class=cls if bound else None)
+
     def _method_call(self, node, func, args, kwargs):
         x = self._atom(func.value)
         name = func.attr.value
-        key = R.METHODS.get(name)
+        key = R.METHODS.get(name) or R.GENERATOR_METHODS.get(name)  # rng.normal(size=3): a draw
         text = f"{x.render()}.{name}({self._render_args(args, kwargs)})"
         if key is None:
             if name in _INPLACE_METHODS:
@@ -1181,12 +1293,15 @@ class Normalizer:
                              hint=_INPLACE_METHODS[name])
             fence.refuse(self.src, node, msg=f"the method .{name}() is not supported",
                          hint=(f"call the numpy function instead, e.g. np.{name}(x, ...)" if hasattr(np, name) else
-                               "supported array methods: " + ", ".join(sorted(R.METHODS))))
+                               "supported array methods: " + ", ".join(sorted(R.METHODS)) + "; a method of an object is "
+                               "compiled only as self.method(...) inside a method of a module-level class: call a "
+                               "module-level function with the object's arrays instead"))
         if name in ("reshape", "transpose") and len(args) > 1:
             args = (_tup(args, False),)  # x.reshape(2, 3) == np.reshape(x, (2, 3))
         return self._call_op(node, key, (x,) + args, kwargs, text, f"ndarray.{name}")
 
     def _call_op(self, node, callee, args, kwargs, text, name):
+        callee = R.variant(callee, kwargs)  # np.sum(x, where=m): a masked sum, with its own rule
         if callee is np.einsum and args and not (isinstance(args[0], ir.Const) and isinstance(args[0].value, str)):
             args, text = self._einsum_subscripts(node, args, text)
         if self.no_grad or R.is_nondiff(callee):
@@ -1235,8 +1350,9 @@ class Normalizer:
         return "nondiff" if self.no_grad or R.is_nondiff(fn) else "call"
 
     # ---- calls to the user's own functions: inlined ----------------------------------------------
-    def _inline(self, node, callee, args, kwargs):
-        """Compile a call to a Python function by inlining its (normalized) body here."""
+    def _inline(self, node, callee, args, kwargs, self_class=None):
+        """Compile a call to a Python function by inlining its (normalized) body here
+        (``self_class``: the class of its first argument, for a method called on ``self``)."""
         if callee in self.inlining:
             fence.refuse(self.src, node, msg=f"recursive call to {callee.__qualname__} cannot be differentiated",
                          hint="write the recursion as a loop")
@@ -1248,6 +1364,8 @@ class Normalizer:
         except NoSourceError as e:
             raise NoSourceError(f"{e}\n(called from {self.fn.__qualname__}, {self._pos(node).filename}:{self._pos(node).line})") from None
         child = Normalizer(src, parent=self)
+        if self_class is not None and child.params and child.params[0] not in child.assigned:
+            child.self_class = self_class
         return self._inline_call(node, child, inspect.signature(callee), callee, args, kwargs)
 
     def _inline_call(self, node, child, signature, callee, args, kwargs):
@@ -1449,6 +1567,27 @@ class _LocalSource:
         return getattr(self._src, name)
 
 
+def _names_read(node):
+    """The names ``node`` reads (not attribute names or keyword labels): what a condition or a
+    bound kept as text reads. Names a comprehension binds are included (an over-estimate)."""
+    names, labels = set(), set()
+
+    class V(cst.CSTVisitor):
+        def visit_Attribute(self, n):
+            labels.add(id(n.attr))
+
+        def visit_Arg(self, n):
+            if n.keyword is not None:
+                labels.add(id(n.keyword))
+
+        def visit_Name(self, n):
+            if id(n) not in labels:
+                names.add(n.value)
+
+    node.visit(V())
+    return names
+
+
 class _Renamer(cst.CSTTransformer):
     def __init__(self, rename):
         self.rename = rename
@@ -1520,6 +1659,28 @@ _INF = float("inf")
 def _trusted(value):
     """Is ``value`` a library module, whose attributes a guard need not check?"""
     return isinstance(value, types.ModuleType) and is_library(value)
+
+
+def _result_fields(callee):
+    """(field names, keywords that keep the namedtuple) of a library function's result, or None."""
+    try:
+        return _RESULT_FIELDS.get(callee)
+    except TypeError:  # an unhashable callable
+        return None
+
+
+def _method_class(fn):
+    """The class ``fn`` is a plain method of, found by its qualified name (``Model.loss``), or None
+    (a function, a class defined inside a function, a static or class method)."""
+    parts = getattr(fn, "__qualname__", "").split(".")
+    if len(parts) < 2 or "<locals>" in parts:
+        return None
+    obj = fn.__globals__.get(parts[0])
+    for p in parts[1:-1]:
+        obj = getattr(obj, "__dict__", {}).get(p)
+    if isinstance(obj, type) and obj.__dict__.get(parts[-1]) is fn:
+        return obj
+    return None
 
 
 def _written_into(afn):

@@ -1,56 +1,80 @@
 """Reverse mode: the forward sweep and the backward sweep of a normalized function.
 
-Expects: an ``ir.Function`` and an ``Analysis``. Guarantees: two lists of ``Line`` s. The forward
-is the user's code, one operation per line, plus saves of the values that it overwrites and the
-backward reads. The backward visits the statements in reverse; at each one every variable the
-backward reads holds the value it had at that point of the forward (values are restored as the
-backward passes their definitions), so each statement is replaced by its adjoint template.
+Expects: an ``ir.Function`` and an ``Analysis``. Guarantees: a ``Reversed`` record of two lists
+of ``code.Stmt`` s. The forward is the user's code, one operation per line, plus saves of the
+values that it overwrites and the backward reads. The backward visits the statements in reverse;
+at each one every variable the backward reads holds the value it had at that point of the
+forward (values are restored as the backward passes their definitions), so each statement is
+replaced by its adjoint template. Every statement says what it reads and writes (``code.py``);
+``optimize`` works from that.
 
 Adjoint bookkeeping is static where it can be: each adjoint is known to be *zero* (never
 written, or reset by a definition), *dense* (holds an array), or *maybe* (either; holds the
 ``ZERO`` sentinel at run time). The first contribution to a zero adjoint is an assignment, a
 contribution read from a zero adjoint is dropped, and only *maybe* adjoints (after branches and
 loops) cost a run-time test.
+
+Every name of sourcegrad's own the code uses (``acc``, ``unbroadcast``, ``np`` in a template)
+is asked of ``bind``, which picks a name that means that object in the generated code: the
+user's text is never rewritten to make room.
 """
 
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 
-from . import ir
-from .normalize import Tup
-from .analyze import strip_unbroadcast
+from . import code, ir
+from .code import Ref, fmt, lit, of
+from .ir import Tup
+from .optimize import read_in_place
 from .templates import instantiate
 
 ZERO, DENSE, MAYBE = "zero", "dense", "maybe"
 
 
 @dataclass
-class Line:
-    depth: int
-    text: str
-    pos: object = None  # ir.Pos of the user's statement this line comes from
-
-
-@dataclass
 class Reversed:
-    forward: list
-    backward: list
-    outputs: list  # (param, expression) of the gradient, in wrt order
+    """What the reverse pass makes of a function: the record ``optimize`` and ``emit`` take."""
+
+    forward: list  # code.Stmt
+    backward: list  # code.Stmt
+    outputs: list  # (param, Code) of the gradient, in wrt order
     restored: set  # primal names the backward assigns to
-    uses_tape: bool
-    free_names: set = field(default_factory=set)  # template globals the code uses
-    result: object = None  # the returned atom
-    mutates: bool = False
+    tape: str  # the tape's name
+    result: object  # the returned atom
+    seed: str = None  # the adjoint of the result: the backward's input
+    mutates: bool = False  # does the function write into arrays (``a[i] = v``)?
+    params: tuple = ()
+    sites: list = field(default_factory=list)  # metered saves: (ir.Pos, the value's code)
+
+
+def reverse(fn, analysis, naming, wrt, bind, check_finite=False, meter=False, checkpoint=None):
+    """The forward and backward sweeps of ``fn`` for the parameters ``wrt`` (a ``Reversed``).
+    ``meter``: number every save of the forward for ``sourcegrad.memory`` (``runtime/meter.py``);
+    the sites, (user position, the value saved), are ``Reversed.sites``. ``checkpoint``: True or
+    a number of snapshots: loops keep snapshots instead of a tape (``Reverser._checkpointed``)."""
+    rev = Reverser(fn, analysis, naming, wrt, bind, check_finite, meter, checkpoint)
+    rev.plan()
+    forward = rev.forward()
+    result = fn.body[-1].value
+    seed = naming.adjoint(result.id) if isinstance(result, ir.Name) and result.id in analysis.active else None
+    backward, outputs = rev.backward(seed, result)
+    if rev.recompute:  # the backward binds a checkpointed loop's state again (a pullback: nonlocal)
+        bound = set(fn.params).union(*(st.writes for st in forward))
+        for loop, taped in rev.recompute.items():
+            rev.restored |= set(rev.state[loop]).union(*(st.writes for st in taped)) & bound
+    mutates = any(isinstance(s, ir.SetItem) for s in ir.walk(fn.body))
+    return Reversed(forward, backward, outputs, set(rev.restored), rev.tape, result, seed, mutates, tuple(fn.params),
+                    rev.sites)
 
 
 class Reverser:
-    def __init__(self, fn, analysis, naming, wrt, check_finite=False):
+    def __init__(self, fn, analysis, naming, wrt, bind, check_finite=False, meter=False, checkpoint=None):
         self.fn = fn
         self.an = analysis
         self.naming = naming
+        self.bind = bind
         self.wrt = list(wrt)
         self.reads = analysis.backward_reads() | set(self.wrt)
         self.shapes = analysis.shape_reads() - self.reads  # only shape and dtype are read
@@ -59,13 +83,23 @@ class Reverser:
         self.needs_init = set()
         self.conds = {}  # id(If) -> condition variable
         self.counts = {}  # id(loop) -> range/count variable
-        self.free = set()  # runtime names the code uses
-        self.free_objects = {}  # names adjoint templates use, with their objects
         self.restored = set()
         self.uses_tape = False
+        self.tape = naming.unique("_tape")
         self._bw_cache = {}
         self.check_finite = check_finite
         self.owned = set()  # adjoints updated in place: zero arrays of loop-invariant values
+        self.meter = meter
+        self.sites = []  # with meter: (pos, value code) of each save, by site number
+        self.checkpoint = checkpoint
+        self.state = {}  # id(checkpointed loop) -> the names a snapshot keeps
+        self.pieces = {}  # id(checkpointed loop) -> (pieces, snapshots, piece) variable names
+        self.recompute = {}  # id(checkpointed loop) -> its taped forward body, for the backward
+        self._plain = False  # emitting a checkpointed loop's first forward: no saves, no tape
+
+    def rt(self, name):
+        """The name the generated code calls the runtime's ``name`` by."""
+        return self.bind(name)
 
     # ---- planning ----------------------------------------------------------------------------
     def plan(self):
@@ -118,6 +152,10 @@ class Reverser:
                 possibly |= p1 | p2
                 definitely |= d1 & d2
             elif isinstance(s, (ir.For, ir.While)):
+                if self.checkpoint and not in_loop:
+                    changed = _defined_in(s.body) | {t.target for t in ir.walk(s.body)
+                                                     if isinstance(t, (ir.SetItem, ir.Append))}
+                    self.state[id(s)] = sorted((changed - {getattr(s, "target", None)}) & possibly)
                 inner = set(possibly) | _defined_in(s.body)
                 if isinstance(s, ir.For):
                     self._plan_def(s, s.target, possibly, definitely, in_loop)
@@ -154,22 +192,41 @@ class Reverser:
 
     # ---- forward -----------------------------------------------------------------------------
     def forward(self):
-        out = [Line(0, f"{n} = None") for n in sorted(self.needs_init)]
+        out = [code.assign(0, n, lit("None")) for n in sorted(self.needs_init)]
         self.release = self._releases()
         self._fwd_block(self.fn.body, 0, False, out)
-        if self.uses_tape:  # known only now: branch flags and trip counts are taped as emitted
-            out.insert(0, Line(0, "_tape = []"))
+        if self.meter:
+            out.insert(0, code.assign(0, self.tape, fmt("{f}()", f=self.rt("metered_tape"))))
+        elif self.uses_tape:  # known only now: branch flags and trip counts are taped as emitted
+            out.insert(0, code.assign(0, self.tape, lit("[]")))
         return out
 
-    def _save(self, s, expr, depth, out):
-        where = self.saves.get(id(s))
+    def _site(self, value, pos):
+        self.sites.append((pos, value.render()))
+        return lit(str(len(self.sites) - 1))
+
+    def _push(self, depth, value, pos=None, about=None):
+        """``_tape.append(value)``; ``about``: the user's statement a metered site is counted at
+        when the line itself maps to none (a branch flag, a trip count)."""
+        if self.meter:
+            site = self._site(value, pos or about)
+            return code.line(depth, fmt("{t}.push({v}, {k})", t=self.tape, v=value, k=site), pos)
+        return code.line(depth, fmt("{t}.append({v})", t=self.tape, v=value), pos)
+
+    def _pop(self):
+        return fmt("{t}.pop()", t=self.tape)
+
+    def _save(self, s, value, depth, out):
+        where = None if self._plain else self.saves.get(id(s))
         if where and id(s) in self.shape_saves:
-            expr = f"shape_of({expr})"  # the backward needs only its shape: keep no array alive
-            self.free.add("shape_of")
+            value = fmt("{f}({v})", f=self.rt("shape_of"), v=value)  # keep no array alive for its shape
         if where == "tape":
-            out.append(Line(depth, f"_tape.append({expr})", s.pos))
+            out.append(self._push(depth, value, s.pos))
+        elif where and self.meter:
+            out.append(code.assign(depth, where, fmt("{t}.keep({v}, {k})", t=self.tape, v=value,
+                                                     k=self._site(value, s.pos)), s.pos))
         elif where:
-            out.append(Line(depth, f"{where} = {expr}", s.pos))
+            out.append(code.assign(depth, where, value, s.pos))
 
     def _releases(self):
         """id(top-level statement) -> differentiated temporaries to let go of after it: each is
@@ -195,8 +252,6 @@ class Reverser:
                 continue  # the result
             after = max(last.get(n, -1), top[id(d[0])])
             out.setdefault(id(body[after]), []).append(n)
-        if any(n in self.shapes for names in out.values() for n in names):
-            self.free.add("shape_of")
         return out
 
     def _fwd_block(self, stmts, depth, in_loop, out):
@@ -204,30 +259,34 @@ class Reverser:
             self._fwd_stmt(s, depth, in_loop, out)
             for n in self.release.get(id(s), ()):  # top-level statements only
                 if n in self.shapes:
-                    out.append(Line(depth, f"{n} = shape_of({n})  # the backward needs only its shape"))
+                    st = code.assign(depth, n, fmt("{f}({n})", f=self.rt("shape_of"), n=n))
+                    out.append(code.line(depth, of(st.code, "  # the backward needs only its shape"),
+                                         writes=st.writes, reads=st.reads))
                 else:
-                    out.append(Line(depth, f"del {n}"))
+                    out.append(code.delete(depth, [n]))
+
+    def _fwd_block_or_pass(self, stmts, depth, in_loop, out):
+        n = len(out)
+        self._fwd_block(stmts, depth, in_loop, out)
+        if len(out) == n:
+            out.append(code.user(depth, "pass"))
 
     def _fwd_stmt(self, s, depth, in_loop, out):
         if isinstance(s, ir.Assign):
-            self._save(s, s.target, depth, out)
-            out.append(Line(depth, f"{s.target} = {s.op.text}", s.pos))
+            self._save(s, code.name(s.target), depth, out)
+            out.append(code.user(depth, f"{s.target} = {s.op.text}", s.pos, ir.reads(s), (s.target,)))
         elif isinstance(s, ir.SetItem):
-            sub = f"{s.target}[{s.index.render()}]"
-            self._save(s, f"copy_value({sub})", depth, out)
+            entry = of(Ref(s.target), "[", code.index_subscript(s.index), "]")
             if id(s) in self.saves:
-                self.free.add("copy_value")
-            out.append(Line(depth, f"{sub} = {s.value.render()}", s.pos))
+                self._save(s, fmt("{c}({e})", c=self.rt("copy_value"), e=entry), depth, out)
+            out.append(code.line(depth, of(entry, " = ", code.atom(s.value)), s.pos))
         elif isinstance(s, ir.Append):
-            out.append(Line(depth, f"{s.target}.append({s.value.render()})", s.pos))
+            out.append(code.line(depth, fmt("{t}.append({v})", t=s.target, v=code.atom(s.value)), s.pos))
         elif isinstance(s, ir.Effect):
-            out.append(Line(depth, s.text, s.pos))
-            self.free.update(s.needs)
+            out.append(code.user(depth, s.text, s.pos, ir.reads(s)))
         elif isinstance(s, ir.LoopExit):
-            out.append(Line(depth, f"if {s.test}:", s.pos))
-            out.append(Line(depth + 1, "break"))
-        elif isinstance(s, ir.Return):
-            pass
+            out.append(code.user(depth, f"if {s.test}:", s.pos, ir.reads(s), opens=True))
+            out.append(code.user(depth + 1, "break"))
         elif isinstance(s, ir.If):
             self._fwd_if(s, depth, in_loop, out)
         elif isinstance(s, ir.For):
@@ -236,84 +295,178 @@ class Reverser:
             self._fwd_while(s, depth, in_loop, out)
 
     def _fwd_if(self, s, depth, in_loop, out):
-        if not self.has_backward(s):
-            test = s.test
+        if self._plain or not self.has_backward(s):
+            out.append(code.user(depth, f"if {s.test}:", s.pos, ir.reads(s), opens=True))
         else:
-            test = self.conds[id(s)] = self.naming.temp("c")
+            c = self.conds[id(s)] = self.naming.temp("c")
             # a Python bool: the backward tests it again, and must not sync with a device again
-            out.append(Line(depth, f"{test} = bool({s.test})", s.pos))
-        out.append(Line(depth, f"if {test}:", s.pos))
-        n = len(out)
-        self._fwd_block(s.body, depth + 1, in_loop, out)
-        if len(out) == n:
-            out.append(Line(depth + 1, "pass"))
+            out.append(code.user(depth, f"{c} = {self.rt('bool')}({s.test})", s.pos, ir.reads(s), (c,)))
+            out.append(code.header(depth, fmt("if {c}:", c=c), s.pos))
+        self._fwd_block_or_pass(s.body, depth + 1, in_loop, out)
         if s.orelse:
-            out.append(Line(depth, "else:"))
+            out.append(code.header(depth, lit("else:")))
             self._fwd_block(s.orelse, depth + 1, in_loop, out)
-        if in_loop and id(s) in self.conds:
-            out.append(Line(depth, f"_tape.append({test})"))
+        if in_loop and id(s) in self.conds and not self._plain:
+            out.append(self._push(depth, code.name(self.conds[id(s)]), about=s.pos))
             self.uses_tape = True
 
     def _fwd_for(self, s, depth, in_loop, out):
-        self._save(s, s.target, depth, out)
-        if not self.has_backward(s):
-            out.append(Line(depth, f"for {s.target} in {s.range_text}:", s.pos))
-            n = len(out)
-            self._fwd_block(s.body, depth + 1, True, out)
-            if len(out) == n:
-                out.append(Line(depth + 1, "pass"))
+        self._save(s, code.name(s.target), depth, out)
+        if self._checkpointed(s):
+            return self._fwd_checkpointed(s, depth, out)
+        if self._plain or not self.has_backward(s):
+            out.append(code.user(depth, f"for {s.target} in {s.range_text}:", s.pos, ir.reads(s), (s.target,), True))
+            self._fwd_block_or_pass(s.body, depth + 1, True, out)
             return
         r = self.counts[id(s)] = self.naming.temp("r")
-        out.append(Line(depth, f"{r} = {s.range_text}", s.pos))
+        out.append(code.user(depth, f"{r} = {s.range_text}", s.pos, ir.reads(s), (r,)))
         count = _exits_early(s) and self.naming.temp("n")
         if count:
-            out.append(Line(depth, f"{count} = 0", s.pos))
-        out.append(Line(depth, f"for {s.target} in {r}:", s.pos))
+            out.append(code.assign(depth, count, lit("0"), s.pos))
+        out.append(code.header(depth, fmt("for {t} in {r}:", t=s.target, r=r), s.pos, (s.target,)))
         if count:
-            out.append(Line(depth + 1, f"{count} += 1"))
-        n = len(out)
-        self._fwd_block(s.body, depth + 1, True, out)
-        if len(out) == n:
-            out.append(Line(depth + 1, "pass"))
+            out.append(code.augment(depth + 1, count, lit("1")))
+        self._fwd_block_or_pass(s.body, depth + 1, True, out)
         if count:  # the iterations that ran, for the backward to retrace
-            out.append(Line(depth, f"{r} = {r}[:{count}]"))
+            out.append(code.assign(depth, r, fmt("{r}[:{n}]", r=r, n=count)))
         if in_loop:
-            out.append(Line(depth, f"_tape.append({r})"))
+            out.append(self._push(depth, code.name(r), about=s.pos))
             self.uses_tape = True
 
     def _fwd_while(self, s, depth, in_loop, out):
-        if not self.has_backward(s):
-            out.append(Line(depth, f"while {s.test}:", s.pos))
-            n = len(out)
-            self._fwd_block(s.body, depth + 1, True, out)
-            if len(out) == n:
-                out.append(Line(depth + 1, "pass"))
+        if self._checkpointed(s):
+            return self._fwd_checkpointed_while(s, depth, out)
+        if self._plain or not self.has_backward(s):
+            out.append(code.user(depth, f"while {s.test}:", s.pos, ir.reads(s), opens=True))
+            self._fwd_block_or_pass(s.body, depth + 1, True, out)
             return
         n = self.counts[id(s)] = self.naming.temp("n")
-        out.append(Line(depth, f"{n} = 0", s.pos))
-        out.append(Line(depth, f"while {s.test}:", s.pos))
-        out.append(Line(depth + 1, f"{n} += 1"))
+        out.append(code.assign(depth, n, lit("0"), s.pos))
+        out.append(code.user(depth, f"while {s.test}:", s.pos, ir.reads(s), opens=True))
+        out.append(code.augment(depth + 1, n, lit("1")))
         self._fwd_block(s.body, depth + 1, True, out)
         if in_loop:
-            out.append(Line(depth, f"_tape.append({n})"))
+            out.append(self._push(depth, code.name(n), about=s.pos))
             self.uses_tape = True
 
+    # ---- checkpointed loops ----------------------------------------------------------------
+    def _checkpointed(self, s):
+        """Does loop ``s`` keep snapshots instead of a tape? A loop outside other loops, with a
+        backward that reads values its iterations save, and no early exit."""
+        if id(s) not in self.state or not self.has_backward(s) or _exits_early(s) or self._plain:
+            return False
+        return any(self.saves.get(id(t)) == "tape" or (isinstance(t, (ir.If, ir.For, ir.While)) and self.has_backward(t))
+                   for t in ir.walk(s.body))
+
+    def _snapshot(self, names):
+        """The state a snapshot keeps: arrays written in place and lists appended to are copied."""
+        written = {t.target for t in ir.walk(self.fn.body) if isinstance(t, ir.SetItem)}
+        appended = {t.target for t in ir.walk(self.fn.body) if isinstance(t, ir.Append)}
+        items = []
+        for n in names:
+            if n in written:
+                items.append(fmt("{f}({n})", f=self.rt("copy_value"), n=n))
+            elif n in appended:
+                items.append(fmt("{f}({n})", f=self.rt("list"), n=n))
+            else:
+                items.append(code.name(n))
+        return of("(", code.join(items), ",)" if len(items) == 1 else ")")
+
+    def _fwd_checkpointed(self, s, depth, out):
+        """The loop cut into pieces; the state at each piece's start is kept, and the iterations
+        run without saving anything. The backward runs each piece again, saving, then reverses it
+        (``_bwd_checkpointed``): memory for the snapshots and one piece's tape, not every state."""
+        r = self.counts[id(s)] = self.naming.temp("r")
+        pieces, snaps, piece = self.naming.temp("pieces"), self.naming.temp("snapshots"), self.naming.temp("piece")
+        self.pieces[id(s)] = (pieces, snaps, piece)
+        count = lit("None") if self.checkpoint is True else lit(str(int(self.checkpoint)))
+        out.append(code.user(depth, f"{r} = {s.range_text}", s.pos, ir.reads(s), (r,)))
+        out.append(code.assign(depth, pieces, fmt("{f}({r}, {k})", f=self.rt("segments"), r=r, k=count), s.pos))
+        out.append(code.assign(depth, snaps, lit("[]")))
+        out.append(code.header(depth, fmt("for {p} in {ps}:", p=piece, ps=pieces), s.pos, (piece,)))
+        state = self.state[id(s)]
+        value = self._snapshot(state) if state else lit("()")
+        if self.meter:
+            value = fmt("{t}.keep({v}, {k})", t=self.tape, v=value, k=self._site(value, s.pos))
+        out.append(code.line(depth + 1, fmt("{s}.append({v})", s=snaps, v=value)))
+        out.append(code.header(depth + 1, fmt("for {t} in {p}:", t=s.target, p=piece), s.pos, (s.target,)))
+        self._plain = True
+        try:
+            self._fwd_block_or_pass(s.body, depth + 2, True, out)
+        finally:
+            self._plain = False
+        taped = []
+        self._fwd_block_or_pass(s.body, 0, True, taped)
+        self.recompute[id(s)] = taped
+
+    def _fwd_checkpointed_while(self, s, depth, out):
+        """A ``while`` loop's snapshots, one every so many iterations (``runtime.meter.Snapshots``:
+        its length is known only at its end); the iterations run without saving anything."""
+        n = self.counts[id(s)] = self.naming.temp("n")
+        snaps, piece = self.naming.temp("snapshots"), self.naming.temp("piece")
+        self.pieces[id(s)] = (None, snaps, piece)
+        limit = lit("None") if self.checkpoint is True else lit(str(int(self.checkpoint)))
+        out.append(code.assign(depth, n, lit("0"), s.pos))
+        out.append(code.assign(depth, snaps, fmt("{f}({k})", f=self.rt("snapshots"), k=limit), s.pos))
+        out.append(code.user(depth, f"while {s.test}:", s.pos, ir.reads(s), opens=True))
+        out.append(code.header(depth + 1, fmt("if {s}.due({n}):", s=snaps, n=n)))
+        state = self.state[id(s)]
+        value = self._snapshot(state) if state else lit("()")
+        if self.meter:
+            value = fmt("{t}.keep({v}, {k})", t=self.tape, v=value, k=self._site(value, s.pos))
+        out.append(code.line(depth + 2, fmt("{s}.add({v})", s=snaps, v=value)))
+        out.append(code.augment(depth + 1, n, lit("1")))
+        self._plain = True
+        try:
+            self._fwd_block(s.body, depth + 1, True, out)
+        finally:
+            self._plain = False
+        taped = []
+        self._fwd_block_or_pass(s.body, 0, True, taped)
+        self.recompute[id(s)] = taped
+
+    def _bwd_checkpointed(self, s, depth, body, after, out):
+        """Each piece, last first: its snapshot back, its iterations again with their saves, then
+        their backward ``body`` (one iteration's, made for ``depth + 1``)."""
+        pieces, snaps, piece = self.pieces[id(s)]
+        snap = self.naming.temp("snapshot")
+        if pieces is None:  # a while loop: the pieces are known now, from its trip count
+            head = fmt("for {p}, {s} in {r}({ss}.pieces({n})):", p=piece, s=snap, r=self.rt("reversed"), ss=snaps,
+                       n=self.counts[id(s)])
+        else:
+            head = fmt("for {p}, {s} in zip({r}({ps}), {r}({ss})):", p=piece, s=snap, r=self.rt("reversed"),
+                       ps=pieces, ss=snaps)
+        out.append(code.header(depth, head, s.pos, (piece, snap)))
+        state = self.state[id(s)]
+        if state:
+            targets = code.join([code.name(n) for n in state])
+            out.append(code.line(depth + 1, of(targets, "," if len(state) == 1 else "", " = ", Ref(snap)),
+                                 writes=state, reads=(snap,)))
+        target = s.target if isinstance(s, ir.For) else "_"
+        out.append(code.header(depth + 1, fmt("for {t} in {p}:", t=target, p=piece), None, (target,)))
+        out.extend(st.at(st.depth + depth + 2) for st in self.recompute[id(s)])
+        out.append(code.header(depth + 1, fmt("for {t} in {f}({p}):", t=target, f=self.rt("reversed"), p=piece),
+                               None, (target,)))
+        out.extend(st.at(st.depth + 1) for st in body)
+        out += [self._zero(depth + 2, n) for n in after]
+        if not body and not after:
+            out.append(code.user(depth + 2, "pass"))
+
     # ---- backward ----------------------------------------------------------------------------
-    def backward(self, seed_name, result):
+    def backward(self, seed, result):
         state = {}
         out = []
         if isinstance(result, ir.Name) and result.id in self.an.active:
             adj = self.naming.adjoint(result.id)
-            if adj != seed_name:
-                out.append(Line(0, f"{adj} = {seed_name}"))
+            if adj != seed:
+                out.append(code.assign(0, adj, code.name(seed)))
             state[adj] = DENSE
         state = self._bwd_block(self.fn.body, 0, False, state, out)
         outputs = []
         for p in self.wrt:
             adj = self.naming.adjoint(p)
-            st = state.get(adj, ZERO)
-            outputs.append((p, f"finalize({'ZERO' if st == ZERO else adj}, {p})"))
-        self.free.update({"finalize", "ZERO"})
+            g = self.rt("ZERO") if state.get(adj, ZERO) == ZERO else adj
+            outputs.append((p, fmt("{f}({g}, {p})", f=self.rt("finalize"), g=g, p=p)))
         return out, outputs
 
     def _bwd_block(self, stmts, depth, in_loop, state, out):
@@ -330,13 +483,19 @@ class Reverser:
                 state = self._bwd_loop(s, depth, in_loop, state, out)
         return state
 
-    def _restore(self, s, name, depth, out, expr=None):
+    def _restore(self, s, name, depth, out, entry=None):
         where = self.saves.get(id(s))
         if not where:
             return
-        value = "_tape.pop()" if where == "tape" else where
-        out.append(Line(depth, f"{expr or name} = {value}", s.pos))
+        value = self._pop() if where == "tape" else code.name(where)
+        if entry is None:
+            out.append(code.assign(depth, name, value, s.pos))
+        else:  # x[i] = <saved>: a write into x's array
+            out.append(code.line(depth, of(entry, " = ", value), s.pos, writes=(name,)))
         self.restored.add(name)
+
+    def _zero(self, depth, name, pos=None):
+        return code.assign(depth, name, code.name(self.rt("ZERO")), pos)
 
     def _bwd_assign(self, s, depth, state, out):
         adj = self.naming.adjoint(s.target)
@@ -350,16 +509,16 @@ class Reverser:
         if self_ref:
             g = self.naming.temp("g")
             start = len(out)
-            out.append(Line(depth, f"{g} = {adj}", s.pos))
+            out.append(code.assign(depth, g, code.name(adj), s.pos))
             state[g] = state[adj]
             if self._reads_result(s) and id(s) in self.saves:
                 result = self.naming.temp("r")
-                out.append(Line(depth, f"{result} = {s.target}", s.pos))
+                out.append(code.assign(depth, result, code.name(s.target), s.pos))
             state[adj] = ZERO
             self._restore(s, s.target, depth, out)
             state = self._guarded(g, state, depth, out, lambda st, d: self._template(s, g, result, st, d, out))
             state.pop(g, None)  # the captured adjoint is used up here
-            _read_in_place(out, start, g, adj)
+            read_in_place(out, start, g, adj)
             return state
         state = self._guarded(g, state, depth, out, lambda st, d: self._template(s, g, result, st, d, out))
         state[adj] = ZERO
@@ -374,36 +533,39 @@ class Reverser:
         """Run ``body`` directly if adjoint ``g`` is dense, under ``if g is not ZERO`` if maybe."""
         if state.get(g, ZERO) == DENSE:
             return body(state, depth)
-        self.free.add("ZERO")
-        out.append(Line(depth, f"if {g} is not ZERO:"))
+        out.append(code.header(depth, fmt("if {g} is not {z}:", g=g, z=self.rt("ZERO"))))
         inner = body(dict(state), depth + 1)
         merged, _, fix_skip = _join(inner, state)
-        for name in fix_skip:  # the skipped path leaves these zero: say so for the merge
-            out.append(Line(depth, "else:"))
-            break
+        if fix_skip:  # the skipped path leaves these zero: say so for the merge
+            out.append(code.header(depth, lit("else:")))
         for name in fix_skip:
-            out.append(Line(depth + 1, f"{name} = ZERO"))
+            out.append(self._zero(depth + 1, name))
         return merged
+
+    def _entry_adjoint(self, adj, value, state, depth, out, pos):
+        """``adj = value`` or ``adj = acc(adj, value)``: an entry of a list or tuple adjoint,
+        which may be ``ZERO`` (no reader reached it)."""
+        if state.get(adj, ZERO) == ZERO:
+            out.append(code.assign(depth, adj, value, pos))
+        else:
+            out.append(code.assign(depth, adj, fmt("{f}({a}, {v})", f=self.rt("acc"), a=adj, v=value), pos))
+        state[adj] = MAYBE
 
     def _template(self, s, g, result, state, depth, out):
         op = s.op
         if op.kind == "copy":
             src = op.args[0]
             if isinstance(src, ir.Name) and src.id in self.an.active:
-                self._accumulate(self.naming.adjoint(src.id), g, state, depth, out, s.pos)
+                self._accumulate(self.naming.adjoint(src.id), code.name(g), state, depth, out, s.pos)
             elif isinstance(src, Tup):  # t = (a, b): each entry's adjoint (ZERO where none came)
                 for k, a in enumerate(src):
                     if isinstance(a, ir.Name) and a.id in self.an.active:
-                        adj = self.naming.adjoint(a.id)
-                        first = state.get(adj, ZERO) == ZERO
-                        out.append(Line(depth, f"{adj} = {g}[{k}]" if first else f"{adj} = acc({adj}, {g}[{k}])", s.pos))
-                        state[adj] = MAYBE
-                        self.free.update({"acc", "ZERO"})
+                        self._entry_adjoint(self.naming.adjoint(a.id), fmt(f"{{g}}[{k}]", g=g), state, depth, out, s.pos)
             return state
         b = self.an.binding(op)
         tmpl = self.an.template(b)
-        values = {p: _render(v) for p, v in b.values.items()}
-        values[tmpl.params[0]] = result
+        values = {p: code.atom(v) for p, v in b.values.items()}
+        values[tmpl.params[0]] = code.name(result)
         adjoints = {tmpl.params[0]: g}
         tuples = {}
         for p in b.diff:
@@ -414,24 +576,36 @@ class Reverser:
                 adjoints[p] = tuples[p] = self.naming.temp("gs")
             else:
                 adjoints[p] = None
-        for n in tmpl.free_names:
-            obj = tmpl.namespace[n] if n in tmpl.namespace else __builtins__[n]
-            if self.free_objects.setdefault(n, obj) is not obj:
-                raise NameError(f"two adjoint rules use the name {n!r} for different objects ({tmpl.origin})")
-        for inst in instantiate(tmpl, values, adjoints, lambda base: self.naming.temp("a")):
+        pending = []  # [adjoint, expr, tight, count]: equal contributions in a row are added once
+
+        def flush():
+            for adj, expr, tight, count in pending:
+                if count > 1:  # y * y: both operands give the same term
+                    expr = of(f"{count} * ", expr if tight else of("(", expr, ")"))
+                self._accumulate(adj, expr, state, depth, out, s.pos)
+            pending.clear()
+
+        for inst in instantiate(tmpl, values, adjoints, lambda base: self.naming.temp("a"), self.bind):
             if not inst.accumulate:
-                out.append(Line(depth, f"{inst.target} = {inst.expr}", s.pos))
+                flush()
+                out.append(code.assign(depth, inst.target, inst.expr, s.pos))
             elif inst.source_param in tuples:
-                out.append(Line(depth, f"{inst.target} = {inst.expr}", s.pos))
+                flush()
+                out.append(code.assign(depth, inst.target, inst.expr, s.pos))
                 for k, a in enumerate(b.values[inst.source_param]):
                     if isinstance(a, ir.Name) and a.id in self.an.active:
-                        self._accumulate(self.naming.adjoint(a.id), f"{inst.target}[{k}]", state, depth, out, s.pos)
+                        self._accumulate(self.naming.adjoint(a.id), fmt(f"{{t}}[{k}]", t=inst.target), state, depth,
+                                         out, s.pos)
             else:
-                expr = inst.expr
+                expr, tight = inst.expr, inst.tight
                 plan = self.an.unbroadcast_of(s, b, inst.source_param) if inst.source_param in b.values else None
-                if plan is not None:
-                    expr = strip_unbroadcast(expr, values[inst.source_param], plan)
-                self._accumulate(inst.target, expr, state, depth, out, s.pos)
+                if plan is not None and inst.inner is not None:
+                    expr, tight = _unbroadcast_known(inst.inner, plan), inst.inner_tight or bool(plan)
+                if pending and pending[-1][0] == inst.target and pending[-1][1] == expr:
+                    pending[-1][3] += 1
+                else:
+                    pending.append([inst.target, expr, tight, 1])
+        flush()
         return state
 
     def _loop_invariant_adjoints(self, loop, names):
@@ -449,97 +623,92 @@ class Reverser:
     def _accumulate(self, adj, expr, state, depth, out, pos):
         st = state.get(adj, ZERO)
         if st == ZERO:
-            text = f"{adj} = {expr}"
+            out.append(code.assign(depth, adj, expr, pos))
         elif st == DENSE and adj in self.owned:
-            text = f"{adj} += {expr}"  # a zero array made before the loop, seen by no other name
+            out.append(code.augment(depth, adj, expr, pos))  # a zero array made before the loop, seen by no other name
         elif st == DENSE:
-            text = f"{adj} = {adj} + {expr}"
+            out.append(code.assign(depth, adj, of(Ref(adj), " + ", expr), pos))
         else:
-            text = f"{adj} = acc({adj}, {expr})"
-            self.free.add("acc")
-        out.append(Line(depth, text, pos))
+            out.append(code.assign(depth, adj, fmt("{f}({a}, {e})", f=self.rt("acc"), a=adj, e=expr), pos))
         state[adj] = DENSE
         if self.check_finite:
             where = f"{adj} at {os.path.basename(pos.filename)}:{pos.line}" if pos else adj
-            out.append(Line(depth, f"check_finite({adj}, {where!r})", pos))
-            self.free.add("check_finite")
+            out.append(code.line(depth, fmt("{f}({a}, {w})", f=self.rt("check_finite"), a=adj, w=lit(repr(where))), pos))
 
     def _bwd_setitem(self, s, depth, state, out):
         adj = self.naming.adjoint(s.target)
+        entry = of(Ref(adj), "[", code.index_subscript(s.index), "]")
         if self.an.is_active_stmt(s) and state.get(adj, ZERO) != ZERO:
             def body(st, d):
                 v = s.value
                 if isinstance(v, ir.Name) and v.id in self.an.active and s.target in self.an.fn.info.get("sequences", ()):
                     # an entry of a list: its adjoint may be ZERO (no reader reached it)
-                    vadj = self.naming.adjoint(v.id)
-                    entry = f"{adj}[{s.index.render()}]"
-                    out.append(Line(d, f"{vadj} = acc({vadj}, {entry})" if st.get(vadj, ZERO) != ZERO else f"{vadj} = {entry}", s.pos))
-                    st[vadj] = MAYBE
-                    self.free.add("acc")
+                    self._entry_adjoint(self.naming.adjoint(v.id), entry, st, d, out, s.pos)
                 elif isinstance(v, ir.Name) and v.id in self.an.active:
                     if _basic(s.index):
-                        expr = f"unbroadcast({adj}[{s.index.render()}], {v.id})"
-                        self.free.add("unbroadcast")
+                        expr = fmt("{f}({e}, {v})", f=self.rt("unbroadcast"), e=entry, v=v.id)
                     else:  # integer arrays may repeat an index: the last write wins
-                        expr = f"written_part({adj}, {s.index.render_value()}, {v.id})"
-                        self.free.add("written_part")
+                        expr = fmt("{f}({a}, {i}, {v})", f=self.rt("written_part"), a=adj,
+                                   i=code.index_value(s.index), v=v.id)
                     self._accumulate(self.naming.adjoint(v.id), expr, st, d, out, s.pos)
-                out.append(Line(d, f"{adj} = zero_at({adj}, {s.index.render_value()})", s.pos))
-                self.free.add("zero_at")
+                out.append(code.assign(d, adj, fmt("{f}({a}, {i})", f=self.rt("zero_at"), a=adj,
+                                                   i=code.index_value(s.index)), s.pos))
                 return st
             state = self._guarded(adj, state, depth, out, body)
-        self._restore(s, s.target, depth, out, expr=f"{s.target}[{s.index.render()}]")
+        self._restore(s, s.target, depth, out, entry=of(Ref(s.target), "[", code.index_subscript(s.index), "]"))
         return state
 
     def _bwd_append(self, s, depth, state, out):
         adj = self.naming.adjoint(s.target)
         if self.an.is_active_stmt(s) and state.get(adj, ZERO) != ZERO:
             v = s.value
+            split = self.rt("split_last")
             if isinstance(v, ir.Name) and v.id in self.an.active:
                 last = self.naming.temp("a")
-                out.append(Line(depth, f"{last}, {adj} = split_last({adj})", s.pos))
-                vadj = self.naming.adjoint(v.id)
-                out.append(Line(depth, f"{vadj} = acc({vadj}, {last})" if state.get(vadj, ZERO) != ZERO else f"{vadj} = {last}", s.pos))
-                state[vadj] = MAYBE
-                self.free.update({"split_last", "acc"})
+                out.append(code.line(depth, fmt("{l}, {a} = {f}({a})", l=last, a=adj, f=split), s.pos,
+                                     writes=(last, adj), reads=(adj, split)))
+                self._entry_adjoint(self.naming.adjoint(v.id), code.name(last), state, depth, out, s.pos)
             else:
-                out.append(Line(depth, f"{adj} = split_last({adj})[1]", s.pos))
-                self.free.add("split_last")
+                out.append(code.assign(depth, adj, fmt("{f}({a})[1]", f=split, a=adj), s.pos))
             state[adj] = MAYBE
         if id(s) in self.saves:
-            out.append(Line(depth, f"{s.target}.pop()", s.pos))
+            out.append(code.line(depth, fmt("{t}.pop()", t=s.target), s.pos))
         return state
 
     def _bwd_if(self, s, depth, in_loop, state, out):
         c = self.conds[id(s)]
         if in_loop:
-            out.append(Line(depth, f"{c} = _tape.pop()"))
+            out.append(code.assign(depth, c, self._pop()))
         body, else_ = [], []
         st1 = self._bwd_block(s.body, depth + 1, in_loop, dict(state), body)
         st2 = self._bwd_block(s.orelse, depth + 1, in_loop, dict(state), else_)
         merged, fix1, fix2 = _join(st1, st2)
-        body += [Line(depth + 1, f"{n} = ZERO") for n in fix1]
-        else_ += [Line(depth + 1, f"{n} = ZERO") for n in fix2]
-        if fix1 or fix2:
-            self.free.add("ZERO")
+        body += [self._zero(depth + 1, n) for n in fix1]
+        else_ += [self._zero(depth + 1, n) for n in fix2]
         if not body and not else_:
             return merged
         if not body:
-            out.append(Line(depth, f"if not {c}:", s.pos))
+            out.append(code.header(depth, fmt("if not {c}:", c=c), s.pos))
             out.extend(else_)
             return merged
-        out.append(Line(depth, f"if {c}:", s.pos))
+        out.append(code.header(depth, fmt("if {c}:", c=c), s.pos))
         out.extend(body)
         if else_:
-            out.append(Line(depth, "else:"))
+            out.append(code.header(depth, lit("else:")))
             out.extend(else_)
         return merged
 
     def _bwd_loop(self, s, depth, in_loop, state, out):
         var = self.counts[id(s)]
         if in_loop:
-            out.append(Line(depth, f"{var} = _tape.pop()"))
-        header = (f"for {s.target} in reversed({var}):" if isinstance(s, ir.For) else f"for _ in range({var}):")
+            out.append(code.assign(depth, var, self._pop()))
+        if isinstance(s, ir.For):
+            header = code.header(depth, fmt("for {t} in {f}({v}):", t=s.target, f=self.rt("reversed"), v=var), s.pos,
+                                 (s.target,))
+            trips = fmt("{f}({v})", f=self.rt("len"), v=var)
+        else:
+            header = code.header(depth, fmt("for _ in {f}({v}):", f=self.rt("range"), v=var), s.pos, ("_",))
+            trips = code.name(var)
         entry = dict(state)
         snapshot = self.naming.snapshot()
         while True:
@@ -563,24 +732,26 @@ class Reverser:
             self.owned |= set(dense)
             end = self._bwd_block(s.body, depth + 1, True, dict(entry), body)
             self.owned = owned_before
-            self.free.add("zeros_like")
         after = [n for n in entry if end.get(n, ZERO) == ZERO and entry[n] != ZERO]
         for n in before:
-            out.append(Line(depth, f"{n} = zeros_like({dense[n]})" if n in dense else f"{n} = ZERO"))
-        folded = not before and not after and _geometric(body, var if isinstance(s, ir.While) else f"len({var})")
+            if n in dense:
+                out.append(code.assign(depth, n, fmt("{f}({p})", f=self.rt("zeros_like"), p=dense[n])))
+            else:
+                out.append(self._zero(depth, n))
+        folded = not before and not after and id(s) not in self.pieces and _geometric(body, trips, self.rt)
         if folded:
-            out.append(Line(depth, folded, s.pos))
-            self.free.add("scale_repeated")
+            out.append(code.assign(depth, folded.target, folded.expr, s.pos))
             if isinstance(s, ir.For):
                 self._restore(s, s.target, depth, out)
             return entry
-        out.append(Line(depth, header, s.pos))
-        out.extend(body)
-        out += [Line(depth + 1, f"{n} = ZERO") for n in after]
-        if not body and not after:
-            out.append(Line(depth + 1, "pass"))
-        if before or after:
-            self.free.add("ZERO")
+        if id(s) in self.pieces:
+            self._bwd_checkpointed(s, depth, body, after, out)
+        else:
+            out.append(header)
+            out.extend(body)
+            out += [self._zero(depth + 1, n) for n in after]
+            if not body and not after:
+                out.append(code.user(depth + 1, "pass"))
         if isinstance(s, ir.For):
             self._restore(s, s.target, depth, out)
         return entry
@@ -602,12 +773,15 @@ def _join(a, b):
     return merged, fix_a, fix_b
 
 
-def _render(v):
-    if isinstance(v, (ir.Index, ir.Name, ir.Const)):
-        return v.render_value() if isinstance(v, ir.Index) else v.render()
-    if isinstance(v, Tup):
-        return v.render()
-    raise TypeError(v)
+def _unbroadcast_known(inner, plan):
+    """``unbroadcast(E, x)`` where shape inference knows the shapes: ``E`` when they match (plan
+    ``()``), else ``E.sum(axis=axes)`` (plan ``(axes, keepdims)`` from ``Analysis.unbroadcast_of``)."""
+    if not plan:
+        return inner
+    axes, keepdims = plan
+    base = inner if inner.ref() else of("(", inner, ")")
+    axis = axes[0] if len(axes) == 1 else axes
+    return of(base, f".sum(axis={axis}{', keepdims=True' if keepdims else ''})")
 
 
 def _basic(index):
@@ -623,110 +797,36 @@ def _basic(index):
     return True
 
 
-def release_dead(bwd, fwd, outputs, params):
-    """The backward with ``del`` after the last use of each of its own variables (adjoints and
-    temporaries it assigns at the top level, never forward values or parameters), so that memory
-    is reused as soon as it is free, as in a hand-written backward. Variables last used inside a
-    block stay until the end."""
-    outer = set(params) | {n for line in fwd for n in ir.IDENT.findall(line.text)}
-    outer |= {n for _, e in outputs for n in ir.IDENT.findall(e)}
-    own = {m.group(1) for line in bwd if (m := _TARGET.match(line.text))} - outer
-    last = {}
-    for i, line in enumerate(bwd):
-        for n in ir.IDENT.findall(line.text):
-            if n in own:
-                last[n] = i
-    after = {}
-    for n, i in last.items():
-        if bwd[i].depth == 0 and not bwd[i].text.endswith(":"):
-            after.setdefault(i, []).append(n)
-    out = []
-    for i, line in enumerate(bwd):
-        out.append(line)
-        if i in after:
-            out.append(Line(0, "del " + ", ".join(sorted(after[i]))))
-    return out
-
-
-_TARGET = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*(?:[-+*/]?=)(?!=)")
-_COPY = re.compile(r"([A-Za-z_][A-Za-z0-9_]*) = ([A-Za-z_][A-Za-z0-9_]*)")
-_ASSIGN_OP = re.compile(r"(?<![=!<>])(?:\*\*|//|[-+*/@%])?=(?!=)")
-
-
-def propagate_copies(bwd, outputs):
-    """The backward without copies between adjoints: ``a = b``, where nothing else assigns
-    ``a`` and every use of ``a`` follows in the same block, at the same depth, before anything
-    assigns ``b`` again, goes, and the uses read ``b``. The two names hold the same object there,
-    so nothing changes but the reading (``h_bar = _t8_bar.dot(wh.T)``, not a chain of renames)."""
-    out = list(bwd)
-    keep = {n for _, e in outputs for n in ir.IDENT.findall(e)}
-    i = 0
-    while i < len(out):
-        m = _COPY.fullmatch(out[i].text)
-        if m and m[1] not in keep and m[1] != m[2] and _propagate(out, i, m[1], m[2]):
-            del out[i]
-        else:
-            i += 1
-    return out
-
-
-def _propagate(out, i, a, b):
-    depth, uses = out[i].depth, []
-    for k, line in enumerate(out):
-        if k != i and a in ir.IDENT.findall(line.text):
-            if a in _assigned(line.text) or k < i or line.depth != depth:
-                return False
-            uses.append(k)
-    if not uses or any(out[k].depth < depth or b in _assigned(out[k].text) for k in range(i + 1, uses[-1])):
-        return False
-    use = re.compile(rf"(?<![\w.]){a}\b")
-    for k in uses:
-        out[k] = Line(out[k].depth, use.sub(b, out[k].text), out[k].pos)
-    return True
-
-
-def _assigned(text):
-    """The names a generated line assigns (its targets, a loop's variable): a safe over-estimate."""
-    if text.startswith("for "):
-        return set(ir.IDENT.findall(text[4: text.find(" in ")]))
-    m = _ASSIGN_OP.search(text)
-    return set(ir.IDENT.findall(text[: m.start()])) if m else set()
-
-
-def _read_in_place(out, start, g, adj):
-    """``_g = y_bar; y_bar = _g * 2`` -> ``y_bar = y_bar * 2`` where that is the only use of ``_g``."""
-    uses = [i for i in range(start + 1, len(out)) if g in ir.IDENT.findall(out[i].text)]
-    if len(uses) != 1 or not out[uses[0]].text.startswith(f"{adj} = "):
-        return
-    if any(adj in ir.IDENT.findall(out[i].text) for i in range(start + 1, uses[0])):
-        return
-    k = uses[0]
-    out[k] = Line(out[k].depth, re.sub(rf"\b{g}\b", adj, out[k].text), out[start].pos)
-    del out[start]
-
-
-_LITERAL = r"[0-9][0-9_]*(?:\.[0-9_]*)?(?:[eE][+-]?[0-9]+)?"
-_NUMBER = rf"(?:{_LITERAL}|\(-{_LITERAL}\))"  # as ir.Const renders a number
-_SCALE = re.compile(rf"(?P<g>[A-Za-z_][A-Za-z0-9_]*) = (?:(?P=g) \* (?P<k>{_NUMBER})|(?P<k2>{_NUMBER}) \* (?P=g))")
-
-
-def _geometric(body, trips):
+def _geometric(body, trips, rt):
     """A backward loop body that only scales one adjoint by a number, ``g = g * k``, in closed
     form: ``g = scale_repeated(g, k, trips)`` (one multiplication by ``k ** trips``), as a
     hand-written backward folds ``while ...: y = y * 2`` into one scale factor. None otherwise."""
-    if len(body) != 1:
+    if len(body) != 1 or body[0].target is None or body[0].augmented:
         return None
-    m = _SCALE.fullmatch(body[0].text)
-    if m is None:
+    g, parts = body[0].target, body[0].expr.parts
+    k = None
+    if len(parts) == 2 and parts[0] == g and type(parts[0]) is Ref and type(parts[1]) is not Ref:
+        k = parts[1][3:] if parts[1].startswith(" * ") else None
+    elif len(parts) == 2 and parts[1] == g and type(parts[1]) is Ref and type(parts[0]) is not Ref:
+        k = parts[0][:-3] if parts[0].endswith(" * ") else None
+    if k is None or not _is_number(k):
         return None
-    return f"{m['g']} = scale_repeated({m['g']}, {m['k'] or m['k2']}, {trips})"
+    return code.assign(0, g, fmt("{f}({g}, {k}, {n})", f=rt("scale_repeated"), g=g, k=lit(k), n=trips))
+
+
+def _is_number(text):
+    """A number as ``ir.Const`` renders one: ``2``, ``0.5``, ``1e-3``, ``(-2.0)``."""
+    t = text[2:-1] if text.startswith("(-") and text.endswith(")") else text
+    try:
+        float(t)
+    except ValueError:
+        return False
+    return bool(t) and t[0].isdigit() and "j" not in t
 
 
 def _reads_of(stmt):
     """Every name ``stmt`` (with the statements inside it) may read."""
     return set().union(*(ir.reads(s) for s in ir.walk([stmt])))
-
-
 
 
 def _exits_early(loop):

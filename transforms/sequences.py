@@ -26,7 +26,7 @@ from sourcegrad.runtime import concat_sequences, max_of_sequence, min_of_sequenc
 from . import fence, ir
 from . import rules as R
 from .analyze import bind
-from .normalize import ATTRIBUTE_READ, Tup
+from .ir import ATTRIBUTE_READ, Tup
 
 SEQ, NOT = "sequence", "not a sequence"
 

@@ -30,7 +30,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import ir
-from .normalize import ATTRIBUTE_READ, Tup
+from . import rules as R
+from .ir import ATTRIBUTE_READ, Tup
 
 # ---- abstract values ------------------------------------------------------------------------
 
@@ -113,6 +114,7 @@ _REDUCTIONS = {np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, np.st
 _CREATE = {np.zeros, np.ones, np.empty, np.full}
 _LIKE = {np.zeros_like, np.ones_like, np.empty_like, np.full_like}
 _SAME = {np.copy, np.ascontiguousarray}  # same shape as the operand, for arrays of rank >= 1
+_SCATTERS = set(R.UFUNC_AT.values())  # buf = add_at(buf, idx, v): buf keeps its shape
 
 
 class Shapes:
@@ -336,6 +338,8 @@ def _call(key, args, op, binding, atom):
     if key in _LIKE:
         if any(k != "dtype" for k, _ in op.kwargs) or len(args) > (2 if key is np.full_like else 1):
             return TOP
+        return args[0] if isinstance(args[0], Arr) else TOP
+    if key in _SCATTERS and len(args) == 3:
         return args[0] if isinstance(args[0], Arr) else TOP
     if key in _SAME and len(args) == 1 and not op.kwargs:
         return args[0] if isinstance(args[0], Arr) and len(args[0].shape) >= 1 else TOP

@@ -13,6 +13,7 @@ Template statements take two forms::
 
 from __future__ import annotations
 
+import builtins
 import inspect
 import re
 import textwrap
@@ -20,18 +21,32 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-_FIELD = re.compile(r"__(V|A|L)_([A-Za-z0-9_]+?)__")
+from . import code
+from .code import Code, Ref
+
+_FIELD = re.compile(r"__(V|A|L|F)_([A-Za-z0-9_]+?)__")
 
 
 @dataclass(frozen=True)
 class TemplateStmt:
     target: str  # parameter name (accumulate) or local name (assign)
     accumulate: bool
-    fmt: str  # format string; fields V_<param>, A_<param>, L_<local>
+    parts: tuple  # literal text and fields: ("V", param) value, ("A", param) adjoint, ("L", local), ("F", global)
     reads_values: frozenset
     shape_only: frozenset  # parameters read only for their shape/dtype (unbroadcast(g, x), np.shape(x))
     reads_adjoints: frozenset
     reads_locals: frozenset
+    # ``d[x] += unbroadcast(E, x)``: the parts of E, which shape inference may use alone
+    # (shapes already match) or sum over known axes; None for any other form
+    inner: tuple = None
+    inner_reads_target: bool = False  # does E read x's value too?
+    # may ``k * <expr>`` be written without parentheses (a call, a name, a product or quotient)?
+    tight: bool = False
+    inner_tight: bool = False
+
+    @property
+    def outer_unbroadcast(self):
+        return self.inner is not None
 
 
 @dataclass(frozen=True, eq=False)  # compared and hashed by identity: one rule, one template
@@ -57,12 +72,30 @@ class Template:
     def signature(self):
         return self.params[1:]
 
+    def global_object(self, name):
+        """The object a free name of the template means."""
+        return self.namespace[name] if name in self.namespace else getattr(builtins, name)
+
+
+_KEYWORDS = frozenset({"None", "True", "False"})
+
 
 class _Placeholders(cst.CSTTransformer):
+    """Every name of a template statement becomes a field: ``__V_x__`` a parameter's value,
+    ``__A_x__`` its adjoint (``d[x]``), ``__L_t__`` a local, ``__F_np__`` a global."""
+
     def __init__(self, params, local_names):
         self.params = params
         self.locals = local_names
         self.free = set()
+        self._labels = set()  # ids of names that label something (``x.shape``, ``axis=``): no fields
+
+    def visit_Attribute(self, node):
+        self._labels.add(id(node.attr))
+
+    def visit_Arg(self, node):
+        if node.keyword is not None:
+            self._labels.add(id(node.keyword))
 
     def leave_Subscript(self, original, updated):
         if (
@@ -82,11 +115,16 @@ class _Placeholders(cst.CSTTransformer):
 
     def leave_Name(self, original, updated):
         n = updated.value
+        if id(original) in self._labels:
+            return updated
         if n in self.params:
             return cst.Name(f"__V_{n}__")
         if n in self.locals:
             return cst.Name(f"__L_{n}__")
-        return updated
+        if n in _KEYWORDS or n == "d" or n.startswith("__"):
+            return updated
+        self.free.add(n)
+        return cst.Name(f"__F_{n}__")
 
     def leave_Attribute(self, original, updated):
         return updated.with_changes(attr=original.attr)  # ``x.shape``: ``shape`` is no parameter
@@ -95,90 +133,100 @@ class _Placeholders(cst.CSTTransformer):
         return updated.with_changes(keyword=original.keyword)  # ``axis=axis`` keeps its keyword
 
 
-def _free_names(expr_code, params, local_names):
-    names = set()
-    module = cst.parse_expression(expr_code)
+_SHAPE_READERS = {"shape", "size", "ndim"}  # np.shape(x), np.size(x), np.ndim(x)
+
+
+def _shape_only_uses(expr, param):
+    """Is every use of ``param`` in the template expression one that needs only its shape and
+    dtype: the last argument of ``unbroadcast``, the second of ``unreduce``, or
+    ``np.shape/size/ndim(param)``? Decided on the template's libcst tree."""
+    allowed, uses = set(), []
+
+    class V(cst.CSTVisitor):
+        def visit_Call(self, node):
+            f, args = node.func, node.args
+            positional = [a for a in args if a.keyword is None]
+            if isinstance(f, cst.Name) and f.value == "unbroadcast" and args and args[-1].keyword is None:
+                allowed.add(id(args[-1].value))
+            elif isinstance(f, cst.Name) and f.value == "unreduce" and len(positional) > 1:
+                allowed.add(id(positional[1].value))
+            elif (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == "np"
+                  and f.attr.value in _SHAPE_READERS and len(args) == 1):
+                allowed.add(id(args[0].value))
+
+        def visit_Attribute(self, node):
+            node.value.visit(self)
+            return False
+
+        def visit_Arg(self, node):
+            node.value.visit(self)
+            return False
+
+        def visit_Name(self, node):
+            if node.value == param:
+                uses.append(id(node))
+
+    expr.visit(V())
+    return all(u in allowed for u in uses)
+
+
+def _outer_unbroadcast(expr, target):
+    """``unbroadcast(E, target)`` as the whole expression: E, else None."""
+    if (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "unbroadcast"
+            and len(expr.args) == 2 and all(a.keyword is None and not a.star for a in expr.args)
+            and isinstance(expr.args[1].value, cst.Name) and expr.args[1].value.value == target):
+        return expr.args[0].value
+    return None
+
+
+def _reads_name(expr, name):
+    found = []
 
     class V(cst.CSTVisitor):
         def visit_Attribute(self, node):
             node.value.visit(self)
             return False
 
-        def visit_Name(self, node):
-            names.add(node.value)
-
         def visit_Arg(self, node):
             node.value.visit(self)
             return False
 
-    module.visit(V())
-    keywords = {"None", "True", "False"}
-    return {n for n in names if not n.startswith("__") and n not in params and n not in local_names
-            and n != "d" and n not in keywords}
+        def visit_Name(self, node):
+            found.append(node.value == name)
+
+    expr.visit(V())
+    return any(found)
 
 
-_SHAPE_CALLS = ("np.shape(", "np.size(", "np.ndim(")
+_TIGHT_OPERATORS = (cst.Multiply, cst.Divide, cst.MatrixMultiply, cst.Power)
 
 
-def _shape_only(code, param):
-    """Is every use of ``param`` in ``code`` one that needs only its shape and dtype: the last
-    argument of ``unbroadcast``, the second of ``unreduce``, or ``np.shape/size/ndim(param)``?"""
-    field = f"__V_{param}__"
-    start = 0
-    while True:
-        i = code.find(field, start)
-        if i < 0:
-            return True
-        start = i + len(field)
-        before, after = code[:i], code[start:]
-        if any(before.endswith(c) for c in _SHAPE_CALLS) and after.startswith(")"):
-            continue
-        opener = _call_of_argument(before)
-        if opener == "unbroadcast" and after.startswith(")"):
-            continue
-        if opener == "unreduce" and _argument_index(before) == 1:
-            continue
-        return False
+def _tight(expr):
+    """Does ``k * expr`` read as ``k * (expr)``? (For a product or quotient, ``(k * a) * b``
+    equals ``k * (a * b)`` exactly when ``k`` is a power of two.)"""
+    if expr.lpar:
+        return True
+    if isinstance(expr, (cst.Call, cst.Name, cst.Attribute, cst.Subscript, cst.Integer, cst.Float)):
+        return True
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        return True
+    return isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, _TIGHT_OPERATORS)
 
 
-def _call_of_argument(before):
-    """The name of the call whose argument list ``before`` ends inside."""
-    depth = 0
-    for j in range(len(before) - 1, -1, -1):
-        ch = before[j]
-        if ch in ")]}":
-            depth += 1
-        elif ch in "([{":
-            if depth == 0:
-                k = j
-                while k > 0 and (before[k - 1].isalnum() or before[k - 1] in "_."):
-                    k -= 1
-                return before[k:j] if ch == "(" else None
-            depth -= 1
-    return None
-
-
-def _argument_index(before):
-    """How many top-level commas precede the argument ``before`` ends at, in its call."""
-    depth, commas = 0, 0
-    for ch in reversed(before):
-        if ch in ")]}":
-            depth += 1
-        elif ch in "([{":
-            if depth == 0:
-                return commas
-            depth -= 1
-        elif ch == "," and depth == 0:
-            commas += 1
-    return commas
-
-
-def _escape(code):
-    return code.replace("{", "{{").replace("}", "}}")
-
-
-def _to_fmt(code):
-    return _FIELD.sub(lambda m: "{" + m.group(1) + "_" + m.group(2) + "}", _escape(code))
+def _parts(expr, params, local_names, free):
+    """The template expression as literal text and fields."""
+    tr = _Placeholders(params, local_names)
+    code = cst.Module([]).code_for_node(expr.visit(tr))
+    free |= tr.free
+    parts, last = [], 0
+    for m in _FIELD.finditer(code):
+        if m.start() > last:
+            parts.append(code[last: m.start()])
+        parts.append((m.group(1), m.group(2)))
+        last = m.end()
+    if last < len(code):
+        parts.append(code[last:])
+    return tuple(parts)
 
 
 def parse_template(text, params, defaults, namespace, origin):
@@ -207,24 +255,26 @@ def parse_template(text, params, defaults, namespace, origin):
             raise ValueError(f"{origin}: a template statement must be `d[x] += expr` or `name = expr`")
     out = []
     for tname, accumulate, expr in stmts:
-        code = cst.Module([]).code_for_node(expr)
-        free |= _free_names(code, params, local_names)
-        tr = _Placeholders(params, local_names)
-        new = expr.visit(tr)
-        fcode = cst.Module([]).code_for_node(new)
-        fields = _FIELD.findall(fcode)
+        parts = _parts(expr, params, local_names, free)
+        fields = [p for p in parts if type(p) is tuple]
+        inner = _outer_unbroadcast(expr, tname) if accumulate else None
+        values = frozenset(n for k, n in fields if k == "V")
         out.append(
             TemplateStmt(
                 target=tname,
                 accumulate=accumulate,
-                fmt=_to_fmt(fcode),
-                reads_values=frozenset(n for k, n in fields if k == "V"),
-                shape_only=frozenset(n for k, n in fields if k == "V" and _shape_only(fcode, n)),
+                parts=parts,
+                reads_values=values,
+                shape_only=frozenset(n for n in values if _shape_only_uses(expr, n)),
                 reads_adjoints=frozenset(n for k, n in fields if k == "A"),
                 reads_locals=frozenset(n for k, n in fields if k == "L"),
+                inner=_parts(inner, params, local_names, set()) if inner is not None else None,
+                inner_reads_target=inner is not None and _reads_name(inner, tname),
+                tight=_tight(expr),
+                inner_tight=inner is not None and _tight(inner),
             )
         )
-    missing = {n for n in free if n not in namespace and n not in __builtins__}
+    missing = {n for n in free if n not in namespace and not hasattr(builtins, n)}
     if missing:
         raise ValueError(f"{origin}: template uses undefined names {sorted(missing)}")
     return Template(tuple(params), dict(defaults), tuple(out), frozenset(free), namespace, origin)
@@ -245,21 +295,25 @@ def template_from_function(fn):
 
 @dataclass
 class Instance:
-    """One template statement, instantiated: target adjoint or temporary, and expression text."""
+    """One template statement, instantiated: target adjoint or temporary, and its expression."""
 
     target: str  # the adjoint variable (accumulate) or fresh temporary (assign)
     accumulate: bool
-    expr: str
+    expr: Code
     reads_adjoint: tuple  # adjoint variable names it reads
     source_param: str = ""  # the template parameter it accumulates into
+    inner: Code = None  # E of ``unbroadcast(E, x)``, when that is the whole expression
+    tight: bool = False  # may ``2 * expr`` be written as it is (``inner_tight`` for ``inner``)
+    inner_tight: bool = False
 
 
-def instantiate(template, values, adjoints, fresh):
+def instantiate(template, values, adjoints, fresh, bind):
     """Fill ``template`` for one call.
 
-    ``values``: parameter -> rendered atom text; ``adjoints``: parameter -> adjoint variable name,
-    or None when that parameter is inactive (its statements are dropped); ``fresh()``: a new
-    temporary name."""
+    ``values``: parameter -> its operand as ``Code``; ``adjoints``: parameter -> adjoint variable
+    name, or None when that parameter is inactive (its statements are dropped); ``fresh()``: a
+    new temporary name; ``bind(name, obj)``: the name the generated code reads a global of the
+    template by (``np``, ``unbroadcast``), chosen so that it means that object there."""
     live = [s for s in template.stmts if not s.accumulate or adjoints.get(s.target)]
     needed = set()
     for s in live:
@@ -273,15 +327,26 @@ def instantiate(template, values, adjoints, fresh):
     local_map = {}
     out = []
     for s in kept:
-        fields = {f"V_{p}": values[p] for p in s.reads_values}
-        fields.update({f"A_{p}": adjoints[p] for p in s.reads_adjoints})
-        fields.update({f"L_{n}": local_map[n] for n in s.reads_locals})
-        expr = _fold(s.fmt.format(**fields))
+        def field(kind, n):
+            if kind == "V":
+                return values[n]
+            if kind == "A":
+                return Ref(adjoints[n])
+            if kind == "L":
+                return Ref(local_map[n])
+            return Ref(bind(n, template.global_object(n)))
+
+        def fill(parts):
+            return _fold(code.of(*(field(*p) if type(p) is tuple else p for p in parts)))
+
+        expr = fill(s.parts)
+        reads_adjoint = tuple(adjoints[p] for p in s.reads_adjoints)
         if s.accumulate:
-            out.append(Instance(adjoints[s.target], True, expr, tuple(adjoints[p] for p in s.reads_adjoints), s.target))
+            inner = fill(s.inner) if s.inner is not None else None
+            out.append(Instance(adjoints[s.target], True, expr, reads_adjoint, s.target, inner, s.tight, s.inner_tight))
         else:
             local_map[s.target] = fresh(s.target)
-            out.append(Instance(local_map[s.target], False, expr, tuple(adjoints[p] for p in s.reads_adjoints)))
+            out.append(Instance(local_map[s.target], False, expr, reads_adjoint))
     return out
 
 
@@ -290,11 +355,13 @@ _POW1 = re.compile(r" \*\* 1(?![\d.eE])")
 
 
 def _fold(expr):
-    """Fold what a constant operand leaves behind: ``x ** (2 - 1)`` -> ``x``."""
-    if "(" not in expr:
-        return expr
-    expr = _ARITH.sub(lambda m: _num(m.group(1), m.group(2), m.group(3)), expr)
-    return _POW1.sub("", expr)
+    """Fold what a constant operand leaves behind in the literal text: ``x ** (2 - 1)`` -> ``x``."""
+    parts = []
+    for p in expr.parts:
+        if type(p) is not Ref and ("(" in p or " ** 1" in p):
+            p = _POW1.sub("", _ARITH.sub(lambda m: _num(m.group(1), m.group(2), m.group(3)), p))
+        parts.append(p)
+    return code.of(*parts)
 
 
 def _num(a, op, b):
@@ -326,6 +393,10 @@ def custom_template(cls, nargs, naming, namespace):
         alias = naming.unique(cls.__name__)
         namespace[alias] = cls
     xs = [f"x{i}" for i in range(nargs)]
-    body = [f"g = {alias}.backward(ctx, d[y])"] + [f"d[{x}] += grad_of(g, {i}, {x})" for i, x in enumerate(xs)]
-    ns = {alias: cls, "grad_of": rt.grad_of}
+    # custom_backward reads y (the zero cotangents of a tuple's parts) and every input (the check
+    # of each gradient's shape, a clear error rather than a broadcast): see runtime.custom_backward
+    inputs = f"({', '.join(xs)}{',' if nargs == 1 else ''})"
+    body = [f"g = custom_backward({alias}, ctx, d[y], y, {inputs})"]
+    body += [f"d[{x}] += grad_of(g, {i}, {x})" for i, x in enumerate(xs)]
+    ns = {alias: cls, "grad_of": rt.grad_of, "custom_backward": rt.custom_backward}
     return parse_template("\n".join(body), ["y", "ctx"] + xs, {}, ns, f"{cls.__qualname__}.backward"), alias

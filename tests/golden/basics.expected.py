@@ -6,11 +6,10 @@ def basics_value_and_grad(x):
     out = z.mean()  # functions.py:17
     check_scalar(out, 'basics')
     out_bar = 1.0
-    z_bar = unreduce(out_bar, z, None, False) * (np.size(out) / np.size(z))  # functions.py:17
+    z_bar = unreduce(out_bar, z, None, False, mean=True)  # functions.py:17
     _t0_bar = z_bar * 3  # functions.py:16
     del z_bar
-    y_bar = unbroadcast(_t0_bar * y, y)
-    y_bar = y_bar + unbroadcast(_t0_bar * y, y)
+    y_bar = 2 * unbroadcast(_t0_bar * y, y)
     del _t0_bar
     x_bar = y_bar  # functions.py:15
     del y_bar

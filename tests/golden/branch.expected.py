@@ -11,6 +11,5 @@ def branch_value_and_grad(x):
     if _c1:  # functions.py:22
         x_bar = y_bar * np.cos(x)  # functions.py:23
     else:
-        x_bar = unbroadcast(y_bar * x, x)  # functions.py:25
-        x_bar = x_bar + unbroadcast(y_bar * x, x)
+        x_bar = 2 * unbroadcast(y_bar * x, x)  # functions.py:25
     return _t0, finalize(x_bar, x)

@@ -1,0 +1,238 @@
+"""Generated code as data: the statements the reverse pass builds and ``optimize`` rewrites.
+
+A piece of generated code is a ``Code``: a tuple of literal text and ``Ref`` s, the names it
+mentions (variables, runtime helpers, template globals). A generated statement is a ``Stmt``: its
+code, its depth, the user's position it comes from, and the names it reads and writes, given by
+whoever builds it. Passes ask a statement what it reads and writes and rename a name by replacing
+a ``Ref``; no pass ever parses rendered text, so no pass can rewrite a name of the user's by
+accident. Rendering joins the parts, once, in ``emit``.
+"""
+
+from __future__ import annotations
+
+import string
+from dataclasses import dataclass, field, replace
+from functools import cached_property, lru_cache
+
+from . import ir
+
+
+class Ref(str):
+    """A name in generated code (a ``str``, so code renders by joining its parts)."""
+
+    __slots__ = ()
+
+
+@dataclass(frozen=True)
+class Code:
+    parts: tuple = ()  # str (literal text) | Ref
+
+    def render(self):
+        return "".join(self.parts)
+
+    __str__ = render
+
+    @cached_property
+    def _names(self):
+        return frozenset(p for p in self.parts if type(p) is Ref)
+
+    def names(self):
+        return self._names
+
+    def rename(self, mapping):
+        if not any(type(p) is Ref and p in mapping for p in self.parts):
+            return self
+        return Code(tuple(Ref(mapping[p]) if type(p) is Ref and p in mapping else p for p in self.parts))
+
+    def ref(self):
+        """The one name this code is, or None (``x_bar``, not ``x_bar * 2``)."""
+        return self.parts[0] if len(self.parts) == 1 and type(self.parts[0]) is Ref else None
+
+    def literal(self):
+        """The text of a code without names (a number), or None."""
+        return self.render() if not self.names() else None
+
+    def is_empty(self):
+        return not self.parts
+
+
+def of(*pieces):
+    """Code from pieces: ``Code`` (spliced), ``Ref`` (a name) or ``str`` (literal text)."""
+    parts = []
+    literal = False  # is parts[-1] literal text?
+    for p in pieces:
+        for item in (p.parts if type(p) is Code else (p,)):
+            if type(item) is Ref:
+                parts.append(item)
+                literal = False
+            elif item:
+                if literal:
+                    parts[-1] += item
+                else:
+                    parts.append(item)
+                    literal = True
+    return Code(tuple(parts))
+
+
+def name(n):
+    return Code((Ref(n),))
+
+
+def lit(text):
+    return Code((text,)) if text else Code()
+
+
+def join(items, sep=", "):
+    out = []
+    for k, item in enumerate(items):
+        if k:
+            out.append(sep)
+        out.append(item)
+    return of(*out)
+
+
+@lru_cache(maxsize=None)
+def _parsed(template):
+    return tuple(string.Formatter().parse(template))
+
+
+def fmt(template, **fields):
+    """Code from a format string of the compiler's own: ``fmt("{a} = acc({a}, {e})", a=adj, e=expr)``.
+    A field given as a ``str`` is a name; literal text is passed as ``lit(...)`` or ``Code``."""
+    pieces = []
+    for text, key, _, _ in _parsed(template):
+        if text:
+            pieces.append(text)
+        if key is not None:
+            v = fields[key]
+            pieces.append(v if isinstance(v, Code) else Ref(v))
+    return of(*pieces)
+
+
+# ---- the user's IR values as code -------------------------------------------------------------
+def atom(a):
+    """An operand: a name is a ``Ref``, a constant its literal text."""
+    if isinstance(a, ir.Name):
+        return name(a.id)
+    if isinstance(a, ir.Index):
+        return index_value(a)
+    if isinstance(a, tuple):  # a tuple/list literal of atoms (normalize.Tup)
+        inner = join([atom(x) for x in a])
+        if getattr(a, "is_list", False):
+            return of("[", inner, "]")
+        return of("(", inner, ",)" if len(a) == 1 else ")")
+    return lit(a.render())
+
+
+def _part_subscript(p):
+    if isinstance(p, ir.Slice):
+        lo = atom(p.lower) if p.lower else lit("")
+        hi = atom(p.upper) if p.upper else lit("")
+        return of(lo, ":", hi, *((":", atom(p.step)) if p.step else ()))
+    return _part_value(p)
+
+
+def _part_value(p):
+    if p is None:
+        return lit("None")
+    if p is Ellipsis:
+        return lit("...")
+    if isinstance(p, ir.Slice):
+        return of("slice(", join([atom(a) if a else lit("None") for a in (p.lower, p.upper, p.step)]), ")")
+    if isinstance(p, tuple):  # a list literal inside brackets: x[[i, j]]
+        return of("[", join([atom(a) for a in p]), "]")
+    return atom(p)
+
+
+def index_subscript(index):
+    """As written inside brackets: ``i, 1:3, None`` (``ir.Index.render``)."""
+    trail = "," if index.is_tuple and len(index.parts) == 1 else ""
+    return of(join([_part_subscript(p) for p in index.parts]), trail)
+
+
+def index_value(index):
+    """As a value passed to a function: ``(i, slice(1, 3, None), None)`` (``ir.Index.render_value``)."""
+    vals = [_part_value(p) for p in index.parts]
+    if len(vals) == 1 and not index.is_tuple:
+        return vals[0]
+    return of("(", join(vals), "," if len(vals) == 1 else "", ")")
+
+
+# ---- statements -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Stmt:
+    """One generated line. ``target``/``expr``: set for ``target = expr`` and ``target += expr``
+    (``augmented``); ``opens``: a block header (``if``, ``else``, ``for``), its body one deeper."""
+
+    depth: int
+    code: Code
+    pos: object = None  # ir.Pos of the user's statement this line comes from
+    reads: frozenset = frozenset()
+    writes: frozenset = frozenset()
+    target: str = None
+    expr: Code = None
+    augmented: bool = False
+    opens: bool = False
+    info: dict = field(default=None, compare=False)  # facts a pass leaves for a later one
+
+    @cached_property
+    def mentions(self):
+        """Every name the statement reads or writes."""
+        return self.reads | self.writes
+
+    def names(self):
+        return self.mentions
+
+    @property
+    def text(self):
+        return self.code.render()
+
+    def copy_of(self):
+        """The name this statement copies (``a = b``), or None."""
+        return self.expr.ref() if self.target is not None and not self.augmented else None
+
+    def renamed(self, mapping):
+        def sub(names):
+            return frozenset(mapping.get(n, n) for n in names)
+
+        return replace(self, code=self.code.rename(mapping), reads=sub(self.reads), writes=sub(self.writes),
+                       target=mapping.get(self.target, self.target) if self.target else self.target,
+                       expr=self.expr.rename(mapping) if self.expr is not None else None)
+
+    def at(self, depth):
+        return replace(self, depth=depth)
+
+
+def assign(depth, target, expr, pos=None):
+    """``target = expr``."""
+    expr = expr if isinstance(expr, Code) else name(expr)
+    return Stmt(depth, of(Ref(target), " = ", expr), pos, expr.names(), frozenset((target,)), target, expr)
+
+
+def augment(depth, target, expr, pos=None, op="+="):
+    """``target += expr`` (an in-place update of an array the backward owns)."""
+    return Stmt(depth, of(Ref(target), f" {op} ", expr), pos, expr.names() | {target}, frozenset((target,)),
+                target, expr, augmented=True)
+
+
+def line(depth, code, pos=None, writes=(), reads=None, opens=False):
+    """Any other statement: an effect (``_tape.append(x)``), a write into an entry (``x[i] = v``),
+    a header. ``reads`` defaults to every name the code mentions but those it ``writes``."""
+    writes = frozenset(writes)
+    reads = code.names() - writes if reads is None else frozenset(reads)
+    return Stmt(depth, code, pos, reads, writes, opens=opens)
+
+
+def header(depth, code, pos=None, writes=()):
+    """A block header: ``if c:``, ``else:``, ``for t in reversed(r):``."""
+    return line(depth, code, pos, writes, opens=True)
+
+
+def delete(depth, names):
+    names = sorted(names)
+    return Stmt(depth, of("del ", join([Ref(n) for n in names])), None, frozenset(), frozenset(names))
+
+
+def user(depth, text, pos=None, reads=(), writes=(), opens=False):
+    """A line of the user's forward code: its text is printed as it is and never renamed."""
+    return Stmt(depth, lit(text), pos, frozenset(reads), frozenset(writes), opens=opens)
