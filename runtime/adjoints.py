@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from . import ZERO, SeqAdjoint, as_array_like, _float_dtype, _norm_axes, _scatter_add, _shape, unbroadcast, unreduce, zeros_like
+from . import ZERO, LikeModule, SeqAdjoint, array_module, as_array_like, _float_dtype, _norm_axes, _scatter_add, _shape, unbroadcast, unreduce, zeros_like
 
 
 def _nd(x):
@@ -155,6 +155,55 @@ def prod_of_others(a, axis=None):
     return np.moveaxis(np.reshape(before * after, moved.shape), range(-len(axes), 0), axes)
 
 
+def _with_kept_axes(y, a, axis, keepdims):
+    """``y``, the result of a reduction of ``a`` over ``axis``, with the reduced axes kept."""
+    y = as_array_like(y, a)
+    if keepdims:
+        return y
+    for k in _norm_axes(axis, _nd(a)):
+        y = np.expand_dims(y, k)
+    return y
+
+
+def masked_unreduce(g, a, axis=None, keepdims=False, where=True):
+    """Adjoint of ``np.sum(a, axis, where=where)``: ``g`` broadcast back, 0 where not summed."""
+    g = unreduce(g, a, axis, keepdims)
+    return g if where is True else np.where(where, g, 0.0)
+
+
+def masked_mean_slope(a, axis=None, where=True):
+    """The slope of ``np.mean(a, axis, where=where)``: 1 / (entries averaged) where averaged."""
+    taken = np.broadcast_to(where, _shape(a)).astype(_float_dtype(a))
+    return taken / np.sum(taken, axis=_norm_axes(axis, _nd(a)), keepdims=True)
+
+
+def masked_extremum_share(a, y, axis=None, keepdims=False, initial=None, where=True, which=0):
+    """Shares of ``np.max(a, axis, initial=initial, where=where)`` (or ``min``): the entries of
+    ``a`` (which=0) or ``initial`` (which=1, shaped as ``y``) equal to the result, evenly among ties."""
+    yk = _with_kept_axes(y, a, axis, keepdims)
+    hit = (a == yk) if where is True else (a == yk) & where
+    hit = np.broadcast_to(hit, _shape(a)).astype(_float_dtype(a))
+    count = np.sum(hit, axis=_norm_axes(axis, _nd(a)), keepdims=True)
+    tie = 0.0 if initial is None else (yk == initial).astype(hit.dtype)
+    count = count + tie
+    if which == 0:
+        return hit / count
+    share = tie / count
+    return share if keepdims else np.reshape(share, np.shape(y))
+
+
+def logaddexp_reduce_share(a, y, axis=0, keepdims=False):
+    """The slope of ``np.logaddexp.reduce(a, axis)``: softmax weights ``exp(a - y)``; where the
+    result is infinite, the entries equal to it share evenly (as ``logaddexp`` at ``±inf``)."""
+    yk = _with_kept_axes(y, a, axis, keepdims)
+    infinite = np.isinf(yk)
+    w = np.exp(a - np.where(infinite, 0.0, yk))
+    if not np.any(infinite):
+        return w
+    tie = (a == yk).astype(w.dtype)
+    return np.where(infinite, tie / np.sum(tie, axis=_norm_axes(axis, _nd(a)), keepdims=True), w)
+
+
 def ptp_adjoint(g, a, axis=None, keepdims=False):
     """Adjoint of ``np.ptp(a, axis)``: up at the maximum, down at the minimum (ties share)."""
     hi = np.max(a, axis=axis, keepdims=True)
@@ -173,11 +222,10 @@ def _weights_like(weights, a, axis):
 
 def average_adjoint(g, a, axis=None, weights=None, keepdims=False):
     """Adjoint of ``np.average(a, axis, weights)`` with respect to ``a``."""
-    gb = unreduce(g, a, axis, keepdims)
     if weights is None:
-        return gb * (np.size(g) / np.size(a))
+        return unreduce(g, a, axis, keepdims, mean=True)  # (from the shape: no np.size of a lazy array)
     w = _weights_like(weights, a, axis)
-    return gb * w / np.sum(w, axis=axis, keepdims=True)
+    return unreduce(g, a, axis, keepdims) * w / np.sum(w, axis=axis, keepdims=True)
 
 
 def average_weights_adjoint(g, a, y, axis=None, weights=None, keepdims=False):
@@ -344,12 +392,28 @@ def quantile_q_adjoint(g, a, q, axis=None, keepdims=False, scale=1.0):
 def unpartition(g, x, y, axis=-1):
     """Adjoint of ``np.partition(x, kth, axis)``: the result is a permutation of ``x``, matched
     entry by entry through both arrays' sorting orders (equal entries are interchangeable)."""
-    out = zeros_like(x)
     if axis is None:
-        out.reshape(-1)[np.argsort(x, axis=None, kind="stable")] = np.reshape(g, -1)[np.argsort(y, kind="stable")]
-        return out
+        from_y = np.reshape(g, -1)[np.argsort(y, axis=None, kind="stable")]
+        return _unpermute(from_y, np.argsort(x, axis=None, kind="stable"), None, x)
     from_y = np.take_along_axis(g, np.argsort(y, axis=axis, kind="stable"), axis=axis)
-    np.put_along_axis(out, np.argsort(x, axis=axis, kind="stable"), from_y, axis=axis)
+    return _unpermute(from_y, np.argsort(x, axis=axis, kind="stable"), axis, x)
+
+
+def _unpermute(g, order, axis, like):
+    """The array ``out`` shaped like ``like`` with ``out[order[i]] = g[i]`` along ``axis`` (flat
+    for ``None``): the adjoint of taking ``like``'s entries in ``order``. A scatter into zeros
+    where the array library writes through views (numpy, cupy); otherwise a gather through the
+    inverse permutation, since a lazy array (dask) cannot be written through a view and its
+    fallback for ``np.put_along_axis`` would write into a copy."""
+    if isinstance(array_module(like), LikeModule):
+        if axis is None:
+            return np.reshape(np.reshape(g, -1)[np.argsort(order, kind="stable")], _shape(like))
+        return np.take_along_axis(g, np.argsort(order, axis=axis, kind="stable"), axis=axis)
+    out = zeros_like(like)
+    if axis is None:
+        out.reshape(-1)[order] = np.reshape(g, -1)
+        return out
+    np.put_along_axis(out, order, g, axis=axis)
     return out
 
 
@@ -594,7 +658,7 @@ def operands_of(*xs):
     return [x for x in xs if x is not None]
 
 
-def einsum_adjoint(g, subscripts, operands, which):
+def einsum_adjoint(g, subscripts, operands, which, optimize=False):
     """Adjoint of operand ``which`` of ``np.einsum(subscripts, *operands)``: ``g`` contracted with
     the other operands onto this one's labels. ``...`` may stand anywhere in any operand (or in
     none); the output may be implicit; a repeated label (``"ii->i"``) puts the adjoint on a
@@ -604,7 +668,8 @@ def einsum_adjoint(g, subscripts, operands, which):
     others = [(s, o) for i, (s, o) in enumerate(zip(labels, operands)) if i != which]
     uniq = "".join(dict.fromkeys(mine))
     kept = "".join(c for c in uniq if c in set(output).union(*(s for s, _ in others)))
-    res = np.einsum(",".join([output] + [s for s, _ in others]) + "->" + kept, g, *(o for _, o in others))
+    res = np.einsum(",".join([output] + [s for s, _ in others]) + "->" + kept, g, *(o for _, o in others),
+                    optimize=optimize if len(others) > 1 else False)
     # labels this operand sums over alone come back by broadcasting, those it broadcast sum back
     sizes = tuple(_shape(x)[mine.index(c)] for c in uniq)
     res = res[tuple(slice(None) if c in kept else None for c in uniq)]
@@ -793,13 +858,35 @@ def _svd_reduced(g, y, m, n, full_matrices):
     determine: a gradient through them is refused."""
     (gu, gs, gvh), (u, s, vh) = _parts(g, 3), (y[0], y[1], y[2])
     if full_matrices and m != n:
-        if (gu is not None and m > n) or (gvh is not None and n > m):
-            raise NotImplementedError("the gradient of np.linalg.svd(a) through u or vh of a matrix that is not square "
-                                      "needs full_matrices=False (the extra columns are not determined by a)")
         k = min(m, n)
+        if gu is not None and m > n:
+            gu = _complement_adjoint(u[..., :, :k], u[..., :, k:], gu[..., :, :k], gu[..., :, k:], "columns of u")
+        if gvh is not None and n > m:
+            gvh = _mT(_complement_adjoint(_mT(vh[..., :k, :]), _mT(vh[..., k:, :]), _mT(gvh[..., :k, :]),
+                                          _mT(gvh[..., k:, :]), "rows of vh"))
         u, vh = u[..., :, :k], vh[..., :k, :]
         gu, gvh = (None if gu is None else gu[..., :, :k]), (None if gvh is None else gvh[..., :k, :])
     return u, s, vh, gu, gs, gvh
+
+
+def _complement_adjoint(uk, up, gk, gp, what):
+    """The adjoint of the leading columns ``uk`` of an orthogonal matrix ``[uk | up]`` whose
+    trailing columns ``up`` only span the complement of ``uk`` (numpy picks a basis ``a`` does not
+    determine). A loss that reads ``up`` only through that span (``up @ up.T``) has ``up^T gp``
+    symmetric, and ``up`` moves with ``uk`` by ``d up = -uk d uk^T up``: ``gk - up gp^T uk``.
+    Any other use of ``up`` depends on the arbitrary basis: refused."""
+    if not np.any(gp):
+        return np.concatenate([gk, gp], axis=-1)
+    skew = _mT(up) @ gp
+    skew = skew - _mT(skew)
+    tol = 100 * np.finfo(_float_dtype(gp)).eps * (1.0 + float(np.max(np.abs(gp))))
+    if float(np.max(np.abs(skew))) > tol:
+        raise NotImplementedError(
+            f"the gradient of np.linalg.svd(a, full_matrices=True) through the extra {what} of a matrix that is not "
+            "square: they are one basis of the complement, which a does not determine; only their span (a projection "
+            "such as u2 @ u2.T) has a gradient. Use full_matrices=False, or read them only through their span")
+    return np.concatenate([gk - up @ _mT(gp) @ uk, gp], axis=-1)
+
 
 
 def svd_adjoint(g, a, y, full_matrices=True, compute_uv=True):
@@ -840,24 +927,34 @@ def _right_solve(x, r):
 
 
 def qr_adjoint(g, a, y, mode="reduced"):
-    """Adjoint of ``np.linalg.qr(a)`` (reduced, ``a`` square or tall, of full column rank)::
+    """Adjoint of ``np.linalg.qr(a)`` (reduced, ``a`` of full rank ``min(m, n)``)::
 
         a_bar = (q_bar + Q copyltu(M)) R^-T,   M = R r_bar^T - q_bar^T Q
 
     ``copyltu`` mirrors the lower triangle onto the upper. ``mode='r'`` returns ``R`` alone. A wide
-    ``a`` (its ``R`` is not square) is refused."""
+    ``a = [X | Y]`` (``m < n``, ``X`` square) is ``X = Q U`` and ``Y = Q V`` with ``R = [U | V]``:
+    ``Y``'s adjoint is ``Q v_bar``, and ``V = Q^T Y`` adds ``Y v_bar^T`` to ``Q``'s (as PyTorch)."""
     m, n = a.shape[-2:]
-    if m < n:
-        raise NotImplementedError("the gradient of np.linalg.qr(a) needs a square or tall a (rows >= columns)")
     if mode == "r":
         gq, gr = None, (None if g is ZERO else g)
         q, r = np.linalg.qr(a)
     else:
         (gq, gr), (q, r) = _parts(g, 2), (y[0], y[1])
     gq = np.zeros_like(q) if gq is None else gq
+    if m >= n:
+        return _qr_square_adjoint(gq, gr, q, r).astype(_float_dtype(a), copy=False)
+    gu, gv = (None, None) if gr is None else (gr[..., :, :m], gr[..., :, m:])
+    if gv is not None:
+        gq = gq + a[..., :, m:] @ _mT(gv)
+    gx = _qr_square_adjoint(gq, gu, q, r[..., :, :m])
+    gy = q @ gv if gv is not None else np.zeros_like(a[..., :, m:], dtype=gx.dtype)
+    return np.concatenate([gx, gy], axis=-1).astype(_float_dtype(a), copy=False)
+
+
+def _qr_square_adjoint(gq, gr, q, r):
     mm = -(_mT(gq) @ q) if gr is None else r @ _mT(gr) - _mT(gq) @ q
     copyltu = np.tril(mm) + _mT(np.tril(mm, -1))
-    return _right_solve(gq + q @ copyltu, r).astype(_float_dtype(a), copy=False)
+    return _right_solve(gq + q @ copyltu, r)
 
 
 def pinv_adjoint(g, a, y):
@@ -1008,10 +1105,47 @@ def untranspose(g, axes):
 def unconcatenate(g, xs, axis=0):
     """Adjoint of ``np.concatenate(xs, axis)``: ``g`` cut back into pieces shaped like ``xs``."""
     if axis is None:
-        sizes = np.cumsum([np.size(x) for x in xs])[:-1]
-        return SeqAdjoint(np.reshape(p, _shape(x)) for p, x in zip(np.split(g.ravel(), sizes), xs))
-    sizes = np.cumsum([_shape(x)[axis] for x in xs])[:-1]
-    return SeqAdjoint(np.split(g, sizes, axis=axis))
+        pieces = _cut(g.ravel(), [math.prod(_shape(x)) for x in xs], 0)
+        return SeqAdjoint(np.reshape(p, _shape(x)) for p, x in zip(pieces, xs))
+    return SeqAdjoint(_cut(g, [_shape(x)[axis] for x in xs], axis))
+
+
+def _cut(g, lengths, axis):
+    """``g`` cut into consecutive pieces of these lengths along ``axis`` (views, as ``np.split``
+    gives, by slicing: any array library slices, not every one has ``split``)."""
+    lead = (slice(None),) * (axis % g.ndim)
+    out, start = [], 0
+    for n in lengths:
+        out.append(g[lead + (slice(start, start + n),)])
+        start += n
+    return out
+
+
+def unblock(g, arrays):
+    """Adjoint of ``np.block(arrays)``: ``g`` cut back along the last axis for the innermost lists,
+    the one before it for the lists holding them, and so on; each piece shaped like its entry."""
+    depth = 0
+    node = arrays
+    while isinstance(node, list):
+        depth, node = depth + 1, node[0]
+    nd = _nd(g)
+
+    def shape_of_block(node, level):
+        if not isinstance(node, list):
+            shape = _shape(node)
+            return (1,) * (nd - len(shape)) + tuple(shape)
+        shapes = [shape_of_block(n, level + 1) for n in node]
+        ax = nd - 1 - (depth - level)
+        return shapes[0][:ax] + (sum(s[ax] for s in shapes),) + shapes[0][ax + 1:]
+
+    def cut(g, node, level):
+        if not isinstance(node, list):
+            return np.reshape(g, _shape(node))
+        ax = nd - 1 - (depth - level)
+        sizes = np.cumsum([shape_of_block(n, level + 1)[ax] for n in node])[:-1]
+        return SeqAdjoint(cut(p, n, level + 1) for p, n in zip(np.split(g, sizes, axis=ax), node))
+
+    return cut(g, arrays, 1) if depth else np.reshape(g, _shape(arrays))
 
 
 def unstack(g, xs, axis=0):
@@ -1098,10 +1232,15 @@ def unpad(g, x, pad_width, mode="constant"):
 
 def undelete(g, x, obj, axis=None):
     """Adjoint of ``np.delete(x, obj, axis)``: ``g`` back in the places that were kept."""
+    # written by index into out itself, never through a view: a lazy array (dask) has no views
+    shape = _shape(x)
+    if axis is None:
+        out = zeros_like(x).reshape(-1)
+        out[np.delete(np.arange(math.prod(shape)), obj)] = g
+        return out.reshape(shape)
     out = zeros_like(x)
-    target = out.reshape(-1) if axis is None else np.moveaxis(out, axis, 0)  # views of out
-    kept = np.delete(np.arange(target.shape[0]), obj)
-    target[kept] = g if axis is None else np.moveaxis(g, axis, 0)
+    axis = axis % len(shape)
+    out[(slice(None),) * axis + (np.delete(np.arange(shape[axis]), obj),)] = g
     return out
 
 
@@ -1135,12 +1274,12 @@ def untake_along_axis(g, x, indices, axis):
 
 def unsort(g, x, axis=-1):
     """Adjoint of ``np.sort``: ``g`` sent back to the positions the sorted entries came from."""
-    out = zeros_like(x)
-    if axis is None:
-        out.reshape(-1)[np.argsort(x, axis=None, kind="stable")] = g
-        return out
-    np.put_along_axis(out, np.argsort(x, axis=axis, kind="stable"), g, axis=axis)
-    return out
+    return _unpermute(g, np.argsort(x, axis=axis, kind="stable"), axis, x)
+
+
+def either(a, b):
+    """``a``, or ``b`` where ``a`` is None (a bound given under either of its names)."""
+    return b if a is None else a
 
 
 def clip_mask(x, lo, hi):
@@ -1177,3 +1316,302 @@ def interp_adjoint(g, x, xp, fp, which, left=None, right=None):
     _scatter_add(out, np.ravel(i), np.ravel(g * (1 - t)))
     _scatter_add(out, np.ravel(i + 1), np.ravel(g * t))
     return out
+
+
+# ---- complex values and the discrete Fourier transform -------------------------------------------
+# A complex value's adjoint follows JAX's convention: for z = u + iv and a real loss L it is
+# dL/du - i dL/dv, so holomorphic rules (``d[z] * y``, ``d[y] @ b.T``) need no conjugation and a
+# linear map's adjoint is its transpose. The adjoint of a real value may pick up an imaginary part
+# from a complex operand beside it (``x * c``); it means nothing, and every rule from a real
+# result back to a complex operand (``real``, ``imag``, ``abs``, ``angle``) reads the real part.
+
+
+def _is_complex(x):
+    return getattr(x, "dtype", None) is not None and x.dtype.kind == "c" or isinstance(x, complex)
+
+
+def real_part(g):
+    """``g`` without the meaningless imaginary part an adjoint of a real value may carry."""
+    return g.real if _is_complex(g) else g
+
+
+def _real_like(g, x):
+    """The adjoint ``g`` of ``x``: its real part where ``x`` is real."""
+    return g if _is_complex(x) else real_part(g)
+
+
+def conj_adjoint(g, x):
+    """Adjoint of ``np.conj(x)``: conjugate-linear, so the adjoint is conjugated (identity for real x)."""
+    return np.conj(g) if _is_complex(x) else g
+
+
+def imag_adjoint(g, x):
+    """Adjoint of ``np.imag(x)``: ``-i g`` for complex ``x``; 0 for real ``x`` (its imaginary part
+    is the constant 0)."""
+    if _is_complex(x):
+        return -1j * real_part(g)
+    return zeros_like(x)
+
+
+def abs_adjoint(g, x):
+    """Adjoint of ``np.abs(x)``: ``g sign(x)`` for real ``x`` (0 at 0), ``g conj(x) / |x|`` for
+    complex ``x`` (0 at 0, the subgradient convention)."""
+    if not _is_complex(x):
+        return g * np.sign(x)
+    r = np.abs(x)
+    return real_part(g) * np.conj(x) / np.where(r == 0, 1.0, r)
+
+
+def angle_adjoint(g, z, deg=False):
+    """Adjoint of ``np.angle(z, deg)``: ``-i g conj(z) / |z|^2`` (0 at 0); 0 for real ``z``, whose
+    angle is piecewise constant."""
+    if not _is_complex(z):
+        return zeros_like(z)
+    r2 = np.real(z * np.conj(z))
+    scale = 57.29577951308232 if deg else 1.0
+    return -1j * real_part(g) * scale * np.conj(z) / np.where(r2 == 0, 1.0, r2)
+
+
+def _fft_axes(nd, s, axes):
+    """The axes a transform runs over, as numpy chooses them (``s`` alone: the last ``len(s)``)."""
+    if axes is None:
+        return tuple(range(nd - len(s), nd)) if s is not None else tuple(range(nd))
+    return tuple(int(a) % nd for a in (axes if isinstance(axes, (tuple, list)) else (axes,)))
+
+
+def _as_tuple(s):
+    return None if s is None else tuple(s) if isinstance(s, (tuple, list)) else (s,)
+
+
+def _resized(g, shape, axes):
+    """``g`` cropped or zero-padded at the end of each of ``axes`` to ``shape`` (the adjoint of a
+    transform's ``n``/``s``, which crops or pads its input)."""
+    for ax in axes:
+        have, want = g.shape[ax], shape[ax]
+        if have > want:
+            g = g[(slice(None),) * ax + (slice(0, want),)]
+        elif have < want:
+            pad = [(0, 0)] * g.ndim
+            pad[ax] = (0, want - have)
+            g = np.pad(g, pad)
+    return g
+
+
+_FFT_SCALE = {None: "unit", "backward": "unit", "ortho": "sqrt", "forward": "full"}
+
+
+def fft_adjoint(g, a, s, axes, norm, inverse):
+    """Adjoint of ``np.fft.fftn(a, s, axes, norm)`` (``ifftn`` where ``inverse``; the 1-d and 2-d
+    forms too: ``s`` may be ``n`` and ``axes`` an axis). The DFT matrix is symmetric, so the
+    transpose is the same transform with the same ``norm``; cropping or padding ``a`` to ``s``
+    transposes to padding or cropping back."""
+    xp = array_module(g)
+    axes = _fft_axes(_nd(a), _as_tuple(s), axes)
+    t = (xp.fft.ifftn if inverse else xp.fft.fftn)(g, axes=axes, norm=norm)
+    return _real_like(_resized(t, _shape(a), axes), a)
+
+
+def rfft_adjoint(g, a, s, axes, norm):
+    """Adjoint of ``np.fft.rfftn(a, s, axes, norm)`` (and ``rfft``, ``rfft2``): the full
+    transform's transpose applied to ``g`` padded with zeros to the whole spectrum, real part."""
+    xp = array_module(g)
+    s = _as_tuple(s)
+    axes = _fft_axes(_nd(a), s, axes)
+    lengths = s if s is not None else tuple(_shape(a)[ax] for ax in axes)
+    t = xp.fft.fftn(g, s=lengths, axes=axes, norm=norm)
+    return real_part(_resized(t, _shape(a), axes))
+
+
+def irfft_adjoint(g, a, s, axes, norm):
+    """Adjoint of ``np.fft.irfftn(a, s, axes, norm)`` (and ``irfft``, ``irfft2``), as JAX's
+    transpose rule: ``conj(scale * mask * rfftn(g))``, where the mask counts each kept frequency of
+    the last axis once for itself and once for its mirror (the zero frequency and, for an even
+    length, the Nyquist one, have none)."""
+    xp = array_module(g)
+    g = real_part(g)  # the adjoint of a real result
+    axes = _fft_axes(_nd(g), _as_tuple(s), axes)
+    lengths = tuple(_shape(g)[ax] for ax in axes)
+    t = xp.fft.rfftn(g, axes=axes)
+    k, odd = t.shape[axes[-1]], lengths[-1] % 2
+    mask = xp.full(k, 2.0, dtype=t.real.dtype)
+    mask[0] = 1.0
+    if not odd:
+        mask[-1] = 1.0
+    size = math.prod(lengths)
+    scale = {"unit": 1.0 / size, "sqrt": 1.0 / math.sqrt(size), "full": 1.0}[_FFT_SCALE[norm]]
+    t = np.conj(t * (scale * xp.reshape(mask, (k,) + (1,) * (t.ndim - 1 - axes[-1]))))
+    return _real_like(_resized(t, _shape(a), axes), a)
+
+
+# ---- ufunc.at: np.add.at(buf, indices, values) on a buffer the function allocated ------------------
+# The normalizer makes the in-place call ``buf = add_at(buf, indices, values)``: a new array, so the
+# value-restoring backward keeps the old one; writes that another name could see are refused as
+# ``buf += v`` is (aliasing.py).
+
+
+def _at(ufunc, a, indices, b):
+    out = a.copy()
+    ufunc.at(out, indices, b)
+    return out
+
+
+def add_at(a, indices, b):
+    """``np.add.at(a, indices, b)`` applied to a copy of ``a``, returned."""
+    out = a.copy()
+    _scatter_add(out, indices, b)  # cupyx.scatter_add on the device
+    return out
+
+
+def subtract_at(a, indices, b):
+    """``np.subtract.at(a, indices, b)`` applied to a copy of ``a``, returned."""
+    out = a.copy()
+    _scatter_add(out, indices, np.negative(b))
+    return out
+
+
+def multiply_at(a, indices, b):
+    """``np.multiply.at(a, indices, b)`` applied to a copy of ``a``, returned."""
+    return _at(np.multiply, a, indices, b)
+
+
+def maximum_at(a, indices, b):
+    """``np.maximum.at(a, indices, b)`` applied to a copy of ``a``, returned."""
+    return _at(np.maximum, a, indices, b)
+
+
+def minimum_at(a, indices, b):
+    """``np.minimum.at(a, indices, b)`` applied to a copy of ``a``, returned."""
+    return _at(np.minimum, a, indices, b)
+
+
+def _positions(a, indices):
+    """The flat position in ``a`` of each entry of ``a[indices]`` (repeats where indices repeat)."""
+    return np.reshape(np.arange(int(np.prod(_shape(a)))), _shape(a))[indices]
+
+
+def gathered(g, indices, b):
+    """``g[indices]``, the adjoint of the values ``b`` scattered there (summed where ``b`` broadcast)."""
+    return unbroadcast(g[indices], b)
+
+
+def multiply_at_adjoint(g, a, y, indices, b, which):
+    """Adjoint of ``y = multiply_at(a, indices, b)``: ``a``'s entry (which=0) times the product of
+    the ``b`` scattered onto it, ``b``'s (which=1) times ``a``'s entry and the other ``b`` scattered
+    onto the same entry (exact where some are 0: no division by them)."""
+    pos = _positions(a, indices)
+    bb = np.broadcast_to(b, pos.shape)
+    if which == 0:
+        return g * multiply_at(np.ones_like(a, dtype=_float_dtype(a)), indices, bb)
+    flat, vals = pos.ravel(), bb.ravel()
+    if np.all(vals != 0):  # the product of the others is y / (a b)
+        out = np.ravel(g)[flat] * np.ravel(y)[flat] / vals
+        return unbroadcast(np.reshape(out, pos.shape), b)
+    others = np.ones_like(vals, dtype=_float_dtype(vals))
+    order = np.argsort(flat, kind="stable")
+    starts = np.flatnonzero(np.r_[True, flat[order][1:] != flat[order][:-1]])
+    for lo, hi in zip(starts, np.r_[starts[1:], len(order)]):
+        k = order[lo:hi]
+        v = vals[k]
+        before = np.cumprod(np.r_[1.0, v[:-1]])
+        after = np.cumprod(np.r_[1.0, v[::-1][:-1]])[::-1]
+        others[k] = before * after
+    out = np.ravel(g)[flat] * np.ravel(a)[flat] * others
+    return unbroadcast(np.reshape(out, pos.shape), b)
+
+
+def extremum_at_adjoint(g, a, y, indices, b, which):
+    """Adjoint of ``y = maximum_at(a, indices, b)`` (or ``minimum_at``): each entry's adjoint goes
+    to ``a``'s entry (which=0) and to the ``b`` scattered onto it (which=1) that equal the result,
+    evenly among ties."""
+    pos = _positions(a, indices)
+    bb = np.broadcast_to(b, pos.shape)
+    won = (np.ravel(bb) == np.ravel(y)[pos.ravel()]).astype(_float_dtype(a))
+    count = (y == a).astype(won.dtype).ravel()
+    _scatter_add(count, pos.ravel(), won)
+    count = np.reshape(count, _shape(a))
+    if which == 0:
+        return g * (y == a) / count
+    share = np.ravel(g)[pos.ravel()] * won / np.ravel(count)[pos.ravel()]
+    return unbroadcast(np.reshape(share, pos.shape), b)
+
+
+# ---- np.cross with its vector axes, np.gradient ----------------------------------------------------
+
+
+def _pad3(v, xp):
+    """Vectors on the last axis as 3-vectors: a 2-vector gets a zero third entry."""
+    if v.shape[-1] == 3:
+        return v
+    return xp.concatenate([v, xp.zeros(v.shape[:-1] + (1,), dtype=v.dtype)], axis=-1)
+
+
+def cross_adjoint(g, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None, which=0):
+    """Adjoint of ``a`` (which=0) or ``b`` (which=1) of ``np.cross(a, b, axisa, axisb, axisc,
+    axis)``. With the vectors on the last axis, ``z = a x b`` gives ``a_bar = b x g`` and
+    ``b_bar = g x a``; a 2-vector is a 3-vector with a zero third entry, and the cross product of
+    two 2-vectors (a scalar) is the third entry of theirs."""
+    xp = array_module(g, a, b)
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    a, b, g = as_array_like(a, g), as_array_like(b, g), as_array_like(g, a)
+    am, bm = xp.moveaxis(a, axisa, -1), xp.moveaxis(b, axisb, -1)
+    if am.shape[-1] == 2 and bm.shape[-1] == 2:
+        zero = xp.zeros_like(g)
+        g3 = xp.stack([zero, zero, g], axis=-1)
+    else:
+        g3 = xp.moveaxis(g, axisc, -1)
+    out = xp.cross(_pad3(bm, xp), g3) if which == 0 else xp.cross(g3, _pad3(am, xp))
+    like = am if which == 0 else bm
+    out = unbroadcast(out[..., : like.shape[-1]], like)
+    return xp.moveaxis(out, -1, axisa if which == 0 else axisb)
+
+
+def _gradient_axis_adjoint(g, n, axis, spacing, edge_order):
+    """The transpose of ``np.gradient`` along ``axis`` (a length-``n`` axis), applied to ``g``.
+    The operator is banded (each output reads inputs at most two places away), so its entries
+    are read off ``np.gradient`` of five comb vectors (every fifth entry one): comb ``k`` gives,
+    at output ``i``, the weight of the one input ``j = k (mod 5)`` within two places of ``i``.
+    Exact for any spacing and edge order, linear in ``n``."""
+    j = np.arange(n)
+    combs = [np.gradient((j % 5 == k).astype(float), *spacing, edge_order=edge_order) for k in range(5)]
+    gm = np.moveaxis(g, axis, -1)
+    out = np.zeros(gm.shape, dtype=np.result_type(gm.dtype, float))
+    for d in range(-2, 3):
+        i = j + d
+        ok = (i >= 0) & (i < n)
+        w = np.zeros(n)
+        for k in range(5):
+            sel = ok & (j % 5 == k)
+            w[sel] = combs[k][i[sel]]
+        shifted = np.zeros_like(out)
+        src = np.clip(i, 0, n - 1)
+        shifted[..., ok] = gm[..., src[ok]]
+        out += w * shifted
+    return np.moveaxis(out, -1, axis)
+
+
+def gradient_adjoint(g, f, spacing=1.0, axis=None, edge_order=1):
+    """Adjoint of ``f`` of ``np.gradient(f, spacing, axis=axis, edge_order=edge_order)`` along
+    one axis (a 1-d ``f``, or an int ``axis``): the transposed difference operator. ``spacing``
+    is a step or the coordinates along the axis."""
+    f = np.asarray(f)
+    if axis is None and f.ndim != 1 or np.ndim(axis) != 0:
+        from . import UnsupportedValueError
+
+        raise UnsupportedValueError(
+            f"np.gradient of a {f.ndim}-d array along several axes gives a list of arrays, which sourcegrad "
+            "does not differentiate: call it once per axis, np.gradient(f, axis=k)")
+    ax = 0 if axis is None else axis % f.ndim
+    return _gradient_axis_adjoint(np.asarray(g), f.shape[ax], ax, (spacing,), edge_order).astype(
+        np.result_type(f.dtype, float), copy=False)
+
+
+def gradient_spacing_adjoint(g, y, spacing):
+    """Adjoint of a scalar step ``h`` of ``y = np.gradient(f, h)``: ``y`` is the unit-step result
+    divided by ``h``, so ``dy/dh = -y / h``. Coordinates given as an array are not differentiated."""
+    if np.ndim(spacing) != 0:
+        from . import UnsupportedValueError
+
+        raise UnsupportedValueError("np.gradient's coordinates along the axis are differentiated only as one step "
+                                    "(a number); pass the coordinates as a constant")
+    return -np.sum(g * y) / spacing

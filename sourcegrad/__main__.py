@@ -1,9 +1,11 @@
-"""Command line: ``python -m sourcegrad show path/to/file.py:function [--wrt 0,1] [--vjp] [--shapes 3x4,4]``.
+"""Command line: ``python -m sourcegrad show path/to/file.py:function [--wrt 0,1] [--vjp] [--shapes 3x4,4] [--html]``.
 
 Prints the code sourcegrad generates for the function (colored when writing to a terminal): the
 general code, or with ``--shapes`` the code specialized for arguments of those shapes, which is
-what a call with such arrays runs. For a method (``file.py:Class.method``) ``--wrt`` and
-``--shapes`` count the arguments after ``self``.
+what a call with such arrays runs. ``--shapes`` lists the positional arguments in order, then
+``name=shape`` for keyword-only parameters (``3x4,scale=float``); those not named take their
+defaults. For a method (``file.py:Class.method``) ``--wrt`` and ``--shapes`` count the arguments
+after ``self``.
 """
 
 from __future__ import annotations
@@ -100,25 +102,52 @@ def example_argument(text):
 
 
 def examples(target, text):
-    """The example arguments ``--shapes`` describes, checked against the function's parameters."""
-    args = [example_argument(t) for t in text.split(",")]
-    params = api.parameters_of(target.fn)[1 if target.method else 0:]
-    required = len(params) - len(target.fn.__defaults__ or ())
+    """The example arguments ``--shapes`` describes, checked against the function's parameters:
+    ``(args, kwargs)``. Items in order are the positional parameters (after ``self`` for a
+    method); ``name=item`` gives a keyword-only parameter (one not given takes its default)."""
+    fn, skip = target.fn, (1 if target.method else 0)
+    code = fn.__code__
+    params = list(code.co_varnames[skip:code.co_argcount])
+    kwonly = list(code.co_varnames[code.co_argcount:code.co_argcount + code.co_kwonlyargcount])
+    args, kwargs = [], {}
+    for item in text.split(","):
+        name, named, shape = item.partition("=")
+        if not named:
+            if kwargs:
+                raise CommandError(f"--shapes item {item.strip()!r} comes after a named one: list the positional "
+                                   "arguments first, then name=shape for keyword-only ones")
+            args.append(example_argument(item))
+        elif name.strip() not in kwonly:
+            raise CommandError(f"--shapes names {name.strip()!r}, which is not a keyword-only parameter of "
+                               f"{fn.__qualname__} ({', '.join(kwonly) or 'it has none'}): give the positional "
+                               "arguments in order, without names")
+        else:
+            kwargs[name.strip()] = example_argument(shape)
+    required = len(params) - len(fn.__defaults__ or ())
     if not required <= len(args) <= len(params):
-        raise CommandError(f"--shapes gives {len(args)} argument(s); {target.fn.__qualname__} takes "
-                           f"{required if required == len(params) else f'{required} to {len(params)}'}: {', '.join(params)}")
-    return ([None] if target.method else []) + args  # no instance is needed to compile for a method
+        takes = required if required == len(params) else f"{required} to {len(params)}"
+        raise CommandError(f"--shapes gives {len(args)} argument(s); {fn.__qualname__} takes {takes}: "
+                           f"{', '.join(params)}" + (f" (and by name: {', '.join(kwonly)})" if kwonly else ""))
+    missing = [k for k in kwonly if k not in kwargs and k not in (fn.__kwdefaults__ or {})]
+    if missing:
+        raise CommandError(f"--shapes gives no {missing[0]}, a keyword-only parameter of {fn.__qualname__} without "
+                           f"a default: add {missing[0]}=SHAPE (e.g. {missing[0]}=float)")
+    return ([None] if target.method else []) + args, kwargs  # no instance is needed to compile for a method
 
 
-def generated(target, wrt_text=None, vjp=False, shapes=None):
-    """The source ``show`` prints."""
+def generated(target, wrt_text=None, vjp=False, shapes=None, as_html=False):
+    """The source ``show`` prints (``as_html``: the page of ``sourcegrad.notebook``, the function
+    beside its generated code)."""
     wrt = parse_wrt(wrt_text) if wrt_text is not None else (target.wrt if target.wrt is not None else 0)
     if target.method:
         wrt = method_wrt(target.fn, wrt)
     made = (api.vjp if vjp else api.value_and_grad)(target.fn, wrt=wrt)
-    if shapes is None:
-        return api.source(made)
-    return api.source(made, *examples(target, shapes))
+    args, kwargs = examples(target, shapes) if shapes is not None else ((), {})
+    if as_html:
+        from .notebook import page
+
+        return page(made, *args, **kwargs)
+    return api.source(made, *args, **kwargs)
 
 
 def highlight(code):
@@ -165,18 +194,25 @@ def parser():
     show.add_argument("--vjp", action="store_true", help="show the vjp form (value and pullback)")
     show.add_argument("--shapes", default=None, metavar="3x4,4",
                       help="show the code specialized for arguments of these shapes (what such a call runs): "
-                           "one item per argument, 3x4 an array, () a 0-d array, float or int a number")
+                           "one item per positional argument, then name=item for keyword-only ones; 3x4 an "
+                           "array, () a 0-d array, float or int a number")
     show.add_argument("--color", choices=("auto", "always", "never"), default="auto")
+    show.add_argument("--html", action="store_true",
+                      help="write an HTML page instead: the function beside its generated code, each generated "
+                           "line linked to the line it comes from (python -m sourcegrad show f.py:loss --html > loss.html)")
     return p
 
 
 def main(argv=None):
     args = parser().parse_args(argv)
     try:
-        code = generated(load(args.target), args.wrt, args.vjp, args.shapes)
+        code = generated(load(args.target), args.wrt, args.vjp, args.shapes, args.html)
     except (CommandError, SourcegradError) as e:
         print(f"python -m sourcegrad: error: {e}", file=sys.stderr)
         return 1
+    if args.html:
+        sys.stdout.write(code)
+        return 0
     color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
     sys.stdout.write(highlight(code) if color else code)
     return 0

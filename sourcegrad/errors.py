@@ -62,6 +62,10 @@ class MissingAdjointError(LocatedError, NotImplementedError):
     """A call to a function that has no adjoint rule registered."""
 
 
+class MissingTangentError(MissingAdjointError):
+    """Forward mode: a primitive with no tangent rule reached by a value with a tangent."""
+
+
 class NonScalarOutputError(SourcegradError, ValueError):
     """``grad`` of a function whose value is not a scalar."""
 
@@ -70,9 +74,16 @@ class UnsupportedValueError(SourcegradError, TypeError):
     """A value the generated code refuses at run time (a dict where a sequence is looped over)."""
 
 
+class CustomGradientError(SourcegradError, ValueError):
+    """A custom ``Function``'s backward returned the wrong thing: the wrong number of gradients,
+    a gradient that is not an array, or one shaped unlike its input. Raised as the backward runs,
+    naming the Function, the input and both shapes."""
+
+
 # The runtime imports nothing of ours, so it raises whatever classes it is given here.
 _runtime.NonScalarOutputError = NonScalarOutputError
 _runtime.UnsupportedValueError = UnsupportedValueError
+_runtime.CustomGradientError = CustomGradientError
 
 
 class NoSourceError(SourcegradError, TypeError):

@@ -50,13 +50,29 @@ def _as_float64(a):
     """A float64 copy of ``a``; a dict, list or tuple of arrays (or floats) leaf by leaf."""
     if isinstance(a, float):
         return a
-    if isinstance(a, (dict, list, tuple)):
+    if isinstance(a, (dict, list, tuple)) or _structure(a):
         return _rebuild(a, [_as_float64(leaf) for _, leaf in _leaves(a)])
     return np.array(a, dtype=np.float64)
 
 
+def _structure(a):
+    """A dataclass or a registered object (namedtuples are tuples here)."""
+    from .runtime import structures
+
+    return structures.is_structure(a) and not structures.is_namedtuple(a)
+
+
+def _children(a):
+    from .runtime import structures
+
+    return structures.differentiable_children(a)
+
+
 def _leaves(a, path=()):
-    """``(path, leaf)`` for every leaf of a dict/list/tuple tree, in order; an array is one leaf."""
+    """``(path, leaf)`` for every leaf of a dict/list/tuple tree, in order (a dataclass or
+    registered object by its differentiable attributes); an array is one leaf."""
+    if _structure(a):
+        return [item for k, v in _children(a).items() for item in _leaves(v, path + (k,))]
     if isinstance(a, dict):
         return [item for k, v in a.items() for item in _leaves(v, path + (k,))]
     if isinstance(a, (list, tuple)):
@@ -69,6 +85,10 @@ def _rebuild(a, leaves):
     leaves = iter(leaves)
 
     def build(node):
+        if _structure(node):
+            from .runtime import structures
+
+            return structures.replace_children(node, {k: build(v) for k, v in _children(node).items()})
         if isinstance(node, dict):
             return {k: build(v) for k, v in node.items()}
         if isinstance(node, (list, tuple)):
@@ -160,6 +180,8 @@ def check_grad(f, *args, wrt=0, rtol=None, atol=None, eps=None):
 def _check_structure(name, a, g):
     """The gradient of a dict/list/tuple argument has its keys, lengths and container types."""
     def skeleton(node):
+        if _structure(node):
+            return (type(node).__name__, tuple((k, skeleton(v)) for k, v in _children(node).items()))
         if isinstance(node, dict):
             return ("dict", tuple((k, skeleton(v)) for k, v in node.items()))
         if isinstance(node, (list, tuple)):

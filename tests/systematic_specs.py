@@ -53,6 +53,7 @@ IDX2 = np.array([[0, 1], [1, 1]])
 MASK = np.array([True, False, True])
 BINS = np.array([0, 2, 2, 4, 1, 0])
 XP = np.array([-1.0, -0.4, 0.4, 1.0])
+X = np.array([0.0, 0.5, 1.75, 2.0])  # uneven coordinates (np.gradient)
 STEPS = np.array([-1.0, 0.0, 2.0, 0.0])
 WIDTHS = ((1, 2), (0, 1))
 AXES = ([0, 2], [1, 0])
@@ -61,6 +62,10 @@ SPREAD = np.diag([1.0, 2.0, 3.0])  # distinct eigenvalues, singular values
 TALL = np.eye(4, 2) * [1.0, 2.0]
 WIDE = np.eye(2, 3) * [1.0, 2.0, 3.0]
 SINK = io.StringIO()
+C3 = np.array([1.0 + 0.5j, -0.5 + 1.0j, 0.75 - 0.25j])  # complex filters for np.fft cases
+C4 = np.array([0.5 - 1.0j, 1.0 + 0.25j, -0.75 + 0.5j, 0.25 + 1.0j])
+C6 = np.array([1.0 + 0.5j, -0.5 + 1.0j, 0.75 - 0.25j, 0.5 - 1.0j, 1.0 + 0.25j, -0.75 + 0.5j])
+C23 = np.array([[1.0 + 0.5j, -0.5 + 1.0j, 0.75 - 0.25j], [0.5 - 1.0j, 1.0 + 0.25j, -0.75 + 0.5j]])
 '''
 
 
@@ -358,13 +363,6 @@ MATMUL = ["ij,jk", "j,jk", "ij,j", "j,j", "bij,jk", "ij,bjk", "bij,bjk", "bij,j"
 DOT = ["ij,jk", "j,jk", "ij,j", "j,j", "bij,jk", "ij,bjk", "bij,j", ",jk", "ij,", ","]
 
 
-# ---- reported bugs: their cases are xfail(strict=True), so a fix shows -------------------------------
-INFO = ("refused: np.finfo(x.dtype).eps / np.iinfo(np.int8).max, the only use of these registered functions, "
-        "raise UnsupportedSyntaxError 'the array attribute .eps is not supported'")
-DEFAULT_RNG = ("refused: np.random.default_rng(0).random(3) raises UnsupportedSyntaxError 'the method .random() "
-               "is not supported', so the registered default_rng cannot be used")
-
-
 # ---- the table ------------------------------------------------------------------------------------
 def elementwise_specs():
     unary_doms = {
@@ -477,6 +475,13 @@ def reduction_specs():
         np.cumulative_sum: grid([(3,), (2, 3), (1, 3), (2, 1, 2)], *[f"{ax}, include_initial={ii}" for ax in ["", ", axis=0", ", axis=-1"]
                                                                    for ii in (False, True)],
                                 when=lambda s, kw: len(s) == 1 or "axis" in kw),
+        np.gradient: cat(grid([(5,), (3,), (2,)], "", ", 0.5", ", edge_order=2", ", 2.0, edge_order=2",
+                              when=lambda s, kw: s[0] > 2 or "edge_order=2" not in kw),
+                         grid([(4, 3), (3, 3, 4)], ", axis=0", ", axis=-1", ", 0.5, axis=1", ", axis=1, edge_order=2"),
+                         cases_of(("{F}(f, X)", {"f": inp((4,))}), ("{F}(f, X, edge_order=2)", {"f": inp((4,))}),
+                                  ("{F}(f, X, axis=1)", {"f": inp((2, 4))}),
+                                  ("{F}(f, h)", {"f": inp((4,)), "h": inp("py", POS, "spacing")}),
+                                  ("{F}(f, h, axis=0)", {"f": inp((3, 2)), "h": inp((), POS, "spacing")}))),
         np.diff: cat(each(*[(s, f", {n}, {ax}") for s in [(4,), (3, 4), (4, 1), (1, 3, 4)] for n in (1, 2) for ax in (0, -1) if s[ax] > n],
                           ((4,), ""), ((2, 3), ", n=3, axis=-1"), ((3,), ", prepend=0.5, append=-1.0")),
                      cases_of(*[(e, {"a": inp(sa)} | {n: inp(sv) for n, sv in ends}) for e, sa, ends in [
@@ -525,6 +530,13 @@ def linalg_specs():
             names = ["a", "b", "c"][:pattern.count(",") + 1]
             shapes = [tuple(sizes[c] for c in part) for part in pattern.split(",")]
             einsum_cases.append((f"{{F}}({sub!r}, {', '.join(names)})", {n: inp(s) for n, s in zip(names, shapes)}))
+    many = "abcefhpq"  # the template's operand names (up to eight)
+    einsum_cases += [("{F}('ij,jk,kl,lm->im', a, b, c, e)", {n: inp((2, 2)) for n in "abce"}),
+                     ("{F}('ij,jk,kl,lm->im', a, b, c, e, optimize=True)", {n: inp((2, 2)) for n in "abce"}),
+                     ("{F}('ij,jk,kl->il', a, b, c, optimize='greedy')", {n: inp((2, 2)) for n in "abc"}),
+                     (f"{{F}}('i,i,i,i,i,i,i,i->', {', '.join(many)})", {n: inp((3,), HALF) for n in many}),
+                     (f"{{F}}('i,ij,j,jk,k,kl,l,lm->im', {', '.join(many)}, optimize=True)",
+                      {n: inp((2,) * (1 + k % 2), HALF) for k, n in enumerate(many)})]
     # the interleaved form: the first operand binds to the template's ``subscripts``
     einsum_cases += [("{F}(a, [0, 1], [1, 0])", {"a": inp((2, 3), param="subscripts")}),
                      ("{F}(a, [0, 1], b, [1, 2], [0, 2])", {"a": inp((2, 3), param="subscripts"), "b": inp((3, 2), param="b")})]
@@ -546,7 +558,12 @@ def linalg_specs():
         np.einsum: cases_of(*einsum_cases),
         np.kron: products("i,j", "ij,kb", "i,jk", "bij,kl", "bij,ijk"),
         np.cross: cases_of(*[("{F}(a, b)", {"a": inp(sa), "b": inp(sb)})
-                             for sa, sb in [((3,), (3,)), ((2, 3), (3,)), ((3,), (2, 3)), ((2, 1, 3), (4, 3))]]),
+                             for sa, sb in [((3,), (3,)), ((2, 3), (3,)), ((3,), (2, 3)), ((2, 1, 3), (4, 3)),
+                                            ((2,), (2,)), ((2,), (3,)), ((4, 2), (4, 3))]],
+                           *[(f"{{F}}(a, b, {kw})", {"a": inp(sa), "b": inp(sb)}) for sa, sb, kw in [
+                               ((3, 4), (4, 3), "axisa=0"), ((2, 3), (3, 2), "axisa=-1, axisb=0, axisc=0"),
+                               ((3, 2), (3, 2), "axis=0"), ((2, 4), (4, 3), "axisa=0, axisb=1"),
+                               ((2, 2, 3), (3, 2), "axisb=0, axisc=1")]]),
         LA.cross: cases_of(("{F}(a, b)", {"a": inp((3,)), "b": inp((3,))}), ("{F}(a, b)", {"a": inp((2, 3)), "b": inp((2, 3))}),
                            ("{F}(a, b, axis=0)", {"a": inp((3, 2)), "b": inp((3, 2))})),
         np.trace: grid([(3, 3), (2, 3), (3, 1), (2, 3, 2)], "", ", 1", ", offset=-1", ", 0, 1, 2", ", axis1=-1, axis2=0",
@@ -570,10 +587,15 @@ def linalg_specs():
         LA.svd: cases_of(*[(e, {"a": inp(sh, SMALL)}) for e, sh in ranked_shapes(
             "{F}(a + {M}, compute_uv=False)", "{F}(a + {M}, full_matrices=False)[0] ** 2", "{F}(a + {M}, False)[2] ** 2",
             "{F}(a + {M}, full_matrices=False)[1]")]
-            + [("{F}(a + SPREAD)[0] @ {F}(a + SPREAD)[2]", {"a": inp((2, 3, 3), SMALL)}), ("{F}(a + TALL)[1]", {"a": inp((4, 2), SMALL)})]),
+            + [("{F}(a + SPREAD)[0] @ {F}(a + SPREAD)[2]", {"a": inp((2, 3, 3), SMALL)}), ("{F}(a + TALL)[1]", {"a": inp((4, 2), SMALL)}),
+               # full_matrices=True on a matrix that is not square: the extra columns of u (rows of vh) are
+               # one basis of the complement; a loss reading them through their span has a gradient
+               ("{F}(a + TALL)[0][:, :2] ** 2", {"a": inp((4, 2), SMALL)}),
+               ("u[:, 2:] @ u[:, 2:].T + u[:, :1] ** 3", {"a": inp((4, 2), SMALL)}, {"pre": "u = np.linalg.svd(a + TALL)[0]"}),
+               ("vh[2:].T @ vh[2:] + np.sum(u ** 3)", {"a": inp((2, 3), SMALL)}, {"pre": "u, s, vh = np.linalg.svd(a + WIDE)"}),
+               ("u[..., 2:] @ np.swapaxes(u[..., 2:], -1, -2)", {"a": inp((2, 4, 2), SMALL)}, {"pre": "u = np.linalg.svd(a + TALL)[0]"})]),
         **({LA.svdvals: cases_of(*[(e, {"x": inp(sh, SMALL)}) for e, sh in ranked_shapes("{F}(x + {M})")])} if hasattr(LA, "svdvals") else {}),
-        LA.qr: cases_of(*[(e, {"a": inp(sh, SMALL)}) for e, sh in ranked_shapes("{F}(a + {M})[0]", "{F}(a + {M})[1]", "{F}(a + {M}, mode='r')",
-                                                                               tall=True)]),
+        LA.qr: cases_of(*[(e, {"a": inp(sh, SMALL)}) for e, sh in ranked_shapes("{F}(a + {M})[0]", "{F}(a + {M})[1]", "{F}(a + {M}, mode='r')")]),  # wide too
         LA.pinv: cases_of(*[(e, {"a": inp(sh, SMALL)}) for e, sh in ranked_shapes("{F}(a + {M})", "{F}(a + {M}, rcond=1e-10)")]),
         np.convolve: convolutions("full", True), np.correlate: convolutions("valid", False),
         LA.lstsq: cases_of(*[(f"{{F}}(a + {m}, b)[{k}]", {"a": inp(sa, SMALL), "b": inp(sb)})
@@ -695,7 +717,13 @@ def indexing_specs():
                                                      "a_max": inp(hi, Dom(0.3, 1.5, "grid1"))}) for s, lo, hi in clip_triples]
                           + [("{F}(a, -0.5, 0.7)", {"a": inp((2, 3), GRID0)}), ("{F}(a, None, 0.7)", {"a": inp((3,), GRID0)}),
                              ("{F}(a, a_min, None)", {"a": inp((2, 3), GRID0), "a_min": inp((3,), Dom(-1.5, -0.3, "grid1"))}),
-                             ("{F}(a, None, a_max)", {"a": inp("py", GRID0), "a_max": inp("py", Dom(0.3, 1.5, "grid1"))})]),
+                             ("{F}(a, None, a_max)", {"a": inp("py", GRID0), "a_max": inp("py", Dom(0.3, 1.5, "grid1"))}),
+                             # numpy 2.1+ spells the bounds min= and max= too
+                             ("{F}(a, min=lo, max=hi)", {"a": inp((2, 3), GRID0), "lo": inp((3,), Dom(-1.5, -0.3, "grid1"), param="min"),
+                                                         "hi": inp((), Dom(0.3, 1.5, "grid1"), param="max")}),
+                             ("{F}(a, min=lo)", {"a": inp((3,), GRID0), "lo": inp("py", Dom(-1.5, -0.3, "grid1"), param="min")}),
+                             ("{F}(a, max=0.7)", {"a": inp((2, 3), GRID0)}),
+                             ("{F}(a, a_min=-0.5, a_max=hi)", {"a": inp((3,), GRID0), "hi": inp((3,), Dom(0.3, 1.5, "grid1"), param="a_max")})]),
         np.sort: grid([(4,), (2, 3), (3, 1), (2, 1, 3)], "", ", 0", ", axis=-1", ", axis=None", dom=DISTINCT),
         np.interp: cases_of(*[(e, {"x": inp(s, GRID1)} | extra) for s in [(), (5,), (2, 3), "py"] for e, extra in [
             ("{F}(x, XP, fp)", {"fp": inp((4,))}),
@@ -847,8 +875,9 @@ def nondiff_specs():
         np.tri: unary(expr="{F}(len({x}))", shapes=[(3,), (3, 2)], forms=()),
         np.indices: unary(expr="{F}(np.shape({x}))", shapes=[(3,), (2, 3)], forms=()),
         np.result_type: unary(expr="np.ones(2, dtype={F}({x}, 1.0))", shapes=[(3,)], forms=()),
-        np.finfo: cases_of(("{F}(x.dtype).eps", {"x": inp((3,))}, {"bug": INFO})),
-        np.iinfo: cases_of(("{F}(np.int8).max * np.size(x)", {"x": inp((3,))}, {"bug": INFO})),
+        # the input reaches the result only through the function (its finite differences must be 0)
+        np.finfo: cases_of(("np.ones(2) * {F}(x.dtype).eps", {"x": inp((3,))}), ("{F}(x.dtype).tiny * np.ones(3)", {"x": inp((2,))})),
+        np.iinfo: cases_of(("np.ones(2) * {F}(np.argmax(x).dtype).bits", {"x": inp((3,), DISTINCT)})),
     })
     seeded = {"seeded": True}
     specs.update({
@@ -870,7 +899,130 @@ def nondiff_specs():
                                    ("{F}(3, 2, replace=r)", {"r": inp("py", POS, param="replace")}, seeded)),
         np.random.permutation: cases_of(("{F}(len(x))", {"x": inp((3,))}, seeded),
                                         ("{F}(x)", {"x": inp((4,))}, {**seeded, "refused": "x"})),
-        np.random.default_rng: cases_of(("{F}(0).random(len(x))", {"x": inp((3,))}, {"bug": DEFAULT_RNG})),
+        np.random.default_rng: cases_of(("x * {F}(0).random(len(x))", {"x": inp((3,))}),
+                                        ("x * {F}(seed=1).normal(size=np.shape(x))", {"x": inp((2, 3))})),
+    })
+    # a local Generator's draws: constants, whose distribution parameters are refused when active
+    G = np.random.Generator
+    rng = {"pre": "rng = np.random.default_rng(0)"}
+    specs.update({
+        G.normal: cases_of(("x * rng.normal(size=np.shape(x))", {"x": inp((3,))}, rng),
+                           ("x + rng.normal(0.5, 2.0, 3)", {"x": inp((3,))}, rng),
+                           ("rng.normal(loc, size=2)", {"loc": inp(())}, {**rng, "refused": "loc"}),
+                           ("rng.normal(0.0, scale)", {"scale": inp((3,), POS)}, {**rng, "refused": "scale"})),
+        G.standard_normal: cases_of(("x * rng.standard_normal(np.shape(x))", {"x": inp((2, 3))}, rng)),
+        G.uniform: cases_of(("x * rng.uniform(-1.0, 1.0, size=np.shape(x))", {"x": inp((3,))}, rng),
+                            ("rng.uniform(low, 2.0)", {"low": inp((), Dom(-1.0, 0.5))}, {**rng, "refused": "low"}),
+                            ("rng.uniform(high=high)", {"high": inp((3,), POS)}, {**rng, "refused": "high"})),
+        G.random: cases_of(("x * rng.random(len(x))", {"x": inp((3,))}, rng)),
+        G.integers: cases_of(("x * rng.integers(0, 5, size=np.shape(x))", {"x": inp((3,))}, rng)),
+        G.exponential: cases_of(("x * rng.exponential(2.0, np.shape(x))", {"x": inp((3,))}, rng),
+                                ("rng.exponential(scale)", {"scale": inp((3,), POS)}, {**rng, "refused": "scale"})),
+        G.choice: cases_of(("x * rng.choice(3, size=np.shape(x))", {"x": inp((3,))}, rng),
+                           ("rng.choice(a, 2)", {"a": inp((3,))}, {**rng, "refused": "a"}),
+                           ("rng.choice(3, 2, p=p)", {"p": inp((3,), Dom(0.3, 0.36))}, {**rng, "refused": "p"})),
+        G.permutation: cases_of(("x * rng.permutation(len(x))", {"x": inp((3,))}, rng),
+                                ("rng.permutation(x)", {"x": inp((4,))}, {**rng, "refused": "x"})),
+    })
+    return specs
+
+
+# ---- masked reductions, ufunc methods, np.fft, np.block, ufunc.at ----------------------------------
+def library_specs():
+    from sourcegrad.transforms.rules import reductions as red
+
+    FFT = np.fft
+    lo, hi = Dom(-3.0, -2.5), Dom(2.5, 3.0)  # an initial= below or above every entry
+    half = {"a": inp((4,))}
+    specs = {
+        red.sum_where: cases_of(
+            ("np.sum(a, where=MASK)", {"a": inp((3,))}), ("np.sum(a, axis=0, where=MASK)", {"a": inp((2, 3))}),
+            ("a.sum(axis=-1, where=MASK, keepdims=True)", {"a": inp((2, 3))}),
+            ("np.sum(a, initial=i)", {"a": inp((2, 3)), "i": inp("py", param="initial")}),
+            ("np.sum(a, axis=1, initial=i, where=MASK)", {"a": inp((2, 3)), "i": inp((), param="initial")})),
+        red.mean_where: cases_of(
+            ("np.mean(a, where=MASK)", {"a": inp((3,))}), ("np.mean(a, axis=-1, where=MASK, keepdims=True)", {"a": inp((2, 3))}),
+            ("a.mean(axis=0, where=MASK[:, None])", {"a": inp((3, 2))})),
+        red.max_where: cases_of(
+            ("np.max(a, initial=i)", {"a": inp((4,), DISTINCT), "i": inp("py", hi, param="initial")}),
+            ("np.max(a, axis=0, initial=i)", {"a": inp((2, 3), DISTINCT), "i": inp((), lo, param="initial")}),
+            ("np.min(a, axis=-1, where=MASK, initial=i)", {"a": inp((2, 3), DISTINCT), "i": inp("py", hi, param="initial")}),
+            ("np.amax(a, where=MASK, initial=-5.0, keepdims=True)", {"a": inp((2, 3), DISTINCT)}),
+            ("a.max(axis=1, initial=-5.0)", {"a": inp((2, 3), DISTINCT)}),
+            ("np.amin(a * 0.0 + 1.0, initial=i)", {"a": inp((3,)), "i": inp("py", Dom(0.9, 1.1), param="initial")})),
+        np.add.reduce: cases_of(("np.add.reduce(array)", {"array": inp((2, 3))}),
+                                ("np.add.reduce(array, axis=None, keepdims=True)", {"array": inp((2, 3))}),
+                                ("np.add.reduce(array, 1)", {"array": inp((2, 1, 3))})),
+        np.multiply.reduce: cases_of(("np.multiply.reduce(array)", {"array": inp((3, 2), HALF)}),
+                                     ("np.multiply.reduce(array, axis=-1)", {"array": inp((2, 3), ZEROS)})),
+        np.maximum.reduce: cases_of(("np.maximum.reduce(array)", {"array": inp((3, 2), DISTINCT)}),
+                                    ("np.maximum.reduce(array, axis=None)", {"array": inp((2, 3), DISTINCT)}),
+                                    ("np.maximum.reduce(array * 0.0)", {"array": inp((3,))})),
+        np.minimum.reduce: cases_of(("np.minimum.reduce(array, axis=1, keepdims=True)", {"array": inp((2, 3), DISTINCT)})),
+        np.fmax.reduce: cases_of(("np.fmax.reduce(array, axis=-1)", {"array": inp((2, 3), DISTINCT)})),
+        np.fmin.reduce: cases_of(("np.fmin.reduce(array)", {"array": inp((4,), DISTINCT)})),
+        np.logaddexp.reduce: cases_of(("np.logaddexp.reduce(array)", {"array": inp((3, 2))}),
+                                      ("np.logaddexp.reduce(array, axis=-1, keepdims=True)", {"array": inp((2, 3))}),
+                                      ("np.logaddexp.reduce(array, axis=None)", {"array": inp((2, 3))})),
+        # complex values between real inputs and a real result; their adjoints follow JAX's convention
+        FFT.fft: cases_of(("np.abs(np.fft.fft(a)) ** 2", half), ("np.real(np.fft.fft(a, 6, norm='ortho') * C6)", half),
+                          ("np.imag(np.fft.fft(a, n=3, axis=0) * C3[:, None])", {"a": inp((4, 2))}),
+                          ("np.abs(np.fft.fft(a, norm='forward'))", {"a": inp((2, 3))})),
+        FFT.ifft: cases_of(("np.real(np.fft.ifft(np.fft.fft(a) * C4))", half),
+                           ("np.imag(np.fft.ifft(a, n=6, norm='ortho'))", half),
+                           ("np.abs(np.fft.ifft(a, axis=0, norm='forward'))", {"a": inp((3, 2))})),
+        FFT.fft2: cases_of(("np.abs(np.fft.fft2(a)) ** 2", {"a": inp((2, 3))}),
+                           ("np.real(np.fft.fft2(a, s=(3, 3), norm='ortho') * C3)", {"a": inp((2, 2, 3))})),
+        FFT.ifft2: cases_of(("np.imag(np.fft.ifft2(a, axes=(0, 1)) * C23[:, :, None])", {"a": inp((2, 3, 2))}),
+                            ("np.real(np.fft.ifft2(np.fft.fft2(a) * C23))", {"a": inp((2, 3))})),
+        FFT.fftn: cases_of(("np.abs(np.fft.fftn(a))", {"a": inp((2, 3), NONZERO)}),
+                           ("np.real(np.fft.fftn(a, s=(4,), axes=(0,), norm='forward') * C4[:, None])", {"a": inp((3, 2))})),
+        FFT.ifftn: cases_of(("np.real(np.fft.ifftn(np.fft.fftn(a) * C23))", {"a": inp((2, 3))}),
+                            ("np.imag(np.fft.ifftn(a, s=(2, 2), norm='ortho'))", {"a": inp((3, 3))})),
+        FFT.rfft: cases_of(("np.abs(np.fft.rfft(a)) ** 2", half), ("np.real(np.fft.rfft(a, n=5, norm='ortho') * C3)", half),
+                           ("np.imag(np.fft.rfft(a, axis=0) * C3[:, None])", {"a": inp((4, 2))})),
+        FFT.irfft: cases_of(("np.fft.irfft(np.fft.rfft(a) * C3)", half),
+                            ("np.fft.irfft(np.fft.rfft(a) * C3, n=5, norm='forward')", half),
+                            ("np.fft.irfft(np.fft.fft(a, axis=0) * C4[:, None], axis=0, norm='ortho')", {"a": inp((4, 2))}),
+                            ("np.fft.irfft(np.fft.rfft(a, 6) * C4, 7)", half)),
+        FFT.rfft2: cases_of(("np.abs(np.fft.rfft2(a)) ** 2", {"a": inp((3, 4))}),
+                            ("np.real(np.fft.rfft2(a, s=(2, 4), norm='ortho') * C3)", {"a": inp((3, 3))})),
+        FFT.irfft2: cases_of(("np.fft.irfft2(np.fft.rfft2(a) * C23)", {"a": inp((2, 4))}),
+                             ("np.fft.irfft2(np.fft.rfft2(a) * C23, s=(3, 3), norm='forward')", {"a": inp((2, 4))})),
+        FFT.rfftn: cases_of(("np.abs(np.fft.rfftn(a)) ** 2", {"a": inp((2, 2, 3))}),
+                            ("np.imag(np.fft.rfftn(a, s=(4,), axes=(0,)) * C3[:, None])", {"a": inp((3, 2))})),
+        FFT.irfftn: cases_of(("np.fft.irfftn(np.fft.rfftn(a) * C23)", {"a": inp((2, 4))}),
+                             ("np.fft.irfftn(np.fft.rfftn(a, axes=(0,)) * C3[:, None], axes=(0,), norm='ortho')", {"a": inp((4, 2))})),
+        FFT.fftshift: cases_of(("np.fft.fftshift(x)", {"x": inp((5,))}), ("np.fft.fftshift(x, axes=0)", {"x": inp((3, 2))})),
+        FFT.ifftshift: cases_of(("np.fft.ifftshift(x)", {"x": inp((2, 3))}), ("np.fft.ifftshift(x, axes=(1,))", {"x": inp((3, 4))})),
+        np.imag: cases_of(("np.imag(np.fft.fft(x))", {"x": inp((4,))}), ("np.fft.fft(x).imag * 2.0", {"x": inp((3,))}),
+                          ("np.imag(x)", {"x": inp((3,))}), ("x.imag + x", {"x": inp((2, 3))})),
+        np.angle: cases_of(("np.angle(np.fft.fft(z) * C4)", {"z": inp((4,))}),
+                           ("np.angle(np.fft.fft(z) * C4, deg=True)", {"z": inp((4,))}), ("np.angle(z)", {"z": inp((3,), NONZERO)})),
+        np.block: cases_of(("np.block([[x, y], [y, x]])", {"x": inp((2, 2), param="arrays"), "y": inp((2, 2), param="arrays")}),
+                           ("np.block([x, 2.0, y])", {"x": inp((2,), param="arrays"), "y": inp((3,), param="arrays")}),
+                           ("np.block([[[x]], [[y * 2.0]]])", {"x": inp((2,), param="arrays"), "y": inp((1, 2), param="arrays")}),
+                           ("np.block([[x, y[:, :1]], [np.ones((1, 2)), y[:1, 1:]]])", {"x": inp((2, 2), param="arrays"),
+                                                                                    "y": inp((2, 2), param="arrays")}),
+                           ("np.block(x)", {"x": inp((2, 3), param="arrays")})),
+    }
+    # ufunc.at on a buffer the function allocated (the normalizer's buf = add_at(buf, indices, b))
+    scatter = "buf = a * 1.0\n"
+    specs.update({
+        runtime.add_at: cases_of(("buf", {"a": inp((4,)), "b": inp((4,))}, {"pre": scatter + "np.add.at(buf, IDX, b)"}),
+                                 ("buf", {"b": inp(())}, {"pre": "buf = np.zeros((3, 2))\nnp.add.at(buf, IDX2, b)"}),
+                                 ("buf", {"a": inp((3, 3)), "b": inp((2,))}, {"pre": scatter + "np.add.at(buf, (IDX[:2], IDX[2:]), b)"}),
+                                 ("buf", {"b": inp((4, 2))}, {"pre": "buf = np.zeros((3, 2))\nnp.add.at(buf, IDX, b)"})),
+        runtime.subtract_at: cases_of(("buf", {"a": inp((3,)), "b": inp((4,))}, {"pre": scatter + "np.subtract.at(buf, IDX, b)"}),
+                                      ("buf", {"a": inp((3, 2)), "b": inp((2,))}, {"pre": scatter + "np.subtract.at(buf, IDX, b)"})),
+        runtime.multiply_at: cases_of(("buf", {"a": inp((3,), HALF), "b": inp((4,), HALF)}, {"pre": scatter + "np.multiply.at(buf, IDX, b)"}),
+                                      ("buf", {"a": inp((3, 2), HALF), "b": inp((4, 2), ZEROS)}, {"pre": scatter + "np.multiply.at(buf, IDX, b)"}),
+                                      ("buf", {"a": inp((3,), HALF), "b": inp("py", HALF)}, {"pre": scatter + "np.multiply.at(buf, IDX, b)"})),
+        runtime.maximum_at: cases_of(("buf", {"a": inp((3,), GRID0), "b": inp((4,), GRID1)}, {"pre": scatter + "np.maximum.at(buf, IDX, b)"}),
+                                     ("buf", {"b": inp((4,), DISTINCT)}, {"pre": "buf = np.zeros(3)\nnp.maximum.at(buf, IDX, b)"}),
+                                     ("buf", {"a": inp((3,))}, {"pre": scatter + "np.maximum.at(buf, IDX, 0.0 * a[IDX])"})),
+        runtime.minimum_at: cases_of(("buf", {"a": inp((3,), GRID0), "b": inp((4,), GRID1)}, {"pre": scatter + "np.minimum.at(buf, IDX, b)"}),
+                                     ("buf", {"a": inp((2, 3), GRID1), "b": inp((3,), GRID0)}, {"pre": scatter + "np.minimum.at(buf, 1, b)"})),
     })
     return specs
 
@@ -905,7 +1057,7 @@ ATTRIBUTE_SPECS = {np.shape: cases_of(("np.array(x.shape)", {"x": inp(M)}, {"rea
 
 SPECS = {}
 for _group in (elementwise_specs, reduction_specs, linalg_specs, shape_specs, indexing_specs, sequence_specs, nondiff_specs,
-               special_specs):
+               special_specs, library_specs):
     SPECS.update(_group())
 for _more in (METHOD_SPECS, ATTRIBUTE_SPECS):
     SPECS.update({k: cat(SPECS[k], v) for k, v in _more.items() if k in SPECS})

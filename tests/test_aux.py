@@ -7,7 +7,7 @@ import pytest
 import sourcegrad as sg
 from sourcegrad.errors import NonScalarOutputError, SourcegradError, UnsupportedSyntaxError
 
-from .oracle import assert_close, fd_grad
+from .oracle import assert_close, fd_grad, fd_vjp
 
 SPECIALIZE = [pytest.param(False, id="general"), pytest.param(True, id="specialized")]
 
@@ -223,3 +223,177 @@ def test_runtime_value_not_a_pair(specialize):
 def test_non_scalar_loss_refused():
     with pytest.raises(NonScalarOutputError):
         sg.grad(lambda w: (w * 2.0, w), has_aux=True)(np.ones(3))
+
+
+# ---- the pair returned by a helper: ``return helper(...)`` ---------------------------------------
+
+
+def _pair_helper(w, x):
+    h = np.tanh(x @ w)
+    if np.sum(h) > 0.0:
+        return np.sum(h ** 2), (h, 1)
+    return 3.0 * np.sum(h ** 2), (h, 0)
+
+
+def _pair_in_variable(w, x):
+    h = np.sin(x @ w)
+    pair = (np.sum(h * h), h)
+    return pair
+
+
+def _pair_forwarded(w, x):
+    return _pair_helper(w * 2.0, x)
+
+
+def via_helper(w, x):
+    return _pair_helper(w, x)
+
+
+def via_helper_variable(w, x):
+    return _pair_in_variable(w, x)
+
+
+def via_two_helpers(w, x):
+    return _pair_forwarded(w, x)
+
+
+def via_local_def(w, x):
+    def inner(v):
+        z = np.cos(x @ v)
+        return np.sum(z), z
+
+    return inner(w * 1.5)
+
+
+def helper_pair_variable_in_a_variable(w, x):
+    out = _pair_in_variable(w, x)  # (a helper may return a variable holding a tuple)
+    return out
+
+
+def via_helper_after_branch(w, x):
+    if np.sum(w) > 0.0:
+        return np.sum(w * w), None
+    return _pair_helper(w, x)
+
+
+HELPER_CASES = [via_helper, via_helper_variable, via_two_helpers, via_local_def, via_helper_after_branch,
+                helper_pair_variable_in_a_variable]
+
+
+@pytest.mark.parametrize("specialize", SPECIALIZE)
+@pytest.mark.parametrize("f", HELPER_CASES, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("sign", [1.0, -1.0])  # both branches of _pair_helper and via_helper_after_branch
+def test_pair_returned_by_a_helper(f, specialize, sign):
+    w, x = sign * np.abs(_x(21, (3,))), np.abs(_x(22))
+    want_loss, want_aux = f(w.copy(), x.copy())
+    g, aux = sg.grad(f, has_aux=True, specialize=specialize)(w, x)
+    assert_close(g, fd_grad(_loss_only(f), (w, x), 0))
+    _same(aux, want_aux)
+    (loss, aux2), _ = sg.value_and_grad(f, has_aux=True, specialize=specialize)(w, x)
+    assert_close(loss, want_loss, what="loss")
+    _same(aux2, want_aux)
+
+
+def _three_values(w):
+    return np.sum(w), w, w
+
+
+def _one_value(w):
+    return np.sum(w)
+
+
+def helper_gives_three(w):
+    return _three_values(w)
+
+
+def helper_gives_one(w):
+    return _one_value(w * 2.0)
+
+
+def helper_literal_pair_in_a_variable(w):
+    out = _pair_helper(w, np.ones((2, 3)))  # a helper's tuple literal other than `return helper()`
+    return out
+
+
+
+def test_a_helper_that_does_not_give_a_pair_is_named():
+    with pytest.raises(UnsupportedSyntaxError, match=r"_three_values gives the value of helper_gives_three, which "
+                       r"is differentiated with has_aux=True, so it must return a pair \(loss, aux\), but this "
+                       r"return gives 3 values"):
+        sg.grad(helper_gives_three, has_aux=True)(np.ones(3))
+    with pytest.raises(SourcegradError, match=r"_one_value gives the value of helper_gives_one, which is "
+                       r"differentiated with has_aux=True, so it must return a pair \(loss, aux\), but it returned a"):
+        sg.grad(helper_gives_one, has_aux=True)(np.ones(3))
+    with pytest.raises(UnsupportedSyntaxError, match="returning a tuple is not supported yet"):
+        sg.grad(helper_literal_pair_in_a_variable, has_aux=True)(np.ones(3))
+
+
+def test_a_helper_called_elsewhere_keeps_its_own_returns():
+    # only the call in `return helper(...)` gives the pair; the same helper called for a value
+    # in the same function returns its one value
+    def f(w, x):
+        s = _one_value(w * 3.0)
+        return _pair_helper(w * s, x)
+
+    w, x = 0.1 * np.abs(_x(23, (3,))), np.abs(_x(24))
+    g, aux = sg.grad(f, has_aux=True)(w, x)
+    assert_close(g, fd_grad(_loss_only(f), (w, x), 0))
+    _same(aux, f(w, x)[1])
+
+
+# ---- vjp(f, has_aux=True): (value, pullback, aux), as jax.vjp ------------------------------------
+
+
+def vector_with_aux(w, x):
+    h = np.tanh(x @ w)
+    return h * h, (np.sum(h), h)
+
+
+def vector_mutating(w, x):
+    h = x @ w
+    h[0] = 2.0 * h[0]
+    return np.sin(h), (h, 1)
+
+
+@pytest.mark.parametrize("specialize", SPECIALIZE)
+@pytest.mark.parametrize("f", [vector_with_aux, vector_mutating, simple, early, via_helper, mutating],
+                         ids=lambda f: f.__name__)
+def test_vjp_with_aux(f, specialize):
+    w, x = 0.5 * _x(31, (3,)), _x(32)
+    want_value, want_aux = f(w.copy(), x.copy())
+    value, pullback, aux = sg.vjp(f, has_aux=True, specialize=specialize)(w, x)
+    assert_close(value, want_value, what="value")
+    _same(aux, want_aux)
+    ct = _x(33, np.shape(want_value))
+    g = pullback(ct)
+    assert_close(g, fd_vjp(_loss_only(f), (w, x), 0, ct))
+    _same(aux, want_aux)  # the pullback (restoring what the forward overwrote) leaves aux as it was
+
+
+def test_vjp_with_aux_wrt_tuple():
+    w, b, x = _x(34, (3,)), _x(35, (4,)), _x(36)
+    value, pullback, z = sg.vjp(two_params, wrt=(0, 1), has_aux=True)(w, b, x)
+    _same(z, x @ w + b)
+    gw, gb = pullback(1.0)
+    assert_close(gw, fd_grad(_loss_only(two_params), (w, b, x), 0))
+    assert_close(gb, fd_grad(_loss_only(two_params), (w, b, x), 1))
+
+
+def test_vjp_without_has_aux_is_a_pair():
+    out = sg.vjp(lambda w: np.sin(w))(np.ones(3))
+    assert isinstance(out, tuple) and len(out) == 2
+
+
+def test_aux_holding_an_array_the_backward_restores_is_not_changed():
+    # mutating() writes h[0]; the backward restores it in place: an aux tuple holding h must not see it
+    def f(w, x):
+        h = x @ w
+        h[0] = 2.0 * h[0]
+        return np.sum(h ** 2), (h, [h, 1])
+
+    w, x = _x(37, (3,)), _x(38)
+    want = f(w.copy(), x.copy())[1]
+    _, aux = sg.grad(f, has_aux=True)(w, x)
+    _same(aux, want)
+    (_, aux), _ = sg.value_and_grad(f, has_aux=True)(w, x)
+    _same(aux, want)

@@ -38,6 +38,10 @@ def with_default(w, scale=2.0):
     return np.sum(w * w) * scale
 
 
+def keyword_only(w, *, scale=2.0, shift):
+    return np.sum(w * w) * scale + shift
+
+
 def unsupported(w):
     try:
         return np.sum(w)
@@ -185,6 +189,14 @@ def test_show_runs_as_a_module_from_the_repository_root(model):
     ("{model}:loss", ["--shapes", "3x"], "--shapes item '3x' is not a shape"),
     ("{model}:loss", ["--shapes", "3"], "--shapes gives 1 argument(s); loss takes 2: w, x"),
     ("{model}:with_default", ["--shapes", "3,float,3"], "with_default takes 1 to 2: w, scale"),
+    ("{model}:keyword_only", ["--shapes", "3,float,shift=float"],
+     "--shapes gives 2 argument(s); keyword_only takes 1: w (and by name: scale, shift)"),
+    ("{model}:keyword_only", ["--shapes", "3"], "--shapes gives no shift, a keyword-only parameter of keyword_only "
+                                                "without a default: add shift=SHAPE"),
+    ("{model}:keyword_only", ["--shapes", "3,w=float,shift=float"], "--shapes names 'w', which is not a "
+                                                                     "keyword-only parameter of keyword_only"),
+    ("{model}:keyword_only", ["--shapes", "shift=float,3"], "--shapes item '3' comes after a named one"),
+    ("{model}:keyword_only", ["--shapes", "3,shift=3y"], "--shapes item '3y' is not a shape"),
     ("{model}:Model.loss", ["--wrt", "self"], "Model.loss is a method, and self is the instance"),
 ])
 def test_bad_targets_and_options_print_one_line(model, capsys, target, extra, message):
@@ -247,6 +259,8 @@ def test_shapes_show_the_specialized_code(model, capsys):
     ("with_default", "3,float", (np.ones(3), 2.0)),
     ("with_default", "(),float", (np.ones(()), 2.0)),
     ("Model.loss", "4x2,3x4", (np.ones((4, 2)), np.ones((3, 4)))),
+    ("keyword_only", "3,shift=float", (np.ones(3), {"shift": 1.0})),
+    ("keyword_only", "2x3,scale=(),shift=float", (np.ones((2, 3)), {"scale": np.ones(()), "shift": 1.0})),
 ])
 def test_shapes_build_one_argument_per_item(model, capsys, target, shapes, args):
     rc, out, err = show(capsys, f"{model}:{target}", "--shapes", shapes)
@@ -258,7 +272,33 @@ def test_shapes_build_one_argument_per_item(model, capsys, target, shapes, args)
         obj = sg.value_and_grad(obj.__get__(object()))  # bound: wrt counts after self, as the command does
     else:
         obj = sg.value_and_grad(obj)
-    assert out == sg.source(obj, *args)
+    kwargs = args[-1] if isinstance(args[-1], dict) else {}
+    args = args[:-1] if kwargs else args
+    assert out == sg.source(obj, *args, **kwargs)
+    if kwargs:  # keyword-only parameters are counted apart: the code is the one a call runs
+        made = sg.value_and_grad(getattr(user_module(model), target))
+        made(*args, **kwargs)
+        assert len(made._specialized) == 1 and sg.source(made, *args, **kwargs) == out
+        assert out != sg.source(made)
+
+
+def test_keyword_only_parameters_are_keyword_only_in_the_header(model, capsys):
+    rc, out, err = show(capsys, f"{model}:keyword_only", "--wrt", "scale")
+    assert rc == 0, err
+    assert out.splitlines()[0] == "def keyword_only_value_and_grad(w, *, scale, shift):"
+    f = user_module(model).keyword_only
+    w = np.array([1.0, -2.0, 0.5])
+    for specialize in (True, False):
+        made = sg.value_and_grad(f, wrt=("w", "scale"), specialize=specialize)
+        value, (gw, gscale) = made(w, shift=0.25)
+        np.testing.assert_allclose(value, f(w, shift=0.25))
+        np.testing.assert_allclose(gw, 2.0 * 2.0 * w)
+        np.testing.assert_allclose(gscale, np.sum(w * w))
+        assert isinstance(gscale, float)
+        value, (gw, gscale) = made(w, scale=3.0, shift=0.25)
+        np.testing.assert_allclose(gw, 2.0 * 3.0 * w)
+    with pytest.raises(TypeError, match="shift"):
+        sg.grad(f)(w)  # as calling f(w) would
 
 
 def test_a_function_decorated_with_grad_is_shown_with_its_wrt(tmp_path, capsys):

@@ -1,5 +1,6 @@
 """A value that cannot be differentiated is told the fix for its kind: an int array ``astype``, a
-torch tensor ``.numpy()``, a dataclass ``asdict``, an object the arrays it holds."""
+torch tensor ``.numpy()``, a dataclass with no float field, an unregistered object
+``register_structure``."""
 
 import dataclasses
 import types
@@ -43,8 +44,8 @@ CASES = [
     ("int_array_in_a_list", [np.ones(2), np.arange(2)], ("x[1] is an array of dtype int64", "x[1].astype(float)")),
     ("empty", [], ("an empty list", "nothing in it to differentiate")),
     ("torch_tensor", _torch_like("float32"), ("a torch.Tensor of dtype torch.float32", "x.detach().cpu().numpy()")),
-    ("dataclass", Params(np.ones(2)), ("a Params dataclass", "dataclasses.asdict(x)")),
-    ("object", Model(), ("a Model object", "pass the arrays it holds as arguments")),
+    ("dataclass_without_floats", Params(np.arange(2)), ("a Params dataclass", "none of its fields holds float values")),
+    ("object", Model(), ("a Model object", "register_structure(Model", "pass the arrays it holds as arguments")),
     ("none", None, ("a NoneType", "leave x out of wrt")),
     ("none_in_a_tuple", (np.ones(2), None), ("x[1] is a NoneType", "outside x")),
 ]

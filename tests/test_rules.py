@@ -61,6 +61,7 @@ GRID0, GRID1 = Dom(-1.6, 1.6, "grid0"), Dom(-1.6, 1.4, "grid1")
 NONINT = Dom(-3, 3, "quarter")
 SEEDS = st.integers(0, 2**32 - 1)
 SHAPES = hnp.array_shapes(min_dims=0, max_dims=3, min_side=1, max_side=3)
+NOT_ONE_ENTRY = SHAPES.filter(lambda s: s == () or math.prod(s) > 1)
 
 
 def values(draw, shape, dtype, dom=ANY, scalars=True):
@@ -310,7 +311,8 @@ ELEMENTWISE_UNARY = [
     Row(f_arctanh, unary(UNIT)), Row(f_deg2rad, unary()), Row(f_radians, unary()), Row(f_rad2deg, unary()),
     Row(f_degrees, unary()), Row(f_sinc, unary()), Row(f_real, unary()), Row(f_asarray, unary()),
     Row(f_asanyarray, unary()), Row(f_array, unary()), Row(f_ascontiguousarray, unary()),
-    Row(f_float64, unary()), Row(f_float32, unary(), h=1e-3), Row(f_float_builtin, unary(shapes=st.just(()))),
+    # np.float64 of a one-entry array of rank > 0 converts it to a scalar: deprecated since numpy 1.25
+    Row(f_float64, unary(shapes=NOT_ONE_ENTRY)), Row(f_float32, unary(shapes=NOT_ONE_ENTRY), h=1e-3), Row(f_float_builtin, unary(shapes=st.just(()))),
     Row(f_conjugate, unary()), Row(f_nan_to_num, unary()), Row(f_pow_const, unary()), Row(f_pow_half, unary(POS)), Row(f_rpow_const, unary()),
 ]
 
@@ -492,6 +494,8 @@ def f_corrcoef_y(x, y, w): return np.sum(np.corrcoef(x, y) * w)
 def f_polyval(p, x, w): return np.sum(np.polyval(p, x) * w)
 def f_diff_prepend(x, p, w): return np.sum(np.diff(x, prepend=p) * w)
 def f_diff_ends(x, p, q, w): return np.sum(np.diff(x, 2, axis=0, prepend=p, append=q) * w)
+def f_gradient(x, w): return np.sum(np.gradient(x, axis=-1) * w)
+def f_gradient_edges(x, w): return np.sum(np.gradient(x, 0.5, axis=0, edge_order=2) * w)
 
 
 def quantile_args(scale):
@@ -542,6 +546,8 @@ REDUCTIONS = [
     Row(f_polyval, one_of(shaped((3,), ()), shaped((4,), (3,)), shaped((1,), (2, 2)), shaped((3, 2), (2,))), (0, 1)),
     Row(f_diff_prepend, one_of(shaped((3,), ()), shaped((2, 3), (2, 1)), shaped((2, 3), (2, 2))), (0, 1)),
     Row(f_diff_ends, one_of(shaped((3, 2), (1, 2), ()), shaped((2,), (), (2,))), (0, 1, 2)),
+    Row(f_gradient, unary(shapes=st.sampled_from([(2,), (5,), (3, 4)]), scalars=False)),
+    Row(f_gradient_edges, unary(shapes=st.sampled_from([(3,), (4, 2), (6, 1)]), scalars=False)),
 ]
 
 
@@ -1183,7 +1189,101 @@ SPECIAL = [
 
 
 # ==== the tests ====================================================================================
-ROWS = ELEMENTWISE_UNARY + BINARY + MATH + REDUCTIONS + LINALG + SHAPE + SELECTION + INDEXING + METHODS + NONDIFF + MADE + SPECIAL
+# ---- masked reductions, ufunc methods, np.fft, np.block, ufunc.at ----------------------------------
+MASK3 = np.array([True, False, True])
+IDX4 = np.array([2, 0, 2, 1])
+C3 = np.array([1.0 + 0.5j, -0.5 + 1.0j, 0.75 - 0.25j])
+C23 = np.array([[1.0 + 0.5j, -0.5 + 1.0j, 0.75 - 0.25j], [0.5 - 1.0j, 1.0 + 0.25j, -0.75 + 0.5j]])
+
+
+def f_sum_where(a, i, w): return np.sum(np.sum(a, axis=-1, where=MASK3, initial=i) * w)
+def f_mean_where(a, w): return np.sum(np.mean(a, axis=-1, where=MASK3) * w)
+def f_max_where(a, i, w): return np.sum(np.max(a, axis=-1, where=MASK3, initial=i) * w)
+def f_max_initial_wins(a, i, w): return np.sum(np.max(a, axis=0, initial=i) * w)
+def f_add_reduce(a, w): return np.sum(np.add.reduce(a) * w)
+def f_multiply_reduce(a, w): return np.sum(np.multiply.reduce(a, axis=-1) * w)
+def f_maximum_reduce(a, w): return np.sum(np.maximum.reduce(a) * w)
+def f_minimum_reduce(a, w): return np.sum(np.minimum.reduce(a, axis=-1, keepdims=True) * w)
+def f_fmax_reduce(a, w): return np.sum(np.fmax.reduce(a, axis=None) * w)
+def f_fmin_reduce(a, w): return np.sum(np.fmin.reduce(a) * w)
+def f_logaddexp_reduce(a, w): return np.sum(np.logaddexp.reduce(a, axis=-1) * w)
+def f_fft(a, w): return np.sum(np.abs(np.fft.fft(a)) ** 2 * w)
+def f_ifft(a, w): return np.sum(np.real(np.fft.ifft(a, n=4, norm="ortho") * C3[0]) * w)
+def f_fft2(a, w): return np.sum(np.imag(np.fft.fft2(a) * C23) * w)
+def f_ifft2(a, w): return np.sum(np.abs(np.fft.ifft2(a, s=(3, 3))) * w)
+def f_fftn(a, w): return np.sum(np.real(np.fft.fftn(a, axes=(0,), norm="forward") * C3[1]) * w)
+def f_ifftn(a, w): return np.sum(np.real(np.fft.ifftn(np.fft.fftn(a) * C23)) * w)
+def f_rfft(a, w): return np.sum(np.abs(np.fft.rfft(a, axis=0)) ** 2 * w)
+def f_irfft(a, w): return np.sum(np.fft.irfft(np.fft.rfft(a) * C3[:2], n=4) * w)
+def f_rfft2(a, w): return np.sum(np.imag(np.fft.rfft2(a) * C3[:2]) * w)
+def f_irfft2(a, w): return np.sum(np.fft.irfft2(np.fft.rfft2(a) * C23[:, :2], s=(2, 3)) * w)
+def f_rfftn(a, w): return np.sum(np.real(np.fft.rfftn(a, s=(3,), axes=(1,)) * C3[:2]) * w)
+def f_irfftn(a, w): return np.sum(np.fft.irfftn(np.fft.rfftn(a) * C23[:, :2], norm="ortho") * w)
+def f_fftshift(x, w): return np.sum(np.fft.fftshift(x, axes=-1) * w)
+def f_ifftshift(x, w): return np.sum(np.fft.ifftshift(x) * w)
+def f_imag(x, w): return np.sum(np.imag(np.fft.fft(x) * C3[2]) * w)
+def f_angle(x, w): return np.sum(np.angle(np.fft.fft(x) * C3[0], deg=True) * w)
+def f_block(x, y, w): return np.sum(np.block([[x, y], [2.0 * y, x]]) * w)
+
+
+def f_add_at(b, w):
+    buf = np.zeros(3)
+    np.add.at(buf, IDX4, b)
+    return np.sum(buf * w)
+
+
+def f_subtract_at(a, b, w):
+    buf = a * 1.0
+    np.subtract.at(buf, IDX4, b)
+    return np.sum(buf * w)
+
+
+def f_multiply_at(a, b, w):
+    buf = a * 1.0
+    np.multiply.at(buf, IDX4, b)
+    return np.sum(buf * w)
+
+
+def f_maximum_at(a, b, w):
+    buf = a * 1.0
+    np.maximum.at(buf, IDX4, b)
+    return np.sum(buf * w)
+
+
+def f_minimum_at(a, b, w):
+    buf = a * 1.0
+    np.minimum.at(buf, IDX4, b)
+    return np.sum(buf * w)
+
+
+def _with_initial(dom, idom):
+    def gen(draw, dtype):
+        return (values(draw, (2, 3), dtype, dom, scalars=False), float(values(draw, (), np.float64, idom, scalars=False)))
+    return gen
+
+
+F64 = (np.float64,)  # a float32 buffer or initial= would round the finite differences of a float64 operand
+LIBRARY = [
+    Row(f_sum_where, _with_initial(ANY, ANY), (0, 1), F64), Row(f_mean_where, shaped((2, 3))),
+    Row(f_max_where, _with_initial(DISTINCT, Dom(-3.0, -2.5)), (0, 1), F64),
+    Row(f_max_initial_wins, _with_initial(DISTINCT, Dom(2.5, 3.0)), (0, 1), F64),
+    Row(f_add_reduce, unary(shapes=min_dims(1))), Row(f_multiply_reduce, unary(Dom(0.5, 1.5, "signed"), shapes=min_dims(1))),
+    Row(f_maximum_reduce, unary(DISTINCT, shapes=min_dims(1))), Row(f_minimum_reduce, unary(DISTINCT, shapes=min_dims(1))),
+    Row(f_fmax_reduce, unary(DISTINCT, shapes=min_dims(1))), Row(f_fmin_reduce, unary(DISTINCT, shapes=min_dims(1))),
+    Row(f_logaddexp_reduce, unary(shapes=min_dims(1))),
+    Row(f_fft, unary(shapes=min_dims(1))), Row(f_ifft, shaped((3,))), Row(f_fft2, shaped((2, 3))), Row(f_ifft2, shaped((2, 4))),
+    Row(f_fftn, shaped((3, 2))), Row(f_ifftn, shaped((2, 3))), Row(f_rfft, unary(shapes=min_dims(1))), Row(f_irfft, shaped((3,))),
+    Row(f_rfft2, shaped((2, 3))), Row(f_irfft2, shaped((2, 3))), Row(f_rfftn, shaped((2, 4))), Row(f_irfftn, shaped((2, 3))),
+    Row(f_fftshift, unary(shapes=min_dims(1))), Row(f_ifftshift, unary(shapes=min_dims(1))),
+    Row(f_imag, shaped((3,))), Row(f_angle, shaped((4,))), Row(f_block, shaped((2, 2), (2, 2)), (0, 1)),
+    Row(f_add_at, shaped((4,))), Row(f_subtract_at, shaped((3,), (4,)), (0, 1), F64),
+    Row(f_multiply_at, shaped((3,), (4,), dom=Dom(0.5, 1.5, "signed")), (0, 1), F64),
+    Row(f_maximum_at, shaped((3,), (4,), dom=DISTINCT), (0, 1), F64),
+    Row(f_minimum_at, shaped((3,), (4,), dom=DISTINCT), (0, 1), F64),
+]
+
+
+ROWS = ELEMENTWISE_UNARY + BINARY + MATH + REDUCTIONS + LINALG + SHAPE + SELECTION + INDEXING + METHODS + NONDIFF + MADE + SPECIAL + LIBRARY
 
 
 @pytest.mark.parametrize("row", [pytest.param(r, id=r.id, marks=r.marks) for r in ROWS])
@@ -1293,9 +1393,15 @@ _OPERATORS = {
 
 
 def _primitives_used(fn):
-    """The rule keys a case function's source calls: names, ``np.x.y`` chains, operators, methods."""
+    """The rule keys a case function's source calls: names, ``np.x.y`` chains, operators, methods,
+    the variant a call's keywords choose (``np.sum(x, where=m)``) and ``ufunc.at``'s primitive."""
     out = set()
     for node in ast.walk(ast.parse(inspect.getsource(fn))):
+        if isinstance(node, ast.Call):
+            callee = _callee(node.func, fn)
+            out.add(R.variant(callee, tuple((k.arg, None) for k in node.keywords if k.arg)))
+            if getattr(callee, "__name__", None) == "at" and isinstance(getattr(callee, "__self__", None), np.ufunc):
+                out.add(R.UFUNC_AT.get(callee.__self__))
         if isinstance(node, (ast.BinOp, ast.UnaryOp)) and type(node.op) in _OPERATORS:
             out.add(_OPERATORS[type(node.op)])
         elif isinstance(node, ast.Subscript):
@@ -1316,6 +1422,22 @@ def _primitives_used(fn):
                     value = getattr(value, attr, None)
                 out.add(value)
     return out
+
+
+def _callee(func, fn):
+    """What a call's ``func`` (``np.add.at``, ``x.max``) names, or None."""
+    chain = []
+    while isinstance(func, ast.Attribute):
+        chain.insert(0, func.attr)
+        func = func.value
+    if not isinstance(func, ast.Name):
+        return None
+    if func.id not in fn.__globals__:
+        return R.METHODS.get(chain[0]) if len(chain) == 1 else None  # a method of a local array
+    value = fn.__globals__[func.id]
+    for attr in chain:
+        value = getattr(value, attr, None)
+    return value
 
 
 def test_every_rule_has_a_row():

@@ -1,6 +1,8 @@
 """``sourcegrad.testing``: ``check_grad`` on every kind of argument ``grad`` accepts, finite
 differences of structured arguments, and the hypothesis settings for gradient tests."""
 
+import dataclasses
+
 import hypothesis
 import numpy as np
 import pytest
@@ -100,6 +102,43 @@ def test_a_gradient_of_another_structure_is_a_mismatch(a, g, message):
     with pytest.raises(GradientMismatch) as info:
         _check_structure("p", a, g)
     assert message in str(info.value)
+
+
+@dataclasses.dataclass
+class Layer:
+    w: np.ndarray
+    b: float
+    width: int = 2  # a static field: carried over, not checked
+
+
+def layer_loss(p, x):
+    return np.sum(np.tanh(x * p.w + p.b)) * p.width
+
+
+def test_check_grad_of_a_dataclass_argument():
+    g = sg.check_grad(layer_loss, Layer(np.array([0.5, -1.0]), 0.3), np.array([1.0, 2.0]))
+    assert isinstance(g, Layer) and g.width == 2 and isinstance(g.b, float)
+
+
+def test_check_grad_names_the_wrong_field_of_a_dataclass(monkeypatch):
+    real = sg.grad
+
+    def off_by_one(f, wrt=0):
+        df = real(f, wrt=wrt)
+
+        class Off:
+            names, positions = df.names, df.positions
+
+            def __call__(self, *args):
+                g = df(*args)
+                return dataclasses.replace(g, b=g.b + 1.0)
+
+        return Off()
+
+    monkeypatch.setattr(sg, "grad", off_by_one)
+    monkeypatch.setattr("sourcegrad.api.grad", off_by_one, raising=False)
+    with pytest.raises(GradientMismatch, match=r"p\['b'\]"):
+        sg.testing.check_grad(layer_loss, Layer(np.array([0.5, -1.0]), 0.3), np.array([1.0, 2.0]))
 
 
 # ---- hypothesis settings --------------------------------------------------------------------------

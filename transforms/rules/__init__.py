@@ -3,7 +3,10 @@
 Rules are data. ``RULES`` maps a primitive (``np.tanh``, ``operator.mul``, ``math.sin``) to its
 ``Template``; ``NONDIFF`` lists primitives whose results carry no gradient (comparisons, ``sign``,
 ``argmax``, ``zeros_like``); ``METHODS`` maps ndarray method and attribute names to the primitive
-they stand for. The helpers below cover the common shapes of rule so most need no body:
+they stand for; ``VARIANTS`` the primitive a call's keywords choose (``np.sum(x, where=m)`` is a
+masked sum with its own rule); ``UFUNC_AT`` the primitive ``np.add.at(buf, idx, v)`` stands for;
+``GENERATOR_METHODS`` the draws of a local ``np.random.Generator``. The helpers below cover the
+common shapes of rule so most need no body:
 
 - ``unary(fns, "expr")``          ``d[x] += expr``   (``y`` result, ``x`` input, ``d[y]`` adjoint)
 - ``binary(fns, "dx", "dy")``     broadcasting two-argument rules
@@ -36,7 +39,13 @@ RULES = {}
 NONDIFF = {}  # primitive -> why no gradient flows through any of its arguments
 METHODS = {}  # ndarray method name -> primitive key
 ATTRIBUTES = {}  # ndarray attribute name -> primitive key (``T``) or None (non-differentiable)
+GENERATOR_METHODS = {}  # np.random.Generator method name -> the method (``rng.normal(size=3)``)
+UFUNC_AT = {}  # ufunc -> the primitive ``ufunc.at(buf, indices, values)`` on a local buffer stands for
+CONSTANT_OBJECTS = set()  # functions whose result's attributes are constants (``np.finfo(x.dtype).eps``)
 SIGNATURES = {}  # primitive -> inspect.Signature used to bind its call arguments
+# primitive -> ((keywords, variant), ...): a call passing any of those keywords is the variant's
+# call (``np.sum(x, where=m)`` is a masked sum, with its own rule; the plain rule stays lean)
+VARIANTS = {}
 
 # Parameters that carry no gradient wherever a rule has them, and why. A rule declares any other
 # parameter it does not differentiate in its own ``nondiff=``. None: the parameter has no adjoint
@@ -175,6 +184,28 @@ def lookup(key):
     return RULES.get(key)
 
 
+def variant(fn, kwargs):
+    """The primitive a call of ``fn`` with keyword arguments ``kwargs`` (pairs) stands for."""
+    try:
+        options = VARIANTS.get(fn, ())
+    except TypeError:  # an unhashable callee
+        return fn
+    names = {k for k, _ in kwargs}
+    for keywords, v in options:
+        if names & keywords:
+            return v
+    return fn
+
+
+def add_variant(fns, keywords, v):
+    """Calls of ``fns`` that pass any of ``keywords`` are calls of ``v`` (a function with the same
+    signature, which has its own rule)."""
+    for fn in _as_list(fns):
+        if fn is not None:
+            VARIANTS.setdefault(fn, ())
+            VARIANTS[fn] += ((frozenset(keywords), v),)
+
+
 def nondiff_reason(template, param):
     """Why ``param`` of ``template`` carries no gradient, or None when it has no declared reason."""
     return dict(template.nondiff).get(param)
@@ -187,7 +218,7 @@ def is_nondiff(key):
         return False
 
 
-from . import elementwise, reductions, linalg, shape, indexing, sequences  # noqa: E402,F401  (registers)
+from . import elementwise, reductions, linalg, shape, indexing, sequences, fft  # noqa: E402,F401  (registers)
 
 try:
     from . import special  # noqa: E402,F401  (registers scipy.special's rules where scipy imports)

@@ -36,7 +36,8 @@ unary(np.reciprocal, "-d[y] * y * y")
 unary(np.sqrt, "d[y] / (2.0 * y)")
 unary(math.sqrt, "d[y] / np.float64(2.0 * y)")  # inf at 0, as np.sqrt (a Python float would raise)
 unary(np.cbrt, "d[y] / (3.0 * y * y)")
-unary([np.absolute, builtins.abs, np.fabs, math.fabs], "d[y] * np.sign(x)")
+unary([np.absolute, builtins.abs], "abs_adjoint(d[y], x)")  # complex x too
+unary([np.fabs, math.fabs], "d[y] * np.sign(x)")
 binary([np.remainder, operator.mod], "d[z]", "-d[z] * np.floor(x / y)")
 binary([np.fmod, math.fmod], "d[z]", "-d[z] * np.trunc(x / y)")
 
@@ -89,7 +90,11 @@ binary([np.minimum, np.fmin, builtins.min], "d[z] * extremum_share(x < y, x == y
 # ---- conversions that keep the value ----------------------------------------------------------
 unary([float, np.asarray, np.asanyarray, np.array, np.float64, np.float32], "d[y]")
 unary(np.ascontiguousarray, "np.reshape(d[y], np.shape(x))")  # makes a 0-d input 1-d
-unary([np.real, np.conjugate], "d[y]")  # real arrays: these are the identity
+# complex values (JAX's convention for their adjoints: runtime/adjoints.py); real arrays: the identity
+unary(np.real, "real_part(d[y])")
+unary(np.imag, "imag_adjoint(d[y], x)")
+unary(np.conjugate, "conj_adjoint(d[y], x)")
+rule(np.angle, "y, z, deg=False", "d[z] += angle_adjoint(d[y], z, deg)", nondiff={"deg": "a boolean flag"})
 unary(np.nan_to_num, "d[y] * np.isfinite(x)")
 
 # ---- no gradient ------------------------------------------------------------------------------

@@ -4,9 +4,9 @@ import operator
 
 import numpy as np
 
-from sourcegrad.runtime import index_join
+from sourcegrad.runtime import add_at, index_join, maximum_at, minimum_at, multiply_at, subtract_at
 
-from . import ATTRIBUTES, METHODS, nondiff, nondiff_params, rule
+from . import ATTRIBUTES, CONSTANT_OBJECTS, GENERATOR_METHODS, METHODS, UFUNC_AT, nondiff, nondiff_params, rule
 
 # ---- indexing -----------------------------------------------------------------------------------
 rule(operator.getitem, "y, x, index", "d[x] += unindex(d[y], x, index)")
@@ -18,10 +18,15 @@ rule(np.where, "z, condition, x, y", """
 d[x] += unbroadcast(np.where(condition, d[z], 0.0), x)
 d[y] += unbroadcast(np.where(condition, 0.0, d[z]), y)
 """)
-rule(np.clip, "y, a, a_min=None, a_max=None", """
-d[a] += unbroadcast(d[y] * clip_mask(a, a_min, a_max), a)
-d[a_min] += unbroadcast(d[y] * clip_lo_mask(a, a_min, a_max), a_min)
-d[a_max] += unbroadcast(d[y] * clip_hi_mask(a, a_min, a_max), a_max)
+# numpy 2.1+ also spells the bounds min= and max=
+rule(np.clip, "y, a, a_min=None, a_max=None, min=None, max=None", """
+lo = either(a_min, min)
+hi = either(a_max, max)
+d[a] += unbroadcast(d[y] * clip_mask(a, lo, hi), a)
+d[a_min] += unbroadcast(d[y] * clip_lo_mask(a, lo, hi), a_min)
+d[a_max] += unbroadcast(d[y] * clip_hi_mask(a, lo, hi), a_max)
+d[min] += unbroadcast(d[y] * clip_lo_mask(a, lo, hi), min)
+d[max] += unbroadcast(d[y] * clip_hi_mask(a, lo, hi), max)
 """)
 rule(np.sort, "y, a, axis=-1", "d[a] += unsort(d[y], a, axis)")
 rule(np.interp, "y, x, xp, fp, left=None, right=None, period=None", """
@@ -46,6 +51,20 @@ def _item(x):  # stands for the method ``x.item()``
 
 
 rule(_item, "y, x", "d[x] += np.reshape(as_array_like(d[y], x), np.shape(x))")
+
+# ---- ufunc.at on a local buffer: np.add.at(buf, idx, v) is buf = add_at(buf, idx, v) --------------
+UFUNC_AT.update({np.add: add_at, np.subtract: subtract_at, np.multiply: multiply_at, np.maximum: maximum_at,
+                 np.minimum: minimum_at})
+rule(add_at, "y, a, indices, b", "d[a] += d[y]\nd[b] += gathered(d[y], indices, b)")
+rule(subtract_at, "y, a, indices, b", "d[a] += d[y]\nd[b] += -gathered(d[y], indices, b)")
+rule(multiply_at, "y, a, indices, b", """
+d[a] += multiply_at_adjoint(d[y], a, y, indices, b, 0)
+d[b] += multiply_at_adjoint(d[y], a, y, indices, b, 1)
+""")
+rule([maximum_at, minimum_at], "y, a, indices, b", """
+d[a] += extremum_at_adjoint(d[y], a, y, indices, b, 0)
+d[b] += extremum_at_adjoint(d[y], a, y, indices, b, 1)
+""")  # ties share evenly, as np.maximum's
 
 # ---- made from values: the values carry a gradient, shapes and counts do not --------------------
 rule(np.full, "y, shape, fill_value, dtype=None, order='C'", "d[fill_value] += fill_adjoint(d[y], fill_value)")
@@ -101,6 +120,19 @@ for _draw in (np.random.normal, np.random.uniform, np.random.standard_normal, np
     nondiff_params(_draw, {"size": "a shape", "replace": "a boolean flag"})
 nondiff_params(np.random.randint, {"size": "a shape", "low": "integer bounds", "high": "integer bounds"})
 nondiff_params(np.random.default_rng, {"seed": "a seed"})
+CONSTANT_OBJECTS.update({np.finfo, np.iinfo})
+# a local ``rng = np.random.default_rng(0)``: its draws as np.random's (a method's ``self`` is the
+# generator, never an array)
+_GENERATOR = np.random.Generator
+GENERATOR_METHODS.update({n: getattr(_GENERATOR, n) for n in (
+    "normal", "standard_normal", "uniform", "random", "integers", "exponential", "choice", "permutation")})
+for _draw in (_GENERATOR.normal, _GENERATOR.uniform, _GENERATOR.exponential, _GENERATOR.choice, _GENERATOR.permutation):
+    nondiff_params(_draw, {"self": "the generator", "size": "a shape", "replace": "a boolean flag", "axis": "an axis",
+                           "shuffle": "a boolean flag"})
+for _draw in (_GENERATOR.standard_normal, _GENERATOR.random):
+    nondiff_params(_draw, {"self": "the generator", "size": "a shape", "dtype": "a dtype"})
+nondiff_params(_GENERATOR.integers, {"self": "the generator", "size": "a shape", "low": "integer bounds",
+                                     "high": "integer bounds", "dtype": "a dtype", "endpoint": "a boolean flag"})
 
 # ---- ndarray methods and attributes, by name, and the primitive each one stands for -----------
 METHODS.update({
@@ -113,6 +145,6 @@ METHODS.update({
     "any": np.any, "all": np.all, "nonzero": np.nonzero, "cumprod": np.cumprod, "conj": np.conjugate,
     "conjugate": np.conjugate,
 })
-ATTRIBUTES.update({"T": np.transpose, "shape": None, "ndim": None, "size": None, "dtype": None, "real": np.real})
+ATTRIBUTES.update({"T": np.transpose, "shape": None, "ndim": None, "size": None, "dtype": None, "real": np.real, "imag": np.imag})
 if hasattr(np, "matrix_transpose"):
     ATTRIBUTES["mT"] = np.matrix_transpose

@@ -37,13 +37,17 @@ d[x2] += unbroadcast(np.einsum("...n,...m->...nm", x1, d[z]), x2)
 """)
 rule([np.tensordot, getattr(LA, "tensordot", None)], "z, a, b, axes=2",
      "d[a] += tensordot_adjoint(d[z], a, b, axes, 0)\nd[b] += tensordot_adjoint(d[z], a, b, axes, 1)")
-rule(np.einsum, "z, subscripts, a, b=None, c=None", """
-d[a] += einsum_adjoint(d[z], subscripts, operands_of(a, b, c), 0)
-d[b] += einsum_adjoint(d[z], subscripts, operands_of(a, b, c), 1)
-d[c] += einsum_adjoint(d[z], subscripts, operands_of(a, b, c), 2)
-""", nondiff={"subscripts": None})  # the interleaved form (operands and index lists) is refused
+_EINSUM = "abcefhpq"  # up to eight operands (``d`` would read as the adjoint)
+rule(np.einsum, "z, subscripts, " + ", ".join(_EINSUM[:1]) + "".join(f", {o}=None" for o in _EINSUM[1:]) + ", optimize=False",
+     "\n".join(f"d[{o}] += einsum_adjoint(d[z], subscripts, operands_of({', '.join(_EINSUM)}), {i}, optimize)"
+               for i, o in enumerate(_EINSUM)),
+     nondiff={"subscripts": None,  # the interleaved form (operands and index lists) is refused
+              "optimize": "a contraction order (the value does not depend on it)"})
 rule(np.kron, "z, a, b", "d[a] += kron_adjoint(d[z], a, b, 0)\nd[b] += kron_adjoint(d[z], a, b, 1)")
-rule(np.cross, "z, a, b", "d[a] += unbroadcast(np.cross(b, d[z]), a)\nd[b] += unbroadcast(np.cross(d[z], a), b)")
+rule(np.cross, "z, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None",
+     "d[a] += cross_adjoint(d[z], a, b, axisa, axisb, axisc, axis, 0)\n"
+     "d[b] += cross_adjoint(d[z], a, b, axisa, axisb, axisc, axis, 1)",
+     nondiff={"axisa": "an axis", "axisb": "an axis", "axisc": "an axis"})
 rule(getattr(LA, "cross", None), "z, a, b, axis=-1",
      "d[a] += unbroadcast(np.cross(b, d[z], axis=axis), a)\nd[b] += unbroadcast(np.cross(d[z], a, axis=axis), b)")
 

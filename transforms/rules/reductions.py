@@ -2,16 +2,18 @@
 
 import builtins
 
+import inspect
+
 import numpy as np
 
-from . import rule
+from . import add_variant, rule
 
 # ---- sums, means, products ----------------------------------------------------------------------
 rule(np.sum, "y, a, axis=None, dtype=None, keepdims=False", "d[a] += unreduce(d[y], a, axis, keepdims)")
 rule(np.nansum, "y, a, axis=None, dtype=None, keepdims=False",
      "d[a] += unreduce(d[y], a, axis, keepdims) * ~np.isnan(a)")
 rule(np.mean, "y, a, axis=None, dtype=None, keepdims=False",
-     "d[a] += unreduce(d[y], a, axis, keepdims) * (np.size(y) / np.size(a))")
+     "d[a] += unreduce(d[y], a, axis, keepdims, mean=True)")  # (counts from a's shape: no np.size of a lazy y)
 rule(np.nanmean, "y, a, axis=None, dtype=None, keepdims=False",
      "d[a] += unreduce(d[y], a, axis, keepdims) * share(~np.isnan(a), axis, a)")
 rule(np.average, "y, a, axis=None, weights=None, keepdims=False", """
@@ -25,6 +27,51 @@ rule(builtins.sum, "y, iterable, start=0", "d[iterable] += fanout(d[y], iterable
 # ---- extrema: ties share the gradient evenly ----------------------------------------------------
 rule([np.max, np.amax, np.min, np.amin, np.nanmax, np.nanmin], "y, a, axis=None, keepdims=False",
      "d[a] += unreduce(d[y], a, axis, keepdims) * reduce_max_mask(a, y, axis, keepdims)")
+
+# ---- where= and initial=: masked reductions, each a variant of the plain one (its rule stays lean)
+def sum_where(a, axis=None, dtype=None, out=None, keepdims=False, initial=0, where=True):
+    """``np.sum`` given ``where=`` or ``initial=``."""
+    return np.sum(a, axis, dtype, out, keepdims, initial, where)
+
+
+def mean_where(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+    """``np.mean`` given ``where=``."""
+    return np.mean(a, axis, dtype, out, keepdims, where=where)
+
+
+def max_where(a, axis=None, out=None, keepdims=False, initial=None, where=True):
+    """``np.max`` (``np.min``) given ``initial=`` or ``where=``."""
+    return np.max(a, axis, out, keepdims, initial, where)
+
+
+_MASK = {"where": "a boolean mask"}
+add_variant(np.sum, ("where", "initial"), sum_where)
+rule(sum_where, "y, a, axis=None, dtype=None, keepdims=False, initial=0, where=True", """
+d[a] += masked_unreduce(d[y], a, axis, keepdims, where)
+d[initial] += unbroadcast(d[y], initial)
+""", nondiff=_MASK)
+add_variant(np.mean, ("where",), mean_where)
+rule(mean_where, "y, a, axis=None, dtype=None, keepdims=False, where=True",
+     "d[a] += unreduce(d[y], a, axis, keepdims) * masked_mean_slope(a, axis, where)", nondiff=_MASK)
+add_variant([np.max, np.amax, np.min, np.amin], ("where", "initial"), max_where)
+rule(max_where, "y, a, axis=None, keepdims=False, initial=None, where=True", """
+d[a] += unreduce(d[y], a, axis, keepdims) * masked_extremum_share(a, y, axis, keepdims, initial, where)
+d[initial] += unbroadcast(d[y] * masked_extremum_share(a, y, axis, keepdims, initial, where, 1), initial)
+""", nondiff=_MASK)  # ties (initial among them) share evenly
+
+# ---- ufunc.reduce: the reductions numpy spells as methods of a ufunc (axis 0 by default)
+_UFUNC_REDUCE = "y, array, axis=0, dtype=None, out=None, keepdims=False"
+_OUT = {"out": "an output buffer (only None)"}
+rule(np.add.reduce, _UFUNC_REDUCE, "d[array] += unreduce(d[y], array, axis, keepdims)", only={"out": (None,)}, nondiff=_OUT)
+rule(np.multiply.reduce, _UFUNC_REDUCE, "d[array] += unreduce(d[y], array, axis, keepdims) * prod_of_others(array, axis)",
+     only={"out": (None,)}, nondiff=_OUT)
+rule([np.maximum.reduce, np.minimum.reduce, np.fmax.reduce, np.fmin.reduce], _UFUNC_REDUCE,
+     "d[array] += unreduce(d[y], array, axis, keepdims) * reduce_max_mask(array, y, axis, keepdims)",
+     only={"out": (None,)}, nondiff=_OUT)
+rule(np.logaddexp.reduce, _UFUNC_REDUCE,
+     "d[array] += unreduce(d[y], array, axis, keepdims) * logaddexp_reduce_share(array, y, axis, keepdims)",
+     only={"out": (None,)}, nondiff=_OUT)
+
 rule(np.ptp, "y, a, axis=None, keepdims=False", "d[a] += ptp_adjoint(d[y], a, axis, keepdims)")
 
 # ---- spread -----------------------------------------------------------------------------------
@@ -62,6 +109,12 @@ d[a] += diff_adjoint(d[y], a, n, axis, prepend, append, 0)
 d[prepend] += diff_adjoint(d[y], a, n, axis, prepend, append, 1)
 d[append] += diff_adjoint(d[y], a, n, axis, prepend, append, 2)
 """)  # prepend/append: 0-d fills a slab one entry thick (numpy's broadcast); its adjoint sums it
+# np.gradient(f, *varargs, axis, edge_order) along one axis, with one step or coordinate array
+rule(np.gradient, "y, f, spacing=1.0, axis=None, edge_order=1", """
+d[f] += gradient_adjoint(d[y], f, spacing, axis, edge_order)
+d[spacing] += gradient_spacing_adjoint(d[y], y, spacing)
+""", signature=inspect.signature(lambda f, spacing=1.0, *, axis=None, edge_order=1: None),
+     nondiff={"edge_order": "an integer order"})
 rule(getattr(np, "trapezoid", None) or np.trapz, "z, y, x=None, dx=1.0, axis=-1", """
 d[y] += trapezoid_adjoint(d[z], y, x, dx, axis)
 d[x] += trapezoid_x_adjoint(d[z], y, x, axis)

@@ -42,6 +42,7 @@ rule(np.vstack, "y, tup", "d[tup] += unvstack(d[y], tup)")
 rule(getattr(np, "row_stack", None), "y, tup", "d[tup] += unvstack(d[y], tup)")
 rule(np.dstack, "y, tup", "d[tup] += undstack(d[y], tup)")
 rule(np.column_stack, "y, tup", "d[tup] += uncolumn_stack(d[y], tup)")
+rule(np.block, "y, arrays", "d[arrays] += unblock(d[y], arrays)")  # nested lists: a nested adjoint
 rule(np.append, "y, arr, values, axis=None", """
 gs = unconcatenate(d[y], [arr, values], axis)
 d[arr] += gs[0]
