@@ -29,7 +29,7 @@ if HERE not in sys.path:
 
 import harness
 
-BENCHMARKS = ["two_layer", "mlp_big", "small_ops", "rnn_loop", "while_loop", "compile_time", "memory"]
+BENCHMARKS = ["two_layer", "mlp_big", "small_ops", "rnn_loop", "while_loop", "compile_time", "memory", "checkpoint"]
 MARK = "@@result "
 
 

@@ -1,0 +1,108 @@
+"""``sourcegrad.memory``: what a gradient's forward keeps for its backward, per line.
+
+The counts are checked against what the backward must read (one value per iteration of a loop
+that overwrites a value it reads, nothing for values never overwritten), the bytes against the
+arrays' own sizes, and the metered call must give the same value and gradient as the gradient.
+"""
+
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import sourcegrad as sg
+
+
+def rnn(W, xs):
+    h = np.zeros(W.shape[0])
+    for x in xs:
+        h = np.tanh(W @ h + x)
+    return np.sum(h)
+
+
+def overwrite(x):
+    y = np.sin(x)
+    y = y * y
+    return np.sum(y)
+
+
+def halve_until_small(x):
+    y = x
+    while np.sum(y * y) > 1.0:
+        y = np.sin(y) * 0.5
+    return np.sum(y)
+
+
+def straight(x, w):
+    return np.sum(np.tanh(x @ w))
+
+
+@given(steps=st.integers(1, 12), hidden=st.integers(1, 6))
+@sg.testing.settings
+def test_a_loop_keeps_one_state_per_iteration(steps, hidden):
+    rng = np.random.default_rng(steps)
+    W, xs = rng.normal(size=(hidden, hidden)) * 0.3, rng.normal(size=(steps, hidden))
+    report = sg.memory(sg.grad(rnn), W, xs)
+    [(where, text, count, size)] = report.lines()
+    assert where.endswith(f":{rnn.__code__.co_firstlineno + 3}") and "np.tanh" in text  # the line overwriting h
+    assert count == steps and size == steps * hidden * 8
+    assert report.total == size and report.peak == size
+    np.testing.assert_allclose(report.value[1], sg.grad(rnn)(W, xs), rtol=0, atol=0)
+
+
+def test_an_overwritten_value_outside_loops_is_kept_once():
+    x = np.linspace(0.1, 1.0, 5)
+    report = sg.memory(sg.value_and_grad(overwrite), x)
+    [(where, saved, count, size)] = report.rows()
+    assert where.endswith(f":{overwrite.__code__.co_firstlineno + 2}") and saved == "y"
+    assert count == 1 and size == x.nbytes
+    value, grad = sg.value_and_grad(overwrite)(x)
+    assert report.value[0] == value
+    np.testing.assert_array_equal(report.value[1], grad)
+
+
+def test_a_while_loop_keeps_its_states_and_its_trip_count():
+    x = np.full(4, 3.0)
+    trips = 0
+    y = x.copy()
+    while np.sum(y * y) > 1.0:
+        y = np.sin(y) * 0.5
+        trips += 1
+    report = sg.memory(sg.grad(halve_until_small), x)
+    kept = {saved: count for _, saved, count, _ in report.rows()}
+    assert kept["y"] == trips  # the state each iteration overwrites
+    assert "kept in all" in str(report) and "halve_until_small" in str(report)
+
+
+def test_a_function_without_overwrites_keeps_nothing():
+    report = sg.memory(sg.grad(straight), np.ones((2, 3)), np.ones((3, 4)))
+    assert report.rows() == [] and report.total == 0 and report.peak == 0
+
+
+def test_vjp_and_bound_methods():
+    W, xs = np.eye(3) * 0.5, np.ones((4, 3))
+    report = sg.memory(sg.vjp(rnn), W, xs)
+    value, pullback = report.value
+    assert value == rnn(W, xs) and report.lines()[0][2] == 4
+
+    class Model:
+        def __init__(self, W):
+            self.W = W
+
+        def loss(self, xs):
+            return rnn(self.W, xs)
+
+    report = sg.memory(sg.grad(Model(W).loss), xs)  # general code (self is an object): shapes are kept too
+    kept = {saved: (count, size) for _, saved, count, size in report.rows()}
+    assert kept["h"] == (4, 4 * 3 * 8) and report.total == sum(size for _, size in kept.values())
+
+
+def test_memory_needs_a_gradient():
+    with pytest.raises(TypeError, match="made by grad"):
+        sg.memory(rnn, np.eye(2), np.ones((2, 2)))
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__, "-q"]))
