@@ -8,6 +8,9 @@ data between host and device. Imports numpy only; cupy is looked up lazily throu
 
 from __future__ import annotations
 
+import copy as _copy
+import functools
+import math
 import operator
 import sys
 
@@ -15,7 +18,7 @@ import numpy as np
 
 __all__ = [
     "ZERO", "acc", "unbroadcast", "unreduce", "unindex", "zero_at", "finalize", "array_module",
-    "Context", "is_zero", "reduce_max_mask", "copy_value", "check_finite", "zeros_like",
+    "Context", "is_zero", "reduce_max_mask", "copy_value", "copy_arrays", "check_finite", "zeros_like",
     "SeqAdjoint", "MapAdjoint", "split_last", "shape_of", "ShapeOf", "check_unpack", "written_part", "check_sequence", "as_array_like",
     "scale_repeated",
 ]
@@ -105,7 +108,9 @@ def _container_zeros(like):
 
 
 def array_module(*xs):
-    """numpy, or the module of the first argument that is an array of another library."""
+    """numpy, or the module of the first argument that is an array of another library: its
+    array-API namespace (cupy), or, for any other NEP 18 duck array (a dask array), numpy whose
+    creation functions make arrays of that type (``LikeModule``)."""
     for x in xs:
         if type(x) is _ndarray:
             continue
@@ -116,7 +121,39 @@ def array_module(*xs):
             return x.__array_namespace__()
         if mod.startswith("cupy"):
             return sys.modules["cupy"]
+        if hasattr(type(x), "__array_function__") and not isinstance(x, (_ndarray, np.generic)):
+            return LikeModule(x)
     return np
+
+
+# numpy's functions that make an array from Python values and take NEP 35's ``like=``
+_LIKE_CREATORS = frozenset({
+    "array", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray", "arange", "empty", "zeros",
+    "ones", "full", "eye", "identity", "tri", "fromfunction", "fromiter", "frombuffer",
+})
+
+
+class LikeModule:
+    """numpy for a NEP 18 duck array that has no array-API namespace (a dask array): functions of
+    arrays dispatch to the array's library through ``__array_function__`` as they are, and the
+    functions that make arrays from Python values pass ``like=`` (NEP 35), so ``xp.asarray(1.0)``
+    and ``xp.zeros(n)`` are arrays of the argument's type (lazy ones for dask), never host arrays
+    mixed into its computation."""
+
+    __slots__ = ("like",)
+
+    def __init__(self, like):
+        self.like = like
+
+    def __getattr__(self, name):
+        fn = getattr(np, name)
+        if name not in _LIKE_CREATORS:
+            return fn
+        like = self.like
+        return functools.partial(fn, like=like)
+
+    def __repr__(self):
+        return f"<numpy like {type(self.like).__module__}.{type(self.like).__name__}>"
 
 
 def _shape(x):
@@ -190,13 +227,31 @@ def _norm_axes(axis, ndim):
     return (operator.index(axis) % ndim,)
 
 
+def _known(shape):
+    """``shape``, whose every length must be known: a lazy array with chunks of unknown length
+    (dask's nan) cannot be differentiated where a rule counts its entries."""
+    for n in shape:
+        if n != n:
+            raise UnsupportedValueError(
+                f"an array of shape {shape} has lengths that are not known (chunks of unknown size); "
+                "sourcegrad needs them for the gradient: call x.compute_chunk_sizes() first")
+    return shape
+
+
 _FILL_MAX = 8192
 _HOST_SCALARS = (float, int, np.float64, np.float32, np.float16, np.longdouble)
 
 
-def unreduce(g, like, axis=None, keepdims=False):
-    """Broadcast the adjoint of a reduction over ``axis`` back to ``like``'s shape."""
+def unreduce(g, like, axis=None, keepdims=False, mean=False):
+    """Broadcast the adjoint of a reduction over ``axis`` back to ``like``'s shape; ``mean=True``
+    also divides it by the number of entries reduced (``np.mean``), counted from the shape alone
+    (``np.size`` of a lazy array would compute it)."""
     shape = _shape(like)
+    if mean:
+        total = math.prod(_known(shape))
+        count = math.prod(shape[a] for a in _norm_axes(axis, len(shape)))
+        # np.size(y) / np.size(a) as the rule was first written: the same float as 1 / count
+        return unreduce(g, like, axis, keepdims) * ((total // count) / total if total else math.nan)
     if not shape:
         return g
     if axis is None and type(like) is _ndarray and like.size <= _FILL_MAX and type(g) in _HOST_SCALARS:
@@ -211,6 +266,8 @@ def unreduce(g, like, axis=None, keepdims=False):
             g = g.reshape(g.shape[:a] + (1,) + g.shape[a:])
     if g.shape == shape:
         return g
+    if type(g) is not _ndarray:
+        _known(shape)  # a lazy array's unknown lengths (dask's nan): refused here, not when it computes
     return np.broadcast_to(g, shape)
 
 
@@ -222,10 +279,10 @@ def as_array_like(g, like):
     return array_module(like).asarray(g, dtype=_float_dtype(like))
 
 
-def _broadcast_to(g, shape):
+def _broadcast_to(g, like):
     if not hasattr(g, "shape"):
-        g = np.asarray(g)
-    return np.broadcast_to(g, shape)
+        g = as_array_like(g, like)
+    return np.broadcast_to(g, like.shape)
 
 
 def reduce_max_mask(x, y, axis=None, keepdims=False):
@@ -269,6 +326,20 @@ def _scatter_add(target, idx, g):
         np.add.at(target, idx, g)
 
 
+def _scattered(like, idx, g):
+    """A new array shaped like ``like``, zero but for ``g`` added at ``idx`` (repeated positions
+    accumulate), for an array library with no scatter-add (dask): the flat position each entry of
+    ``g`` goes to, summed per position with ``np.bincount``. Never an in-place write, so it cannot
+    be lost in a view: such a library's views are copies."""
+    shape = _known(_shape(like))
+    size = math.prod(shape)
+    host = all(not hasattr(p, "shape") or type(p) is _ndarray for p in (idx if isinstance(idx, tuple) else (idx,)))
+    positions = (np.arange(size) if host else array_module(like).arange(size)).reshape(shape)[idx]
+    values = np.reshape(np.broadcast_to(g, _shape(positions)), (-1,))
+    where = np.zeros_like(values, dtype=np.intp) + np.reshape(positions, (-1,))  # chunked as the values
+    return np.reshape(np.bincount(where, weights=values, minlength=size), shape).astype(_float_dtype(like))
+
+
 def unindex(g, like, idx):
     """The adjoint of ``like[idx]``: ``g`` placed in a zero array of ``like``'s shape.
 
@@ -277,6 +348,8 @@ def unindex(g, like, idx):
         out = _container_zeros(like)
         out[idx] = SeqAdjoint(g) if isinstance(idx, slice) else g
         return out
+    if type(like) is not _ndarray and _is_advanced(idx) and isinstance(array_module(like), LikeModule):
+        return _scattered(like, idx, g)
     out = zeros_like(like)
     if _is_advanced(idx):
         _scatter_add(out, idx, g)
@@ -385,6 +458,20 @@ def copy_value(x):
     return copy() if copy is not None and hasattr(x, "shape") else x
 
 
+def copy_arrays(x):
+    """``x`` with every array it holds through tuples, lists and dicts copied (``has_aux``'s aux,
+    which a backward that restores arrays in place must not change)."""
+    if isinstance(x, tuple):
+        items = [copy_arrays(v) for v in x]
+        return x._make(items) if hasattr(x, "_make") else type(x)(items)  # (a namedtuple too)
+    if isinstance(x, (list, dict)):
+        out = _copy.copy(x)  # the same kind of list or dict, its entries then copied
+        for k in (range(len(x)) if isinstance(x, list) else x):
+            out[k] = copy_arrays(x[k])
+        return out
+    return copy_value(x)
+
+
 def finalize(g, like):
     """The gradient as the user gets it: ``like``'s structure, shape, dtype and kind (array or
     Python float; a list, tuple or dict of them for a container)."""
@@ -400,16 +487,18 @@ def finalize(g, like):
         g = zeros_like(like)
     like_type = type(like)
     if like_type is float or like_type is int:
+        if isinstance(array_module(g), LikeModule):  # a lazy 0-d array: float() would compute it
+            return g.reshape(())
         return float(g)
     if isinstance(like, np.generic) and like.dtype.kind in "fc":
         return like.dtype.type(g)  # a numpy scalar in, the same kind of scalar out
     if not hasattr(like, "shape"):
         return g
     if not hasattr(g, "shape") or g.shape != like.shape:
-        g = _broadcast_to(g, like.shape)
+        g = _broadcast_to(g, like)
     if g.dtype != like.dtype and like.dtype.kind in "fc":
         g = g.astype(like.dtype)
-    if not getattr(g.flags, "writeable", True):
+    if not getattr(getattr(g, "flags", None), "writeable", True):  # (a lazy array has no flags)
         g = g.copy()
     return g
 
@@ -426,14 +515,104 @@ def check_finite(g, where):
 
 
 def grad_of(g, k, like):
-    """The ``k``-th gradient a custom ``Function.backward`` returned (``None`` means zero)."""
-    if isinstance(g, tuple):
-        g = g[k]
-    elif k:
-        raise TypeError("a Function with several inputs must return a tuple of gradients from backward")
+    """The ``k``-th gradient of a custom ``Function`` (``custom_backward`` checked it; ``None``
+    means zero)."""
+    g = g[k]
     if g is None:
         return zeros_like(like)
     return unbroadcast(g, like)
+
+
+class CustomGradientError(ValueError):
+    """A custom Function's backward returned the wrong thing (re-exported by ``sourcegrad.errors``)."""
+
+
+def custom_backward(cls, ctx, g, y, xs):
+    """Run ``cls.backward`` for ``y = cls.forward(ctx, *xs)`` given the adjoint ``g`` of ``y``, as
+    torch does: one cotangent per output (a tuple ``y`` is several outputs), zeros where an output
+    got no gradient. Returns one gradient per input, checked (``None`` means zero)."""
+    if isinstance(y, (tuple, list)):
+        parts = [ZERO] * len(y) if g is ZERO else g
+        cotangents = [zeros_like(v) if p is ZERO else p for p, v in zip(parts, y)]
+    else:
+        cotangents = [g]
+    ctx.needs_input_grad = tuple(_may_need_grad(x) for x in xs)
+    out = cls.backward(ctx, *cotangents)
+    if isinstance(out, list) and len(xs) > 1:
+        raise CustomGradientError(
+            f"{cls.__qualname__}.backward returned a list; return a tuple of gradients, one per input of "
+            f"forward ({', '.join(_input_names(cls, len(xs)))}), None for no gradient")
+    grads = out if isinstance(out, tuple) else (out,)
+    if len(grads) > len(xs) and all(e is None for e in grads[len(xs):]):
+        grads = grads[:len(xs)]  # torch allows trailing Nones
+    if len(grads) != len(xs):
+        raise CustomGradientError(
+            f"{cls.__qualname__}.backward returned {_count(len(grads), 'gradient')} for "
+            f"{_count(len(xs), 'input')} of forward: return one per input "
+            f"({', '.join(_input_names(cls, len(xs)))}), a tuple for several, None for no gradient")
+    for k, (e, x) in enumerate(zip(grads, xs)):
+        _check_gradient(cls, k, e, x, len(xs))
+    return grads
+
+
+def _may_need_grad(x):
+    """``ctx.needs_input_grad``: True for every input that a gradient can be asked of (numbers,
+    numeric arrays); sourcegrad decides what is differentiated when it compiles, not per call."""
+    if isinstance(x, bool) or x is None or isinstance(x, str):
+        return False
+    dtype = getattr(x, "dtype", None)
+    return dtype is None or dtype.kind in "fciu"
+
+
+def _check_gradient(cls, k, g, x, n):
+    """One gradient ``backward`` returned, against its input ``x``: an array (or number) whose
+    shape is ``x``'s, or one that broadcasting ``x`` gives (summed back, as torch does)."""
+    if g is None or not _is_numeric(x):
+        return
+    if not _is_numeric(g):
+        raise CustomGradientError(
+            f"{cls.__qualname__}.backward returned {type(g).__name__} as the gradient of "
+            f"{_input_name(cls, k, n)}: return an array shaped like the input (or None for no gradient)")
+    gshape, xshape = _shape(g), _shape(x)
+    if gshape != xshape and not _broadcasts_to(xshape, gshape):
+        raise CustomGradientError(
+            f"{cls.__qualname__}.backward returned a gradient of shape {gshape} for "
+            f"{_input_name(cls, k, n)}, of shape {xshape}: a gradient has its input's shape")
+
+
+def _is_numeric(v):
+    if isinstance(v, bool):
+        return False
+    if isinstance(v, (int, float, complex)):
+        return True
+    dtype = getattr(v, "dtype", None)
+    return hasattr(v, "shape") and dtype is not None and dtype.kind in "fciu"
+
+
+def _broadcasts_to(shape, target):
+    lead = len(target) - len(shape)
+    return lead >= 0 and all(a == b or a == 1 for a, b in zip(shape, target[lead:]))
+
+
+def _input_names(cls, n):
+    """The names of ``forward``'s inputs after ``ctx`` (``input k`` where it has none)."""
+    import inspect
+
+    try:
+        params = [p for p in inspect.signature(cls.forward).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)][1:]
+    except (TypeError, ValueError):
+        params = []
+    return [params[k].name if k < len(params) else f"input {k}" for k in range(n)]
+
+
+def _input_name(cls, k, n):
+    name = _input_names(cls, n)[k]
+    return f"input {k} ({name})" if not name.startswith("input ") else name
+
+
+def _count(n, what):
+    return f"{n} {what}{'' if n == 1 else 's'}"
 
 
 class Function:
@@ -452,7 +631,10 @@ class Function:
 
     Call it as ``MyReLU.apply(x)`` inside a differentiated function: the forward runs in the
     forward sweep and ``backward`` in the backward sweep; sourcegrad never looks inside either.
-    ``backward`` returns one gradient per input (a tuple for several; ``None`` for zero)."""
+    ``backward`` returns one gradient per input (a tuple for several; ``None`` for zero), each
+    shaped like its input (see ``custom_backward``). A ``forward`` that returns a tuple has
+    several outputs: ``backward(ctx, g_a, g_b)`` gets one cotangent per output, zeros for an
+    output that got no gradient."""
 
     @staticmethod
     def forward(ctx, *args):
@@ -529,9 +711,13 @@ def check_scalar(value, name):
         )
 
 
-__all__ += ["NonScalarOutputError", "UnsupportedValueError", "check_scalar", "grad_of", "Function", "stop_gradient", "no_grad"]
+__all__ += ["NonScalarOutputError", "UnsupportedValueError", "check_scalar", "grad_of", "custom_backward", "CustomGradientError", "Function", "stop_gradient", "no_grad"]
 
 from .sequences import *  # noqa: E402,F401,F403
 from . import sequences as _sequences  # noqa: E402
 
 __all__ += _sequences.__all__
+
+from .meter import metered_tape, segments, snapshots  # noqa: E402
+
+__all__ += ["metered_tape", "segments", "snapshots"]

@@ -49,10 +49,12 @@ _root = _checkout_root()
 if _root is not None and not any(type(f).__name__ == "_SourceTreeFinder" for f in _sys.meta_path):  # (reloads too)
     _sys.meta_path.insert(0, _SourceTreeFinder(_root))  # ahead of an editable install of another checkout
 
-from .api import grad, source, value_and_grad, vjp
+from .api import grad, hessian, hvp, jacfwd, jacobian, jvp, source, value_and_grad, vjp
 from .errors import (
+    CustomGradientError,
     InternalCompilerError,
     MissingAdjointError,
+    MissingTangentError,
     NonScalarOutputError,
     NoSourceError,
     PullbackError,
@@ -61,8 +63,10 @@ from .errors import (
     UsageError,
     WrtError,
 )
+from .memory import memory
 from .profiler import profile
 from .runtime import Function, no_grad, stop_gradient
+from .runtime.structures import register_structure
 from .testing import check_grad
 
 __version__ = "0.1.0"
@@ -84,8 +88,8 @@ def adjoint(fn, *, nondiff=None):
     return register(fn, nondiff=nondiff)
 
 __all__ = [
-    "grad", "value_and_grad", "vjp", "source", "check_grad", "adjoint", "Function", "no_grad",
-    "stop_gradient", "profile",
+    "grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacobian", "hvp", "hessian", "source", "check_grad", "adjoint", "Function", "no_grad",
+    "stop_gradient", "profile", "register_structure",
     "SourcegradError", "UnsupportedSyntaxError", "MissingAdjointError", "NonScalarOutputError",
     "NoSourceError", "WrtError", "InternalCompilerError", "UsageError", "PullbackError",
 ]

@@ -15,6 +15,7 @@ import types
 
 import numpy as np
 
+from .runtime import structures as _structures
 from .errors import NoSourceError, PullbackError, SourcegradError, UsageError, WrtError, hide_internal_frames
 
 # The compiler (and libcst) loads on the first compilation, not on ``import sourcegrad``.
@@ -35,6 +36,14 @@ def _all_positional(fn, args, kwargs):
         raise TypeError(f"{_fname(fn)}(): {e}") from None  # as calling fn would
     bound.apply_defaults()
     return tuple(bound.arguments[p] for p in parameters_of(fn)), {}
+
+
+
+def _keyword_only(fn, args):
+    """The positional arguments ``_all_positional`` made, split as the generated function takes
+    them: its keyword-only parameters are keyword-only, as they are ``fn``'s."""
+    n = fn.__code__.co_argcount
+    return args[:n], dict(zip(parameters_of(fn)[n:], args[n:]))
 
 _MODES = ("value_and_grad", "vjp")
 
@@ -66,8 +75,10 @@ def _arg_key(a):
         return t
     if isinstance(a, np.generic):
         return () if a.dtype.kind in "fc" else None
-    if hasattr(a, "shape") and (t.__module__.startswith("cupy") or hasattr(a, "__array_namespace__")):
-        return tuple(a.shape)  # a cupy (or other array-API) array
+    if hasattr(a, "shape") and (t.__module__.startswith("cupy") or hasattr(a, "__array_namespace__")
+                                or (hasattr(a, "__array_function__") and not isinstance(a, np.ndarray))):
+        shape = tuple(a.shape)  # a cupy (or other array-API) array, a dask array
+        return shape if all(type(n) is int for n in shape) else None  # dask's unknown chunk sizes: nan
     return None
 
 
@@ -134,7 +145,8 @@ def _fname(fn):
 class _Compiled:
     """A lazily compiled gradient of ``fn``; the callable users hold."""
 
-    def __init__(self, fn, wrt, mode, kind, check_finite=False, unroll=8, specialize=True, has_aux=False):
+    def __init__(self, fn, wrt, mode, kind, check_finite=False, unroll=8, specialize=True, has_aux=False,
+                 checkpoint=None):
         original = fn
         fn, self.bound = _plain_function(fn, kind)
         self.fn = fn
@@ -145,6 +157,7 @@ class _Compiled:
         self.unroll = unroll
         self.specialize = specialize
         self.has_aux = has_aux
+        self.checkpoint = _checkpoint_option(checkpoint)
         if self.bound is not None:  # a bound method: wrt counts the arguments after self
             wrt = tuple(w + 1 if isinstance(w, int) and w >= 0 else w for w in wrt) if isinstance(wrt, (tuple, list)) \
                 else (wrt + 1 if isinstance(wrt, int) and not isinstance(wrt, bool) and wrt >= 0 else wrt)
@@ -179,7 +192,8 @@ class _Compiled:
         """Compile for ``signature`` (None: the general code) and cache it; the lock is held."""
         from .transforms import compile_gradient
 
-        c = compile_gradient(self.fn, self.names, self.mode, self.check_finite, self.unroll, signature, self.has_aux)
+        c = compile_gradient(self.fn, self.names, self.mode, self.check_finite, self.unroll, signature, self.has_aux,
+                             checkpoint=self.checkpoint)
         if signature is None:
             self._compiled = c
         else:
@@ -218,6 +232,8 @@ class _Compiled:
         if compiled.guard is not None and not compiled.guard():
             compiled = self._recompiled(signature, compiled)
         try:
+            if self.fn.__code__.co_kwonlyargcount:  # keyword-only in the generated code too
+                args, kwargs = _keyword_only(self.fn, args)
             return compiled.function(*args, **kwargs)
         except Exception as e:
             _annotate(e)
@@ -246,6 +262,12 @@ class _Compiled:
                         "arguments instead", RuntimeWarning, stacklevel=4)
         return current
 
+    def _repr_html_(self):
+        """Jupyter's view: the function beside its generated code, each line linked to its source."""
+        from .notebook import html
+
+        return html(self)
+
     def __repr__(self):
         return f"<sourcegrad.{self.kind} of {_fname(self.fn)} wrt {self.names if not self.single else self.names[0]!r}>"
 
@@ -258,9 +280,17 @@ def _float_leaves(a):
 
 
 def _leaves(a):
-    """The number of float leaves in ``a``, or None if some leaf is not a float."""
+    """The number of float leaves in ``a``, or None if some leaf is not a float. A dataclass or
+    namedtuple counts the fields that hold float values (the others are static), a registered
+    object its children (``runtime/structures.py``)."""
     if type(a) is float:
         return 1
+    if _structures.is_structure(a):
+        children = _structures.differentiable_children(a)
+        if set(children) & _structures.ARRAY_ATTRIBUTES:
+            return None  # p.T, p.shape read as array attributes
+        counts = [_leaves(x) for x in children.values()]
+        return None if None in counts else sum(counts)
     if isinstance(a, (list, tuple, dict)):
         counts = [_leaves(x) for x in (a.values() if isinstance(a, dict) else a)]
         return None if None in counts else sum(counts)
@@ -268,6 +298,8 @@ def _leaves(a):
 
 
 def _describe(a):
+    if _structures.is_namedtuple(a):
+        return f"a {type(a).__name__} namedtuple"
     if isinstance(a, (list, tuple, dict)) and _leaves(a) == 0:
         return f"an empty {type(a).__name__}"
     if isinstance(a, bool):
@@ -287,11 +319,14 @@ def _describe(a):
     return f"a {type(a).__name__}"
 
 
-_TAKES = "gradients are taken with respect to float arrays and Python floats, or dicts, lists and tuples of them"
+_TAKES = ("gradients are taken with respect to float arrays and Python floats, or dicts, lists, tuples, dataclasses, "
+          "namedtuples and registered objects of them")
 
 
 def _wrt_advice(name, a):
     """Why a ``wrt`` argument cannot be differentiated, and the fix for its kind of value."""
+    if _structures.is_structure(a):
+        return _structure_advice(name, a)
     if isinstance(a, (list, tuple, dict)):
         bad = _first_bad_leaf(a, name)
         if bad is None:
@@ -308,24 +343,41 @@ def _wrt_advice(name, a):
         return f"sourcegrad differentiates numpy (and cupy) arrays, not torch tensors: pass {name}.detach().cpu().numpy()."
     if hasattr(a, "__array__") or hasattr(a, "__array_interface__"):
         return f"sourcegrad differentiates numpy (and cupy) arrays: pass np.asarray({name})."
-    import dataclasses
-
-    if dataclasses.is_dataclass(a) and not isinstance(a, type):
-        return (f"{_TAKES}: pass dataclasses.asdict({name}), a dict of its fields (the gradient is a dict "
-                "too), and read the fields by key.")
     if type(a).__module__ == "builtins":  # None, a string, ...
         if "[" in name:
             return f"{_TAKES}: pass it as an argument of its own, outside {name.split('[')[0]}."
         return f"{_TAKES}; leave {name} out of wrt."
-    return f"{_TAKES}: pass the arrays it holds as arguments, or as a dict of them."
+    return (f"{_TAKES}: make {type(a).__name__} a dataclass, or register it with "
+            f"sourcegrad.register_structure({type(a).__name__}, flatten, unflatten); or pass the arrays it holds "
+            "as arguments, or as a dict of them.")
+
+
+def _structure_advice(name, a):
+    """Why a dataclass, namedtuple or registered object cannot be differentiated."""
+    children = _structures.differentiable_children(a)
+    clash = sorted(set(children) & _structures.ARRAY_ATTRIBUTES)
+    if clash:
+        return (f"its field {clash[0]!r} holds float values but {name}.{clash[0]} reads as the array attribute "
+                f".{clash[0]} in a differentiated function: rename the field.")
+    bad = _first_bad_leaf(a, name)
+    if bad is not None:
+        path, leaf = bad
+        return f"{path} is {_describe(leaf)}: {_wrt_advice(path, leaf)}"
+    return (f"there is nothing in it to differentiate: none of its fields holds float values ({_TAKES}; a "
+            "field of ints, strings or None is carried over unchanged).")
 
 
 def _first_bad_leaf(a, path):
-    """``(path, leaf)`` of the first leaf of a dict/list/tuple tree that is not a float value."""
-    items = a.items() if isinstance(a, dict) else enumerate(a)
-    for key, x in items:
-        where = f"{path}[{key!r}]"
-        if isinstance(x, (list, tuple, dict)):
+    """``(path, leaf)`` of the first leaf of a dict/list/tuple tree that is not a float value
+    (a structure's differentiable fields as ``path.name``)."""
+    if _structures.is_structure(a):
+        items = [(f"{path}.{k}", x) for k, x in _structures.differentiable_children(a).items()]
+    else:
+        items = [(f"{path}[{k!r}]", x) for k, x in (a.items() if isinstance(a, dict) else enumerate(a))]
+    for where, x in items:
+        if _structures.is_structure(x) and set(_structures.differentiable_children(x)) & _structures.ARRAY_ATTRIBUTES:
+            return where, x
+        if isinstance(x, (list, tuple, dict)) or _structures.is_structure(x):
             bad = _first_bad_leaf(x, where)
             if bad is not None:
                 return bad
@@ -383,6 +435,9 @@ class Vjp(_Compiled):
             value, pullback = self._run(args, kwargs)
         except SourcegradError as e:
             raise hide_internal_frames(e)  # sourcegrad's own frames hidden; SOURCEGRAD_TRACEBACK=full shows them
+        if self.has_aux:  # as jax.vjp(f, x, has_aux=True): (value, pullback, aux)
+            value, aux = value
+            return value, Pullback(pullback, value, wrap=not self.single and len(self.names) == 1), aux
         return value, Pullback(pullback, value, wrap=not self.single and len(self.names) == 1)
 
 
@@ -431,19 +486,254 @@ def _array_like(values, like):
     return array_module(like).asarray(values, dtype=dtype if dtype is not None and dtype.kind in "fc" else None)
 
 
-def _decorator(cls, mode, kind):
-    def make(f=None, wrt=0, check_finite=False, unroll=8, specialize=True, has_aux=False):
-        if f is None:
-            return lambda g: make(g, wrt, check_finite, unroll, specialize, has_aux)
+class Jvp(_Compiled):
+    """``jf(*args, tangent)`` -> ``(value, tangent of the value)`` (forward mode, ``jvp``)."""
+
+    def _compile(self, signature):
+        from .transforms import compile_jvp
+
+        self._compiled = c = compile_jvp(self.fn, self.names, self.unroll)
+        return c
+
+    def __call__(self, *args, **kwargs):
         try:
-            return cls(f, wrt, mode, kind, check_finite, unroll, specialize, has_aux)
+            if not args:
+                raise UsageError(f"{self.__name__} takes {_fname(self.fn)}'s arguments followed by the tangent")
+            args, tangents = args[:-1], self._tangents(args[-1])
+            if self.bound is not None:
+                args = (self.bound,) + args
+            args, _ = _all_positional(self.fn, args, kwargs)
+            self._check_args(args, {})
+            for name, i, t in zip(self.names, self.positions, tangents):
+                _check_tangent(name, args[i], t)
+            compiled = self._current()
+        except SourcegradError as e:
+            raise hide_internal_frames(e)  # sourcegrad's own frames hidden; SOURCEGRAD_TRACEBACK=full shows them
+        try:
+            return compiled.function(*args, *tangents)
+        except Exception as e:
+            _annotate(e)
+            raise
+
+    def _tangents(self, tangent):
+        if self.single:
+            return (tangent,)
+        if not isinstance(tangent, tuple) or len(tangent) != len(self.names):
+            raise UsageError(f"wrt={tuple(self.names)!r} selects {len(self.names)} arguments: pass a tuple of "
+                             f"{len(self.names)} tangents, one for each, in that order")
+        return tangent
+
+
+def _check_tangent(name, x, t):
+    """A tangent has its argument's shape (containers: checked where the code reads them)."""
+    if isinstance(x, (list, tuple, dict)) or _structures.is_structure(x):
+        return
+    if np.shape(t) != np.shape(x):
+        raise UsageError(f"the tangent for {name!r} has shape {np.shape(t)}, but {name} has shape {np.shape(x)}: "
+                         "pass a tangent shaped like the argument")
+
+
+def jvp(f=None, wrt=0, unroll=8):
+    """Jacobian-vector products (forward mode), compiled from the source as readable code:
+    ``jf = jvp(f)``; ``jf(*args, tangent)`` returns ``(f(*args), J @ tangent)``, the derivative
+    of ``f`` at ``args`` in the direction ``tangent`` (shaped like the ``wrt`` argument; a tuple of
+    tangents, one per argument, for a tuple ``wrt``)::
+
+        >>> jf = sourcegrad.jvp(lambda x: np.sin(x) * 2.0)
+        >>> jf(np.array([0.0, 1.0]), np.array([1.0, 0.0]))
+        (array([0.        , 1.68294197]), array([2., 0.]))
+
+    ``source(jf)`` shows the generated code: each line of ``f`` followed by its tangent line.
+    A primitive without a tangent rule reached by the tangent is refused when ``jf`` compiles."""
+    if f is None:
+        return lambda g: jvp(g, wrt, unroll)
+    try:
+        return Jvp(f, wrt, "jvp", "jvp", unroll=unroll, specialize=False)
+    except SourcegradError as e:
+        raise hide_internal_frames(e)
+
+
+def jacfwd(f, wrt=0, unroll=8):
+    """The Jacobian by forward mode, one ``jvp`` per entry of the ``wrt`` argument (by columns):
+    ``jacfwd(f)(*args)`` has shape ``f(*args).shape + x.shape`` (a tuple of them for a tuple
+    ``wrt``). Best when the input is smaller than the output; see ``jacobian``."""
+    jf = jvp(f, wrt, unroll)
+
+    def jacobian_by_columns(*args, **kwargs):
+        xs = _wrt_values(jf, args, kwargs)
+        columns = []
+        for k, x in enumerate(xs):
+            cols = []
+            for e in _basis(x):
+                ts = tuple(e if j == k else _zeros_of(x2) for j, x2 in enumerate(xs))
+                _, t = jf(*args, ts[0] if jf.single else ts, **kwargs)
+                cols.append(np.asarray(t))
+            out = np.stack(cols, axis=-1) if cols else np.zeros((0,))
+            columns.append(out.reshape(out.shape[:-1] + np.shape(x)))
+        return columns[0] if jf.single else tuple(columns)
+
+    return functools.update_wrapper(jacobian_by_columns, f, updated=())
+
+
+def jacobian(f, wrt=0, unroll=8):
+    """The Jacobian by reverse mode, one pullback per entry of the output (by rows):
+    ``jacobian(f)(*args)`` has shape ``f(*args).shape + x.shape`` (a tuple of them for a tuple
+    ``wrt``). Best when the output is smaller than the input; see ``jacfwd``."""
+    vf = vjp(f, wrt=wrt, unroll=unroll)
+
+    def jacobian_by_rows(*args, **kwargs):
+        value, pullback = vf(*args, **kwargs)
+        shape = np.shape(value)
+        rows = []
+        for k in range(int(np.prod(shape))):
+            if k:
+                value, pullback = vf(*args, **kwargs)  # a pullback runs once
+            e = np.zeros(shape, dtype=np.result_type(value, np.float64) if np.iscomplexobj(value) else np.float64)
+            e[np.unravel_index(k, shape)] = 1.0
+            g = pullback(e)
+            rows.append(g if isinstance(g, tuple) else (g,))
+        xs = _wrt_values(vf, args, kwargs)
+        out = []
+        for j, x in enumerate(xs):
+            r = np.stack([np.asarray(row[j]) for row in rows]) if rows else np.zeros((0,) + np.shape(x))
+            out.append(r.reshape(shape + np.shape(x)))
+        return out[0] if vf.single else tuple(out)
+
+    return functools.update_wrapper(jacobian_by_rows, f, updated=())
+
+
+class Hvp(_Compiled):
+    """``hf(*args, v)`` -> the Hessian of scalar ``f`` times ``v`` (``hvp``)."""
+
+    def _compile(self, signature):
+        from .transforms import compile_gradient, compile_jvp
+
+        # the tangent function of f, returning (tangent, value); its gradient is H v
+        self._jvp = compile_jvp(self.fn, self.names, self.unroll, tangent_first=True)
+        try:
+            c = compile_gradient(self._jvp.function, self.names, "value_and_grad", unroll=self.unroll, has_aux=True)
+        except SourcegradError as e:
+            raise _at_user_line(e, self._jvp) from None
+        self._compiled = c
+        return c
+
+    def __call__(self, *args, **kwargs):
+        try:
+            if not args:
+                raise UsageError(f"{self.__name__} takes {_fname(self.fn)}'s arguments followed by the vector v")
+            args, vs = args[:-1], Jvp._tangents(self, args[-1])
+            if self.bound is not None:
+                args = (self.bound,) + args
+            args, _ = _all_positional(self.fn, args, kwargs)
+            self._check_args(args, {})
+            for name, i, v in zip(self.names, self.positions, vs):
+                _check_tangent(name, args[i], v)
+            compiled = self._current()
+        except SourcegradError as e:
+            raise hide_internal_frames(e)
+        try:
+            (_, value), hv = compiled.function(*args, *vs)
+        except Exception as e:
+            _annotate(e)
+            raise
+        if np.ndim(value) != 0:
+            raise UsageError(f"hvp needs a scalar-valued function; {_fname(self.fn)} returned shape {np.shape(value)}")
+        return hv
+
+
+def _at_user_line(e, jvp_compiled):
+    """An error located in generated jvp code (a helper with no second-order rule), moved to the
+    user's line that code comes from."""
+    from .errors import LocatedError
+
+    pos = jvp_compiled.user_line(e.lineno) if isinstance(e, LocatedError) and e.lineno else None
+    if pos is None or getattr(e, "filename", None) != jvp_compiled.filename:
+        return e
+    import linecache
+
+    return type(e)(f"{e.message} (in the tangent code of {_fname(jvp_compiled.function)})", filename=pos.filename,
+                   lineno=pos.line, text=linecache.getline(pos.filename, pos.line),
+                   hint="hvp and hessian take the gradient of the forward-mode code that sourcegrad.jvp generates "
+                        "(sourcegrad.source(sourcegrad.jvp(f)) shows it), and that code's line is refused; "
+                        "sourcegrad.jacobian of sourcegrad.grad(f) is not available either")
+
+
+def hvp(f=None, wrt=0, unroll=8):
+    """Hessian-vector products of a scalar function: ``hvp(f)(*args, v)`` is ``H @ v``, shaped like
+    the ``wrt`` argument (a tuple of vectors and of products for a tuple ``wrt``). Computed as the
+    gradient of the forward-mode tangent ``grad f . v`` (reverse over forward), both generated as
+    readable code: ``source(hf)`` shows it."""
+    if f is None:
+        return lambda g: hvp(g, wrt, unroll)
+    try:
+        return Hvp(f, wrt, "hvp", "hvp", unroll=unroll, specialize=False)
+    except SourcegradError as e:
+        raise hide_internal_frames(e)
+
+
+def hessian(f, wrt=0, unroll=8):
+    """The Hessian of a scalar function, one ``hvp`` per entry of the ``wrt`` argument:
+    ``hessian(f)(*args)`` has shape ``x.shape + x.shape`` (one ``wrt`` argument)."""
+    hf = hvp(f, wrt, unroll)
+    if not hf.single:
+        raise UsageError("hessian takes one wrt argument; use hvp for several")
+
+    def hessian_by_columns(*args, **kwargs):
+        (x,) = _wrt_values(hf, args, kwargs)
+        cols = [np.asarray(hf(*args, e, **kwargs)) for e in _basis(x)]
+        out = np.stack(cols, axis=-1) if cols else np.zeros(np.shape(x) + (0,))
+        return out.reshape(np.shape(x) + np.shape(x))
+
+    return functools.update_wrapper(hessian_by_columns, f, updated=())
+
+
+def _wrt_values(compiled, args, kwargs):
+    """The values of the ``wrt`` arguments of a call (arrays or Python floats only)."""
+    full = ((compiled.bound,) + tuple(args)) if compiled.bound is not None else tuple(args)
+    full, _ = _all_positional(compiled.fn, full, kwargs)
+    xs = [full[i] for i in compiled.positions]
+    for name, x in zip(compiled.names, xs):
+        if not (isinstance(x, float) or getattr(getattr(x, "dtype", None), "kind", None) in ("f", "c")):
+            raise UsageError(f"a Jacobian is taken with respect to float arrays and Python floats; {name} is {_describe(x)}")
+    return xs
+
+
+def _basis(x):
+    if isinstance(x, float):
+        yield 1.0
+        return
+    for k in range(np.size(x)):
+        e = np.zeros(np.shape(x), dtype=x.dtype)
+        e[np.unravel_index(k, np.shape(x))] = 1.0
+        yield e
+
+
+def _zeros_of(x):
+    return 0.0 if isinstance(x, float) else np.zeros(np.shape(x), dtype=x.dtype)
+
+
+def _checkpoint_option(checkpoint):
+    """``checkpoint``: None/False, True (about sqrt(trips) snapshots), or a number of snapshots."""
+    if checkpoint is None or checkpoint is False:
+        return None
+    if checkpoint is True or (isinstance(checkpoint, int) and not isinstance(checkpoint, bool) and checkpoint > 0):
+        return checkpoint
+    raise UsageError(f"checkpoint must be True, False or a number of snapshots (a positive int), not {checkpoint!r}")
+
+
+def _decorator(cls, mode, kind):
+    def make(f=None, wrt=0, check_finite=False, unroll=8, specialize=True, has_aux=False, checkpoint=None):
+        if f is None:
+            return lambda g: make(g, wrt, check_finite, unroll, specialize, has_aux, checkpoint)
+        try:
+            return cls(f, wrt, mode, kind, check_finite, unroll, specialize, has_aux, checkpoint)
         except SourcegradError as e:
             raise hide_internal_frames(e)  # sourcegrad's own frames hidden; SOURCEGRAD_TRACEBACK=full shows them
 
     return make
 
 
-def grad(f=None, wrt=0, check_finite=False, unroll=8, specialize=True, has_aux=False):
+def grad(f=None, wrt=0, check_finite=False, unroll=8, specialize=True, has_aux=False, checkpoint=None):
     """The gradient of a scalar-valued function, compiled from its source.
 
     ``wrt`` selects the arguments to differentiate: an index, a parameter name, or a tuple of
@@ -474,33 +764,55 @@ def grad(f=None, wrt=0, check_finite=False, unroll=8, specialize=True, has_aux=F
     ``has_aux=True`` (as in JAX): ``f`` returns a pair ``(loss, aux)``; the scalar ``loss`` is
     differentiated, ``aux`` (any value) is returned as computed, with no gradient, and the
     gradient function returns ``(gradient, aux)``.
+
+    ``checkpoint`` trades time for memory in long loops: ``True`` (about ``sqrt(trips)``
+    snapshots) or a number of snapshots. A ``for`` loop outside other loops then keeps the state
+    at the start of each of that many pieces instead of what every iteration overwrites, and the
+    backward runs each piece again before reversing it (about one more forward). The gradient is
+    the same. ``sourcegrad.memory`` shows what is kept either way.
     """
-    return _decorator(Grad, "value_and_grad", "grad")(f, wrt, check_finite, unroll, specialize, has_aux)
+    return _decorator(Grad, "value_and_grad", "grad")(f, wrt, check_finite, unroll, specialize, has_aux, checkpoint)
 
 
-def value_and_grad(f=None, wrt=0, check_finite=False, unroll=8, specialize=True, has_aux=False):
+def value_and_grad(f=None, wrt=0, check_finite=False, unroll=8, specialize=True, has_aux=False, checkpoint=None):
     """Like ``grad``, but returns ``(value, gradient)`` from one run of the forward; with
     ``has_aux=True``, ``((loss, aux), gradient)``."""
     return _decorator(ValueAndGrad, "value_and_grad", "value_and_grad")(f, wrt, check_finite, unroll, specialize,
-                                                                        has_aux)
+                                                                        has_aux, checkpoint)
 
 
-def vjp(f=None, wrt=0, check_finite=False, unroll=8, specialize=True):
+def vjp(f=None, wrt=0, check_finite=False, unroll=8, specialize=True, has_aux=False, checkpoint=None):
     """Vector-Jacobian products: ``vf(*args)`` returns ``(value, pullback)``; ``pullback(ct)``
     returns the gradient of ``sum(value * ct)`` with respect to ``wrt``. Any output shape.
-    A pullback can be called once (it consumes the forward's tape)."""
-    return _decorator(Vjp, "vjp", "vjp")(f, wrt, check_finite, unroll, specialize)
+    A pullback can be called once (it consumes the forward's tape).
+
+    ``has_aux=True`` (as in JAX): ``f`` returns a pair ``(value, aux)``; ``vf(*args)`` returns
+    ``(value, pullback, aux)``, ``aux`` as computed, with no gradient."""
+    return _decorator(Vjp, "vjp", "vjp")(f, wrt, check_finite, unroll, specialize, has_aux, checkpoint)
 
 
-def source(g, *args):
+def source(g, *args, **kwargs):
     """The generated Python source of anything made by ``grad``, ``value_and_grad`` or ``vjp``:
     the general code, or, given example arguments, the code specialized for their shapes (what a
-    call with those arguments runs)."""
+    call with those arguments runs; keyword-only parameters by keyword, defaults applied)."""
     if not isinstance(g, _Compiled):
-        raise UsageError(f"sourcegrad.source needs a function made by grad, value_and_grad or vjp, got {g!r}")
-    if g.bound is not None and args:
-        args = (g.bound,) + args
+        raise UsageError(f"sourcegrad.source needs a function made by grad, value_and_grad, vjp or jvp, got {g!r}")
     try:
-        return g._current(signature_of(args) if args and g.specialize else None).source
+        return _current_compiled(g, args, kwargs).source
     except SourcegradError as e:
         raise hide_internal_frames(e)  # sourcegrad's own frames hidden; SOURCEGRAD_TRACEBACK=full shows them
+
+
+def _current_compiled(g, args, kwargs=None):
+    """The ``emit.Compiled`` a call of ``g`` with ``args`` runs (the general code without them)."""
+    kwargs = kwargs or {}
+    if isinstance(g, (Jvp, Hvp)):  # forward mode has one code, for every shape
+        args, kwargs = (), {}
+    if g.bound is not None and (args or kwargs):
+        args = (g.bound,) + args
+    if (args or kwargs) and g.fn.__code__.co_kwonlyargcount:  # bound as a call binds them (_run)
+        args, kwargs = _all_positional(g.fn, args, kwargs)
+    if kwargs:
+        raise UsageError("sourcegrad.source takes keyword arguments only for keyword-only parameters; "
+                         "pass the others by position")
+    return g._current(signature_of(args) if args and g.specialize else None)
