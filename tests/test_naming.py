@@ -167,3 +167,16 @@ def test_dropped_gradients_release_their_code():
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))
+
+
+def test_a_long_expression_compiles():
+    """A sum of hundreds of terms nests that deep: the passes that recurse on it must not run
+    out of Python's recursion limit (it is raised while a compile runs, then restored)."""
+    import sys as _sys
+
+    terms = " + ".join(f"{k % 7 + 1}.0 * np.sin(x * {k % 5 + 1}.0)" for k in range(500))
+    module = load(f"import numpy as np\n\n\ndef f(x):\n    return np.sum({terms})\n")
+    limit = _sys.getrecursionlimit()
+    x = np.array([0.3, -0.2])
+    check(module.f, (x,))
+    assert _sys.getrecursionlimit() == limit

@@ -7,6 +7,7 @@ states what it expects and guarantees.
 from __future__ import annotations
 
 import gc
+import sys
 
 import libcst as cst
 
@@ -120,9 +121,12 @@ class _stages:
     def __enter__(self):
         self.collecting = gc.isenabled()
         gc.disable()
+        self.limit = sys.getrecursionlimit()  # the passes recurse on nesting: a sum of 400 terms nests 400 deep
+        sys.setrecursionlimit(max(self.limit, 20_000))
         return self
 
     def __exit__(self, kind, e, tb):
+        sys.setrecursionlimit(self.limit)
         if self.collecting:
             gc.enable()
         if e is None or isinstance(e, SourcegradError) or not isinstance(e, Exception):
