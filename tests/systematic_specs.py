@@ -558,11 +558,11 @@ def linalg_specs():
         np.einsum: cases_of(*einsum_cases),
         np.kron: products("i,j", "ij,kb", "i,jk", "bij,kl", "bij,ijk"),
         np.cross: cases_of(*[("{F}(a, b)", {"a": inp(sa), "b": inp(sb)})
-                             for sa, sb in [((3,), (3,)), ((2, 3), (3,)), ((3,), (2, 3)), ((2, 1, 3), (4, 3)),
-                                            ((2,), (2,)), ((2,), (3,)), ((4, 2), (4, 3))]],
+                             for sa, sb in [((3,), (3,)), ((2, 3), (3,)), ((3,), (2, 3)), ((2, 1, 3), (4, 3))]],
+                           # (2-vectors: deprecated by numpy 2.0 and refused by newer numpy itself)
                            *[(f"{{F}}(a, b, {kw})", {"a": inp(sa), "b": inp(sb)}) for sa, sb, kw in [
                                ((3, 4), (4, 3), "axisa=0"), ((2, 3), (3, 2), "axisa=-1, axisb=0, axisc=0"),
-                               ((3, 2), (3, 2), "axis=0"), ((2, 4), (4, 3), "axisa=0, axisb=1"),
+                               ((3, 2), (3, 2), "axis=0"), ((3, 4), (4, 3), "axisa=0, axisb=1"),
                                ((2, 2, 3), (3, 2), "axisb=0, axisc=1")]]),
         LA.cross: cases_of(("{F}(a, b)", {"a": inp((3,)), "b": inp((3,))}), ("{F}(a, b)", {"a": inp((2, 3)), "b": inp((2, 3))}),
                            ("{F}(a, b, axis=0)", {"a": inp((3, 2)), "b": inp((3, 2))})),
