@@ -735,6 +735,7 @@ def indexing_specs():
                 {"refused": "period"})]),
         _indexing._astype: cases_of(*[(f"x.astype({t})", {"x": inp(s, NONINT if "int" in t else ANY)}, {"h": 1e-3 if "32" in t else H})
                                       for s in [(2, 3), (), "scalar"] for t in ["np.float64", "np.float32", "'float64'", "np.int64"]]),
+        _indexing._flatten: cases_of(*[(f"x.flatten({o})", {"x": inp(sh)}) for sh in [(2, 3), (3,), ()] for o in ["", "'F'"]]),
         _indexing._item: cases_of(*[("x.item()", {"x": inp(s)}) for s in [(), (1,), (1, 1), "scalar"]]),
         np.full: cases_of(*[(f"{{F}}({sh}, fill_value{kw})", {"fill_value": inp(s)}) for sh, s, kw in
                             [("(2, 3)", (), ""), ("(2, 3)", (3,), ""), ("(2, 3)", (2, 1), ""), ("3", "py", ""), ("(2,)", (), ", dtype=np.float64"),
@@ -1037,7 +1038,7 @@ METHOD_SPECS = {
     np.cumsum: methods(("{x}.cumsum(axis=1)", M)), np.cumprod: methods(("{x}.cumprod(axis=0)", M, HALF)),
     np.transpose: methods(("{x}.transpose(1, 0, 2)", (2, 3, 2)), ("{x}.transpose((2, 0, 1))", (2, 3, 2)), ("{x}.T", M)),
     np.reshape: methods(("{x}.reshape(3, -1)", M), ("{x}.reshape((-1,))", M)),
-    np.ravel: methods(("{x}.ravel()", M), ("{x}.flatten()", M)), np.squeeze: methods(("{x}.squeeze()", (1, 3, 1))),
+    np.ravel: methods(("{x}.ravel()", M), ("{x}.ravel('F')", M)), np.squeeze: methods(("{x}.squeeze()", (1, 3, 1))),
     np.clip: methods(("{x}.clip(-0.5, 0.7)", M, GRID0)), np.swapaxes: methods(("{x}.swapaxes(0, 1)", M)),
     np.repeat: methods(("{x}.repeat(2, axis=1)", M)), np.take: methods(("{x}.take(IDX, axis=1)", M)),
     np.diagonal: methods(("{x}.diagonal()", (3, 3))), np.trace: methods(("{x}.trace()", (3, 3))),

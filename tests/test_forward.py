@@ -602,17 +602,22 @@ def _scalar_corpus():
     return out
 
 
+# corpus functions hvp refuses, and the helper that has no second-order rule yet: a fix shows here
+HVP_REFUSED = {"solvers.power_iteration": "norm_adjoint"}
+
+
 @pytest.mark.parametrize("case", _scalar_corpus())
 def test_corpus_hvp_or_a_located_refusal(case):
     rng = np.random.default_rng(0)
     args = case.make(rng)
     x = args[case.wrt]
     v = float(rng.normal()) if isinstance(x, float) else rng.normal(size=np.shape(x))
-    try:
-        hv = sg.hvp(case.fn, wrt=case.wrt)(*copy.deepcopy(args), v)
-    except sg.SourcegradError as e:  # a helper without a second-order rule, an in-place write, ...
-        assert e.filename == inspect.getsourcefile(case.fn), str(e)
-        pytest.skip(f"refused: {str(e).splitlines()[0]}")
+    if case.id in HVP_REFUSED:
+        with pytest.raises(sg.MissingAdjointError, match=HVP_REFUSED[case.id]) as e:
+            sg.hvp(case.fn, wrt=case.wrt)(*copy.deepcopy(args), v)
+        assert e.value.filename == inspect.getsourcefile(case.fn), str(e.value)
+        return
+    hv = sg.hvp(case.fn, wrt=case.wrt)(*copy.deepcopy(args), v)
     g = sg.grad(case.fn, wrt=case.wrt)
     plus, minus = list(copy.deepcopy(args)), list(copy.deepcopy(args))
     plus[case.wrt], minus[case.wrt] = x + 1e-5 * v, x - 1e-5 * v

@@ -28,6 +28,7 @@ from sourcegrad.runtime import tangents as _tangents
 from .fence import located
 from .ir import ATTRIBUTE_READ, Tup
 from .rules import NONDIFF, UFUNC_AT
+from .rules.indexing import _astype, _flatten
 
 # Operations whose result never shares memory with an operand.
 _FRESH = {
@@ -42,6 +43,7 @@ _FRESH = {
     operator.pow, operator.neg, operator.pos, operator.matmul, operator.lt, operator.le,
     operator.gt, operator.ge, operator.eq, operator.ne, operator.invert, operator.and_,
     operator.or_, operator.xor, operator.not_,
+    _astype, _flatten,  # the methods x.astype(t) and x.flatten() (x.ravel() may be a view)
     # the forward-mode helpers that make a tangent's own array (hvp reads generated jvp code)
     _tangents.tangent_zeros, _tangents.owned_tangent, _tangents.seq_zeros, _tangents.seq_tangent,
 }
@@ -62,20 +64,10 @@ def _fresh(op):
         return isinstance(a, Tup) or (isinstance(a, ir.Const) and type(a.value) in (int, float, bool))
     if isinstance(key, np.ufunc):
         return True
-    if key is np.ravel and _method(op) == "flatten":
-        return True  # x.flatten() copies; it shares np.ravel's rule, but ravel may return a view
     try:
-        return key in _FRESH or getattr(key, "__name__", "") in ("_astype",)
+        return key in _FRESH
     except TypeError:
         return False
-
-
-def _method(op):
-    """The method of ``x.name(...)`` as the user wrote it (normalize keys ``x.flatten()`` by
-    ``np.ravel``, the primitive whose rule it shares), or None for a call of a function."""
-    x = op.args[0] if op.args else None
-    prefix = f"{x.id}." if isinstance(x, ir.Name) else None
-    return op.text[len(prefix):].split("(", 1)[0] if prefix and op.text.startswith(prefix) else None
 
 
 def check(fn, src, naming, varied):

@@ -139,9 +139,7 @@ def _part_value(p):
         return lit("...")
     if isinstance(p, ir.Slice):
         return of("slice(", join([atom(a) if a else lit("None") for a in (p.lower, p.upper, p.step)]), ")")
-    if isinstance(p, tuple):  # a list literal inside brackets: x[[i, j]]
-        return of("[", join([atom(a) for a in p]), "]")
-    return atom(p)
+    return atom(p)  # an atom, or a list literal of them (x[[i, j]]: a Tup)
 
 
 def index_subscript(index):

@@ -71,34 +71,16 @@ class Index:
         return out
 
     def render(self):
-        """As written inside brackets: ``i, 1:3, None``."""
-        return ", ".join(_part_subscript(p) for p in self.parts) + ("," if self.is_tuple and len(self.parts) == 1 else "")
+        """As written inside brackets: ``i, 1:3, None`` (``code.index_subscript``, the one rendering)."""
+        from .code import index_subscript
+
+        return index_subscript(self).render()
 
     def render_value(self):
         """As a value passed to a function: ``(i, slice(1, 3, None), None)``."""
-        vals = [_part_value(p) for p in self.parts]
-        if len(vals) == 1 and not self.is_tuple:
-            return vals[0]
-        return "(" + ", ".join(vals) + ("," if len(vals) == 1 else "") + ")"
+        from .code import index_value
 
-
-def _part_subscript(p):
-    if isinstance(p, Slice):
-        lo = p.lower.render() if p.lower else ""
-        hi = p.upper.render() if p.upper else ""
-        return f"{lo}:{hi}" + (f":{p.step.render()}" if p.step else "")
-    return _part_value(p)
-
-
-def _part_value(p):
-    if p is None:
-        return "None"
-    if p is Ellipsis:
-        return "..."
-    if isinstance(p, Slice):
-        args = [a.render() if a else "None" for a in (p.lower, p.upper, p.step)]
-        return f"slice({', '.join(args)})"
-    return p.render()
+        return index_value(self).render()
 
 
 class Tup(tuple):

@@ -360,6 +360,8 @@ class Reverser:
 
     def _snapshot(self, names):
         """The state a snapshot keeps: arrays written in place and lists appended to are copied."""
+        if not names:
+            return lit("()")
         written = {t.target for t in ir.walk(self.fn.body) if isinstance(t, ir.SetItem)}
         appended = {t.target for t in ir.walk(self.fn.body) if isinstance(t, ir.Append)}
         items = []
@@ -384,20 +386,9 @@ class Reverser:
         out.append(code.assign(depth, pieces, fmt("{f}({r}, {k})", f=self.rt("segments"), r=r, k=count), s.pos))
         out.append(code.assign(depth, snaps, lit("[]")))
         out.append(code.header(depth, fmt("for {p} in {ps}:", p=piece, ps=pieces), s.pos, (piece,)))
-        state = self.state[id(s)]
-        value = self._snapshot(state) if state else lit("()")
-        if self.meter:
-            value = fmt("{t}.keep({v}, {k})", t=self.tape, v=value, k=self._site(value, s.pos))
-        out.append(code.line(depth + 1, fmt("{s}.append({v})", s=snaps, v=value)))
+        out.append(code.line(depth + 1, fmt("{s}.append({v})", s=snaps, v=self._snapshot_of(s))))
         out.append(code.header(depth + 1, fmt("for {t} in {p}:", t=s.target, p=piece), s.pos, (s.target,)))
-        self._plain = True
-        try:
-            self._fwd_block_or_pass(s.body, depth + 2, True, out)
-        finally:
-            self._plain = False
-        taped = []
-        self._fwd_block_or_pass(s.body, 0, True, taped)
-        self.recompute[id(s)] = taped
+        self._checkpointed_bodies(s, depth + 2, out)
 
     def _fwd_checkpointed_while(self, s, depth, out):
         """A ``while`` loop's snapshots, one every so many iterations (``runtime.meter.Snapshots``:
@@ -410,15 +401,23 @@ class Reverser:
         out.append(code.assign(depth, snaps, fmt("{f}({k})", f=self.rt("snapshots"), k=limit), s.pos))
         out.append(code.user(depth, f"while {s.test}:", s.pos, ir.reads(s), opens=True))
         out.append(code.header(depth + 1, fmt("if {s}.due({n}):", s=snaps, n=n)))
-        state = self.state[id(s)]
-        value = self._snapshot(state) if state else lit("()")
+        out.append(code.line(depth + 2, fmt("{s}.add({v})", s=snaps, v=self._snapshot_of(s))))
+        out.append(code.augment(depth + 1, n, lit("1")))
+        self._checkpointed_bodies(s, depth + 1, out)
+
+    def _snapshot_of(self, s):
+        """What a snapshot of checkpointed loop ``s`` keeps (counted, in a metered compile)."""
+        value = self._snapshot(self.state[id(s)])
         if self.meter:
             value = fmt("{t}.keep({v}, {k})", t=self.tape, v=value, k=self._site(value, s.pos))
-        out.append(code.line(depth + 2, fmt("{s}.add({v})", s=snaps, v=value)))
-        out.append(code.augment(depth + 1, n, lit("1")))
+        return value
+
+    def _checkpointed_bodies(self, s, depth, out):
+        """Loop ``s``'s body twice: plain, at ``depth`` in ``out`` (the first forward, which saves
+        nothing), and with its saves, kept for the backward to run each piece again."""
         self._plain = True
         try:
-            self._fwd_block(s.body, depth + 1, True, out)
+            self._fwd_block_or_pass(s.body, depth, True, out)
         finally:
             self._plain = False
         taped = []

@@ -46,6 +46,13 @@ def _astype(x, dtype):  # stands for the method ``x.astype(dtype)``
 rule(_astype, "y, x, dtype", "d[x] += cast_like(d[y], x, y)")
 
 
+def _flatten(x, order="C"):  # stands for the method ``x.flatten()``: a copy, where np.ravel may give a view
+    return x.flatten(order)
+
+
+rule(_flatten, "y, x, order='C'", "d[x] += np.reshape(d[y], np.shape(x), order=order)")
+
+
 def _item(x):  # stands for the method ``x.item()``
     return x.item()
 
@@ -138,7 +145,7 @@ nondiff_params(_GENERATOR.integers, {"self": "the generator", "size": "a shape",
 METHODS.update({
     "dot": np.dot, "sum": np.sum, "mean": np.mean, "prod": np.prod, "max": np.max, "min": np.min,
     "var": np.var, "std": np.std, "cumsum": np.cumsum, "transpose": np.transpose,
-    "reshape": np.reshape, "ravel": np.ravel, "flatten": np.ravel, "squeeze": np.squeeze,
+    "reshape": np.reshape, "ravel": np.ravel, "flatten": _flatten, "squeeze": np.squeeze,
     "clip": np.clip, "swapaxes": np.swapaxes, "repeat": np.repeat, "take": np.take,
     "diagonal": np.diagonal, "trace": np.trace, "copy": np.copy, "astype": _astype, "item": _item,
     "round": np.round, "argmax": np.argmax, "argmin": np.argmin, "argsort": np.argsort,
