@@ -54,8 +54,8 @@ def power_slope(x, y):
     numbers go through numpy's float64, so ``0.0 ** -0.5`` is inf as it is for arrays, not a
     ``ZeroDivisionError``."""
     if isinstance(y, (int, float)):  # a literal exponent (numpy's float64 is a float too)
-        if y == 0:
-            return 0.0
+        if y == 0:  # zeros shaped like x: a second-order rule reads this slope's shape
+            return zeros_like(x)
         if type(x) is float or type(x) is int:
             x = np.float64(x)
         if y == 2:

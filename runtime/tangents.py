@@ -16,7 +16,12 @@ __all__ = ["tangent_zeros", "materialize", "owned_tangent", "expand", "extremum_
 
 
 def tangent_zeros(like):
-    """The zero tangent of ``like`` as a value: a float array of its shape, 0.0 for a number."""
+    """The zero tangent of ``like`` as a value: a float array of its shape, 0.0 for a number, and
+    for a list or tuple (a constant operand such as ``[1.0, 2.0]`` in ``np.concatenate``) the same
+    kind of sequence of zero values, which numpy functions take as they take the operand."""
+    if isinstance(like, (list, tuple)):
+        return type(like)(tangent_zeros(x) for x in like) if type(like) in (list, tuple) \
+            else [tangent_zeros(x) for x in like]
     return zeros_like(like)
 
 
