@@ -33,6 +33,7 @@ import numpy as np
 
 import sourcegrad.runtime as _runtime
 from sourcegrad.runtime import sequences as _seq
+from sourcegrad.runtime import curvatures as _curvatures
 from sourcegrad.runtime import tangents as _rt
 
 from ..templates import parse_template
@@ -54,6 +55,7 @@ _SLOPE_CACHE = {}
 
 TANGENT_NAMESPACE = dict(NAMESPACE)
 TANGENT_NAMESPACE.update({n: getattr(_rt, n) for n in _rt.__all__})
+TANGENT_NAMESPACE.update({n: getattr(_curvatures, n) for n in _curvatures.__all__})
 
 
 def _keys(*fns):
@@ -351,3 +353,34 @@ _helper_rule(_runtime.reduce_max_mask, "r, x, y, axis=None, keepdims=False", "",
 _helper_rule(_runtime.either, "r, a, b", "d[a] += d[r]\nd[b] += d[r]")
 _helper_rule(_rt.abs_tangent, "r, t, x, y", "d[t] += d[r] * real_sign(x)",
              {"x": "only its sign is read (piecewise constant)", "y": "only where it is 0 is read"})
+# the slopes of reductions (std, var, prod, norms) that the tangent rules above multiply by; a slope
+# of a piecewise-linear function (ptp, quantiles, interp in x) is piecewise constant. Their ``g`` is
+# the constant unit cotangent those rules pass.
+_UNIT = {"g": None}
+_helper_rule(_runtime.var_slope, "s, a, axis=None, ddof=0", "d[a] += var_slope(d[s], axis, ddof)",
+             {"ddof": None})  # linear in a: centering is its own adjoint
+_helper_rule(_runtime.std_slope, "s, a, y, axis=None, ddof=0, keepdims=False", """
+d[a] += std_curvature(d[s], a, y, axis, ddof, keepdims)
+d[y] += std_curvature_of_y(d[s], s, a, y, axis, keepdims)
+""", {"ddof": None})
+_helper_rule(_runtime.prod_of_others, "p, a, axis=None", "d[a] += prod_curvature(d[p], a, axis)")
+_helper_rule(_runtime.norm_adjoint, "r, g, x, y, ord=None, axis=None, keepdims=False", """
+d[x] += norm_curvature(d[r], g, x, y, ord, axis, keepdims)
+d[y] += norm_curvature_of_y(d[r], r, x, y, ord, axis, keepdims)
+""", _UNIT)
+_helper_rule(_runtime.vector_norm_adjoint, "r, g, x, y, ord=2, axis=None, keepdims=False", """
+d[x] += vector_norm_curvature(d[r], g, x, y, ord, axis, keepdims)
+d[y] += vector_norm_curvature_of_y(d[r], r, x, y, ord, axis, keepdims)
+""", _UNIT)
+_helper_rule(_runtime.ptp_adjoint, "r, g, a, axis=None, keepdims=False", "",
+             {**_UNIT, "a": "piecewise constant"})
+_helper_rule(_runtime.quantile_adjoint, "r, g, a, q, axis=None, keepdims=False, scale=1.0", "",
+             {**_UNIT, "a": "piecewise constant", "q": None, "scale": "a constant"})
+_helper_rule(_runtime.interp_adjoint, "r, g, x, xp, fp, which, left=None, right=None", "",
+             {**_UNIT, "x": "piecewise constant", "xp": None, "fp": None, "which": "a constant",
+              "left": None, "right": None})  # fp differentiated too: its mixed term is refused
+_helper_rule(_rt.zero_unless_none, "r, v", "", {"v": "only whether it is None is read"})
+_helper_rule(_rt.cast_tangent, "r, t, y", "d[t] += cast_tangent(cast_tangent(d[r], y), t)",
+             {"y": "only its dtype is read"})
+_helper_rule(_rt.seq_zeros, "r, seq", "", {"seq": _SHAPE})
+_helper_rule(_rt.seq_tangent, "r, t, seq", "d[t] += d[r]", {"seq": _SHAPE})

@@ -1,0 +1,141 @@
+"""Second order through the reductions whose tangent multiplies by a runtime slope (``std``,
+``var``, ``prod``, vector norms, ``ptp``, quantiles, ``interp``, casts) and through lists built in
+a loop: ``hvp`` and ``hessian`` against a second-order central difference of ``f`` itself, which
+reads nothing of sourcegrad's. Matrix norms of orders other than Frobenius are refused when the
+backward runs, never approximated."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import sourcegrad as sg
+from sourcegrad.errors import SourcegradError
+
+from .oracle import assert_close, fd_grad
+
+
+def fd_hvp(f, x, v, h=1e-4):
+    """(H v)_i from four values of f around x, along e_i and v: no gradient of ours is read."""
+    out = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        e = np.zeros_like(x)
+        e[i] = h
+        w = h * v
+        out[i] = (f(x + e + w) - f(x + e - w) - f(x - e + w) + f(x - e - w)) / (4 * h * h)
+    return out
+
+
+def vector_norm(x):
+    return np.linalg.norm(x) ** 3
+
+
+def norm_of_rows(A):
+    return np.sum(np.linalg.norm(A, axis=1) ** 2 * np.linalg.norm(A, axis=0, keepdims=True).sum())
+
+
+def norm_order_3(x):
+    return np.linalg.norm(x, 3) * np.sum(x)
+
+
+def norm_order_1_and_inf(x):
+    return (np.linalg.norm(x, 1) + np.linalg.norm(x, np.inf)) * np.sum(x * x)
+
+
+def frobenius(A):
+    return np.linalg.norm(A, "fro") ** 3 + np.linalg.norm(A) * np.sum(A)
+
+
+def std_of_columns(A):
+    return np.sum(np.std(A, axis=0) ** 2 * np.mean(A, axis=0))
+
+
+def std_kept_ddof(A):
+    return np.sum(A.std(axis=1, ddof=1, keepdims=True) * A)
+
+
+def std_all(x):
+    return np.std(x) * np.sum(x ** 2)
+
+
+def var_of_columns(A):
+    return np.sum(np.var(A, axis=0) * np.sum(A, axis=0)) + np.var(A) ** 2
+
+
+def prod_all(x):
+    return np.prod(x) * np.sum(x)
+
+
+def prod_of_rows(A):
+    return np.sum(np.prod(A, axis=1) ** 2) + np.sum(np.prod(A, axis=0) * A[0])
+
+
+def piecewise_linear(x):
+    return (np.ptp(x) + np.median(x)) * np.sum(x ** 2) + np.sum(np.interp(x, [-3.0, 0.0, 3.0], [1.0, 0.0, 2.0]) * x)
+
+
+def cast_round_trip(x):
+    return np.sum(x.astype(np.float64) ** 3)
+
+
+def list_in_loop(x):
+    vals = [x[0] ** 2]
+    for i in range(1, x.shape[0]):
+        vals.append(vals[-1] * x[i])
+    return sum(vals) + np.mean([v ** 2 for v in vals])
+
+
+VECTOR = [vector_norm, norm_order_3, norm_order_1_and_inf, std_all, prod_all, piecewise_linear,
+          cast_round_trip, list_in_loop]
+MATRIX = [norm_of_rows, frobenius, std_of_columns, std_kept_ddof, var_of_columns, prod_of_rows]
+SPREAD = st.floats(-2.0, 2.0).filter(lambda t: abs(t) > 0.05)
+
+
+def _check(f, x, v):
+    assert_close(sg.hvp(f)(x, v), fd_hvp(f, x, v), rtol=2e-4, atol=2e-4, what=f"hvp of {f.__name__}")
+
+
+@pytest.mark.parametrize("f", VECTOR, ids=lambda f: f.__name__)
+@settings(max_examples=12, deadline=None)
+@given(x=hnp.arrays(np.float64, st.integers(2, 5), elements=SPREAD), data=st.data())
+def test_hvp_of_vector_functions(f, x, data):
+    assume(np.min(np.abs(np.subtract.outer(x, x)) + np.eye(x.size)) > 0.05)  # no near-ties (ptp, median)
+    v = data.draw(hnp.arrays(np.float64, x.shape, elements=st.floats(-1.0, 1.0)))
+    _check(f, x, v)
+
+
+@pytest.mark.parametrize("f", MATRIX, ids=lambda f: f.__name__)
+@settings(max_examples=10, deadline=None)
+@given(A=hnp.arrays(np.float64, st.tuples(st.integers(2, 4), st.integers(2, 4)), elements=SPREAD),
+       data=st.data())
+def test_hvp_of_matrix_functions(f, A, data):
+    assume(np.min(np.std(A, axis=0)) > 0.1 and np.min(np.std(A, axis=1)) > 0.1)  # std away from its kink
+    v = data.draw(hnp.arrays(np.float64, A.shape, elements=st.floats(-1.0, 1.0)))
+    _check(f, A, v)
+
+
+@settings(max_examples=15, deadline=None)
+@given(x=hnp.arrays(np.float64, st.integers(2, 5), elements=st.one_of(st.just(0.0), st.floats(-2.0, 2.0))))
+def test_hessian_of_prod_with_exact_zeros(x):
+    """The product's curvature is computed without division: exact where entries are 0."""
+    h = sg.hessian(prod_all)(x)
+    assert h.shape == x.shape + x.shape
+    assert_close(h, h.T, what="symmetry of the Hessian")
+    for i in range(x.size):
+        e = np.zeros_like(x)
+        e[i] = 1.0
+        assert_close(h[:, i], fd_hvp(prod_all, x, e), rtol=2e-4, atol=2e-4, what="Hessian column")
+
+
+def spectral(A):
+    return np.linalg.norm(A, 2) ** 2
+
+
+def test_matrix_norm_second_order_is_refused():
+    A = np.arange(6.0).reshape(2, 3) + 1.0
+    assert_close(sg.grad(spectral)(A), fd_grad(spectral, (A,), 0), rtol=1e-5, atol=1e-6)  # first order works
+    with pytest.raises(SourcegradError, match="matrix norm of order 2"):
+        sg.hvp(spectral)(A, np.ones_like(A))
