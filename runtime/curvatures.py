@@ -7,13 +7,16 @@ Imports numpy only (and ``runtime`` itself), as the rest of the runtime does."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from . import UnsupportedValueError, _norm_axes, _shape, unreduce
+from . import UnsupportedValueError, _norm_axes, _shape, unbroadcast, unreduce, zeros_like
 from .adjoints import _spread_divisor, centered, nonzero_or_one
 
 __all__ = ["std_curvature", "std_curvature_of_y", "prod_curvature", "norm_curvature", "norm_curvature_of_y",
-           "vector_norm_curvature", "vector_norm_curvature_of_y"]
+           "vector_norm_curvature", "vector_norm_curvature_of_y", "exp_rate", "softmax_curvature_of_y",
+           "log_softmax_curvature_of_y", "logsumexp_tangent_adjoint"]
 
 
 # ---- std: s = (a - mean) / (n y), where y = std(a) -------------------------------------------------
@@ -118,3 +121,36 @@ def vector_norm_curvature(dr, g, x, y, ord=2, axis=None, keepdims=False):
 def vector_norm_curvature_of_y(dr, r, x, y, ord=2, axis=None, keepdims=False):
     """The adjoint of ``y`` in ``r = vector_norm_adjoint(g, x, y, ord, axis, keepdims)``."""
     return _curvature_of_y(dr, r, x, y, ord, axis, keepdims)
+
+
+# ---- log-space sums: logaddexp's share, softmax, log_softmax, logsumexp -----------------------------
+def exp_rate(base=None):
+    """The slope of ``base ** u`` over its value: 1 for ``exp``, ``log 2`` for ``exp2``."""
+    return 1.0 if base is None else math.log(base)
+
+
+def softmax_curvature_of_y(dr, g, y, axis=None):
+    """The adjoint of ``y`` in ``r = softmax_adjoint(g, y, axis) = y (g - sum(g y))``."""
+    s = np.sum(g * y, axis=axis, keepdims=True)
+    return dr * (g - s) - g * np.sum(dr * y, axis=axis, keepdims=True)
+
+
+def log_softmax_curvature_of_y(dr, t, y, axis=None):
+    """The adjoint of ``y`` in ``r = log_softmax_tangent(t, y, axis) = t - sum(t exp(y))``."""
+    return -t * np.exp(y) * np.sum(dr, axis=axis, keepdims=True)
+
+
+def logsumexp_tangent_adjoint(dr, t, a, y, axis=None, b=None, keepdims=False, which=0, part="t"):
+    """The adjoint of one operand (``part``: "t", "a", "y" or "b") of ``r = logsumexp_tangent(t,
+    a, y, axis, b, keepdims, which) = sum(t w)``, where ``w = exp(a - y)`` (times ``b`` when
+    ``which`` is 0)."""
+    from .tangents import _logsumexp_weights
+
+    w, e, like = _logsumexp_weights(a, y, axis, b, keepdims, which)
+    u = unreduce(dr, like, axis, keepdims)
+    if part == "t":
+        return unbroadcast(u * w, t)
+    if part == "b":
+        return unbroadcast(u * t * e, b) if which == 0 else zeros_like(b)
+    q = u * t * w
+    return unbroadcast(q, a) if part == "a" else -np.sum(q, axis=axis, keepdims=keepdims)

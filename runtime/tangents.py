@@ -12,7 +12,7 @@ from . import ZERO, _float_dtype, array_module, reduce_max_mask, zeros_like
 __all__ = ["tangent_zeros", "materialize", "owned_tangent", "expand", "extremum_tangent",
            "reduce_extremum_tangent", "sort_tangent", "custom_jvp", "seq_tangent", "seq_zeros", "abs_tangent", "zero_unless_none",
            "cholesky_tangent", "eigh_tangent", "cast_tangent",
-           "power_curvature", "real_sign"]
+           "power_curvature", "real_sign", "log_softmax_tangent", "logsumexp_tangent"]
 
 
 def tangent_zeros(like):
@@ -165,3 +165,27 @@ def real_sign(x):
     if xp.iscomplexobj(x):
         raise TypeError("hvp through abs of complex values is not supported")
     return xp.sign(x)
+
+
+# ---- scipy.special's reductions over an axis --------------------------------------------------------
+def log_softmax_tangent(t, y, axis=None):
+    """Tangent of ``y = log_softmax(x, axis)``: ``t - sum(t exp(y))`` over ``axis``."""
+    return t - np.sum(t * np.exp(y), axis=axis, keepdims=True)
+
+
+def _logsumexp_weights(a, y, axis, b, keepdims, which):
+    """``exp(a - y)`` (times ``b`` for the slope in ``a``) on the shape ``a`` and ``b`` broadcast
+    to: the slope of ``y = logsumexp(a, axis, b)`` in ``a`` (``which`` 0) or ``b`` (1)."""
+    from . import unreduce
+
+    shape = np.broadcast_shapes(np.shape(a), np.shape(b)) if b is not None else np.shape(a)
+    like = np.broadcast_to(np.asarray(a), shape)
+    e = np.exp(a - unreduce(y, like, axis, keepdims))
+    return (e * b if which == 0 and b is not None else e), e, like
+
+
+def logsumexp_tangent(t, a, y, axis=None, b=None, keepdims=False, which=0):
+    """Tangent of ``y = logsumexp(a, axis, b, keepdims)`` from the tangent ``t`` of ``a``
+    (``which`` 0) or of ``b`` (1): the tangent times the slope, summed over ``axis``."""
+    w, _, _ = _logsumexp_weights(a, y, axis, b, keepdims, which)
+    return np.sum(t * w, axis=axis, keepdims=keepdims)

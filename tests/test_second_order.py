@@ -139,3 +139,68 @@ def test_matrix_norm_second_order_is_refused():
     assert_close(sg.grad(spectral)(A), fd_grad(spectral, (A,), 0), rtol=1e-5, atol=1e-6)  # first order works
     with pytest.raises(SourcegradError, match="matrix norm of order 2"):
         sg.hvp(spectral)(A, np.ones_like(A))
+
+
+# ---- log-space sums: np.logaddexp, and scipy.special's softmax, log_softmax, logsumexp -------------
+sc = pytest.importorskip("scipy.special")
+
+
+def logistic_regression(w):
+    X = np.array([[1.0, 0.5, -0.3, 0.6], [0.2, -1.0, 0.8, 0.0], [-0.7, 0.3, 0.1, -0.2], [0.4, 0.4, -0.9, 1.0]])
+    z = X[:, : w.shape[0]] @ w
+    return np.sum(np.logaddexp(0.0, z) - np.array([1.0, 0.0, 1.0, 0.0]) * z) + np.sum(np.logaddexp2(w, 2 * w))
+
+
+def softmax_rows(A):
+    return np.sum(sc.softmax(A, axis=1) ** 2 * A) + np.sum(sc.softmax(A) * A)
+
+
+def log_softmax_rows(A):
+    return np.sum(sc.log_softmax(A, axis=0) ** 2) + np.sum(sc.log_softmax(A) * A)
+
+
+def logsumexp_weighted(A):
+    b = np.array([0.5, 1.0, 2.0, 1.5])[: A.shape[1]]
+    return (np.sum(sc.logsumexp(A, axis=1, b=b) ** 2) + sc.logsumexp(A) ** 2
+            + np.sum(sc.logsumexp(A, axis=0, keepdims=True) * A))
+
+
+def logsumexp_of_its_weights(b):
+    a = np.array([0.3, -0.5, 1.2, 0.1])[: b.shape[0]]
+    return sc.logsumexp(a * b, b=b * b) ** 2
+
+
+def special_functions(x):
+    return np.sum(sc.gammaln(x * x + 1.0) + sc.digamma(x * x + 2.0) + sc.expit(x) ** 2)
+
+
+LOG_SPACE = [softmax_rows, log_softmax_rows, logsumexp_weighted]
+
+
+@pytest.mark.parametrize("f", LOG_SPACE, ids=lambda f: f.__name__)
+@settings(max_examples=10, deadline=None)
+@given(A=hnp.arrays(np.float64, st.tuples(st.integers(2, 3), st.integers(2, 4)), elements=st.floats(-2.0, 2.0)),
+       data=st.data())
+def test_jvp_and_hvp_of_log_space_reductions(f, A, data):
+    v = data.draw(hnp.arrays(np.float64, A.shape, elements=st.floats(-1.0, 1.0)))
+    _, tangent = sg.jvp(f)(A, v)
+    assert_close(tangent, np.sum(fd_grad(f, (A,), 0) * v), rtol=1e-5, atol=1e-6, what=f"jvp of {f.__name__}")
+    _check(f, A, v)
+
+
+@pytest.mark.parametrize("f", [logistic_regression, logsumexp_of_its_weights, special_functions],
+                         ids=lambda f: f.__name__)
+@settings(max_examples=10, deadline=None)
+@given(x=hnp.arrays(np.float64, st.integers(2, 4), elements=SPREAD), data=st.data())
+def test_hvp_of_log_space_vectors(f, x, data):
+    v = data.draw(hnp.arrays(np.float64, x.shape, elements=st.floats(-1.0, 1.0)))
+    _check(f, x, v)
+
+
+def logsumexp_with_sign(x):
+    return sc.logsumexp(x, return_sign=True)[0]
+
+
+def test_logsumexp_return_sign_is_refused_in_forward_mode():
+    with pytest.raises(SourcegradError, match="return_sign"):
+        sg.jvp(logsumexp_with_sign)(np.ones(3), np.ones(3))

@@ -384,3 +384,35 @@ _helper_rule(_rt.cast_tangent, "r, t, y", "d[t] += cast_tangent(cast_tangent(d[r
              {"y": "only its dtype is read"})
 _helper_rule(_rt.seq_zeros, "r, seq", "", {"seq": _SHAPE})
 _helper_rule(_rt.seq_tangent, "r, t, seq", "d[t] += d[r]", {"seq": _SHAPE})
+_helper_rule(_runtime.logaddexp_share, "s, x, y, z, base=None", """
+d[x] += unbroadcast(d[s] * s * exp_rate(base), x)
+d[z] += unbroadcast(-(d[s] * s * exp_rate(base)), z)
+""", {"y": "only where it ties x at an infinity is read", "base": "a constant"})
+_helper_rule(_runtime.polygamma_of, "p, n, x", "d[x] += d[p] * polygamma_of(n + 1, x)")
+
+# ---- scipy.special's reductions over an axis (when scipy is installed) -----------------------------
+try:
+    from scipy import special as _sc
+except ImportError:  # an optional dependency: no rules
+    _sc = None
+if _sc is not None:
+    tangent_rule(_sc.softmax, "y, x, axis=None", "d[y] += softmax_adjoint(d[x], y, axis)")  # a symmetric Jacobian
+    tangent_rule(_sc.log_softmax, "y, x, axis=None", "d[y] += log_softmax_tangent(d[x], y, axis)")
+    tangent_rule(_sc.logsumexp, "y, a, axis=None, b=None, keepdims=False, return_sign=False", """
+d[y] += logsumexp_tangent(d[a], a, y, axis, b, keepdims, 0)
+d[y] += logsumexp_tangent(d[b], a, y, axis, b, keepdims, 1)
+""")
+_helper_rule(_runtime.softmax_adjoint, "r, g, y, axis=None", """
+d[g] += softmax_adjoint(d[r], y, axis)
+d[y] += softmax_curvature_of_y(d[r], g, y, axis)
+""")
+_helper_rule(_rt.log_softmax_tangent, "r, t, y, axis=None", """
+d[t] += log_softmax_adjoint(d[r], y, axis)
+d[y] += log_softmax_curvature_of_y(d[r], t, y, axis)
+""")
+_helper_rule(_rt.logsumexp_tangent, "r, t, a, y, axis=None, b=None, keepdims=False, which=0", """
+d[t] += logsumexp_tangent_adjoint(d[r], t, a, y, axis, b, keepdims, which, "t")
+d[a] += logsumexp_tangent_adjoint(d[r], t, a, y, axis, b, keepdims, which, "a")
+d[y] += logsumexp_tangent_adjoint(d[r], t, a, y, axis, b, keepdims, which, "y")
+d[b] += logsumexp_tangent_adjoint(d[r], t, a, y, axis, b, keepdims, which, "b")
+""", {"which": "a constant"})
