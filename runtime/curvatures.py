@@ -7,7 +7,6 @@ Imports numpy only (and ``runtime`` itself), as the rest of the runtime does."""
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 
@@ -15,7 +14,7 @@ from . import UnsupportedValueError, _norm_axes, _shape, unbroadcast, unreduce, 
 from .adjoints import _spread_divisor, centered, nonzero_or_one
 
 __all__ = ["std_curvature", "std_curvature_of_y", "prod_curvature", "norm_curvature", "norm_curvature_of_y",
-           "vector_norm_curvature", "vector_norm_curvature_of_y", "exp_rate", "softmax_curvature_of_y",
+           "vector_norm_curvature", "vector_norm_curvature_of_y", "softmax_curvature_of_y",
            "log_softmax_curvature_of_y", "logsumexp_tangent_adjoint"]
 
 
@@ -124,11 +123,6 @@ def vector_norm_curvature_of_y(dr, r, x, y, ord=2, axis=None, keepdims=False):
 
 
 # ---- log-space sums: logaddexp's share, softmax, log_softmax, logsumexp -----------------------------
-def exp_rate(base=None):
-    """The slope of ``base ** u`` over its value: 1 for ``exp``, ``log 2`` for ``exp2``."""
-    return 1.0 if base is None else math.log(base)
-
-
 def softmax_curvature_of_y(dr, g, y, axis=None):
     """The adjoint of ``y`` in ``r = softmax_adjoint(g, y, axis) = y (g - sum(g y))``."""
     s = np.sum(g * y, axis=axis, keepdims=True)

@@ -385,8 +385,8 @@ _helper_rule(_rt.cast_tangent, "r, t, y", "d[t] += cast_tangent(cast_tangent(d[r
 _helper_rule(_rt.seq_zeros, "r, seq", "", {"seq": _SHAPE})
 _helper_rule(_rt.seq_tangent, "r, t, seq", "d[t] += d[r]", {"seq": _SHAPE})
 _helper_rule(_runtime.logaddexp_share, "s, x, y, z, base=None", """
-d[x] += unbroadcast(d[s] * s * exp_rate(base), x)
-d[z] += unbroadcast(-(d[s] * s * exp_rate(base)), z)
+d[x] += unbroadcast(d[s] * s * log_of_base(base), x)
+d[z] += unbroadcast(-(d[s] * s * log_of_base(base)), z)
 """, {"y": "only where it ties x at an infinity is read", "base": "a constant"})
 _helper_rule(_runtime.polygamma_of, "p, n, x", "d[x] += d[p] * polygamma_of(n + 1, x)")
 
