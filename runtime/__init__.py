@@ -684,7 +684,7 @@ from . import adjoints as _adjoints  # noqa: E402
 from .parameters import *  # noqa: E402,F401,F403
 from . import parameters as _parameters  # noqa: E402
 
-__all__ += [n for n in dir(_adjoints) if not n.startswith("_") and callable(getattr(_adjoints, n)) and getattr(getattr(_adjoints, n), "__module__", "") == _adjoints.__name__]
+__all__ += [n for n in dir(_adjoints) if not n.startswith("_") and callable(getattr(_adjoints, n)) and getattr(getattr(_adjoints, n), "__module__", "").startswith(_adjoints.__name__ + ".")]
 __all__ += _parameters.__all__
 
 

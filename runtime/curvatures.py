@@ -7,11 +7,11 @@ Imports numpy only (and ``runtime`` itself), as the rest of the runtime does."""
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from . import UnsupportedValueError, _norm_axes, _shape, unbroadcast, unreduce, zeros_like
-from .adjoints import _spread_divisor, centered, nonzero_or_one
+from .adjoints.elementwise import nonzero_or_one
+from .adjoints.reductions import _spread_divisor, centered
 
 __all__ = ["std_curvature", "std_curvature_of_y", "prod_curvature", "norm_curvature", "norm_curvature_of_y",
            "vector_norm_curvature", "vector_norm_curvature_of_y", "softmax_curvature_of_y",

@@ -90,7 +90,7 @@ binary([np.minimum, np.fmin, builtins.min], "d[z] * extremum_share(x < y, x == y
 # ---- conversions that keep the value ----------------------------------------------------------
 unary([float, np.asarray, np.asanyarray, np.array, np.float64, np.float32], "d[y]")
 unary(np.ascontiguousarray, "np.reshape(d[y], np.shape(x))")  # makes a 0-d input 1-d
-# complex values (JAX's convention for their adjoints: runtime/adjoints.py); real arrays: the identity
+# complex values (JAX's convention for their adjoints: runtime/adjoints/elementwise.py); real arrays: the identity
 unary(np.real, "real_part(d[y])")
 unary(np.imag, "imag_adjoint(d[y], x)")
 unary(np.conjugate, "conj_adjoint(d[y], x)")

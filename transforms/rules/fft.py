@@ -1,5 +1,5 @@
 """The discrete Fourier transform (``np.fft``): linear maps between real or complex arrays, whose
-adjoints are transforms again (complex adjoints follow JAX's convention, see runtime/adjoints.py)."""
+adjoints are transforms again (complex adjoints follow JAX's convention, see runtime/adjoints/fft.py)."""
 
 import numpy as np
 

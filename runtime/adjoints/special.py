@@ -1,0 +1,41 @@
+"""``scipy.special``'s reductions and slopes (``transforms/rules/special.py``); scipy imports lazily.
+
+An adjoint helper takes the output adjoint ``g`` first and returns the input's adjoint; a slope
+helper (masks, shares) returns what a template multiplies ``g`` by. All work through the arrays'
+own module and allocate like the input (``zeros_like``)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _float_dtype, unbroadcast, unreduce
+from .indexing import cast_like
+
+
+def polygamma_of(n, x):
+    """``scipy.special.polygamma(n, x)`` in ``x``'s dtype (the slope of ``gammaln``, ``digamma``)."""
+    from scipy import special
+
+    return special.polygamma(n, x).astype(_float_dtype(x), copy=False) if hasattr(x, "shape") else float(special.polygamma(n, x))
+
+
+def logsumexp_adjoint(g, a, y, axis=None, b=None, keepdims=False, which=0):
+    """Adjoint of ``a`` (``which`` 0) or ``b`` (1) in ``y = logsumexp(a, axis, b, keepdims)``:
+    ``g b exp(a - y)`` and ``g exp(a - y)``, broadcast back over the reduced axes. Where every
+    ``a`` is ``-inf`` (``y`` is ``-inf``) the adjoint is NaN."""
+    shape = np.broadcast_shapes(np.shape(a), np.shape(b)) if b is not None else np.shape(a)
+    like = np.broadcast_to(np.asarray(a), shape)
+    e = np.exp(a - unreduce(y, like, axis, keepdims))
+    gg = unreduce(g, like, axis, keepdims)
+    out = gg * e * (1.0 if b is None else b) if which == 0 else gg * e
+    return unbroadcast(cast_like(out, [a, b][which]), [a, b][which])
+
+
+def softmax_adjoint(g, y, axis=None):
+    """Adjoint of ``y = softmax(x, axis)``: ``y (g - sum(g y))`` over ``axis``."""
+    return y * (g - np.sum(g * y, axis=axis, keepdims=True))
+
+
+def log_softmax_adjoint(g, y, axis=None):
+    """Adjoint of ``y = log_softmax(x, axis)``: ``g - exp(y) sum(g)`` over ``axis``."""
+    return g - np.exp(y) * np.sum(g, axis=axis, keepdims=True)
