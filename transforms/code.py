@@ -59,18 +59,27 @@ class Code:
 def of(*pieces):
     """Code from pieces: ``Code`` (spliced), ``Ref`` (a name) or ``str`` (literal text)."""
     parts = []
-    literal = False  # is parts[-1] literal text?
+    text = ""  # literal text not yet appended
     for p in pieces:
-        for item in (p.parts if type(p) is Code else (p,)):
-            if type(item) is Ref:
-                parts.append(item)
-                literal = False
-            elif item:
-                if literal:
-                    parts[-1] += item
-                else:
+        kind = type(p)
+        if kind is Ref:
+            if text:
+                parts.append(text)
+                text = ""
+            parts.append(p)
+        elif kind is Code:
+            for item in p.parts:
+                if type(item) is Ref:
+                    if text:
+                        parts.append(text)
+                        text = ""
                     parts.append(item)
-                    literal = True
+                elif item:
+                    text += item
+        elif p:
+            text += p
+    if text:
+        parts.append(text)
     return Code(tuple(parts))
 
 

@@ -17,6 +17,7 @@ import builtins
 import inspect
 import re
 import textwrap
+import weakref
 from dataclasses import dataclass
 
 import libcst as cst
@@ -314,16 +315,11 @@ def instantiate(template, values, adjoints, fresh, bind):
     name, or None when that parameter is inactive (its statements are dropped); ``fresh()``: a
     new temporary name; ``bind(name, obj)``: the name the generated code reads a global of the
     template by (``np``, ``unbroadcast``), chosen so that it means that object there."""
-    live = [s for s in template.stmts if not s.accumulate or adjoints.get(s.target)]
-    needed = set()
-    for s in live:
-        needed |= s.reads_locals
-    kept = []
-    for s in reversed(live):  # drop temporaries nobody reads
-        if s.accumulate or s.target in needed:
-            kept.append(s)
-            needed |= s.reads_locals
-    kept.reverse()
+    active = tuple(s.target for s in template.stmts if s.accumulate and adjoints.get(s.target))
+    known = _KEPT.setdefault(template, {})
+    kept = known.get(active)
+    if kept is None:
+        kept = known[active] = _kept(template, active)
     local_map = {}
     out = []
     for s in kept:
@@ -348,6 +344,25 @@ def instantiate(template, values, adjoints, fresh, bind):
             local_map[s.target] = fresh(s.target)
             out.append(Instance(local_map[s.target], False, expr, reads_adjoint))
     return out
+
+
+_KEPT = weakref.WeakKeyDictionary()  # template -> {the parameters with adjoints: its statements kept}
+
+
+def _kept(template, active):
+    """The statements of ``template`` that run when the parameters in ``active`` have adjoints:
+    theirs, and the temporaries they read."""
+    live = [s for s in template.stmts if not s.accumulate or s.target in active]
+    needed = set()
+    for s in live:
+        needed |= s.reads_locals
+    kept = []
+    for s in reversed(live):  # drop temporaries nobody reads
+        if s.accumulate or s.target in needed:
+            kept.append(s)
+            needed |= s.reads_locals
+    kept.reverse()
+    return tuple(kept)
 
 
 _ARITH = re.compile(r"\((-?\d+(?:\.\d+)?) ([-+*]) (\d+(?:\.\d+)?)\)")
