@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import string
 from dataclasses import dataclass, field, replace
-from functools import cached_property, lru_cache
+from functools import lru_cache
 
 from . import ir
 
@@ -32,12 +32,12 @@ class Code:
 
     __str__ = render
 
-    @cached_property
-    def _names(self):
-        return frozenset(p for p in self.parts if type(p) is Ref)
-
     def names(self):
-        return self._names
+        # computed once, kept in the instance's dict (functools.cached_property takes a lock per read)
+        found = self.__dict__.get("_names")
+        if found is None:
+            found = self.__dict__["_names"] = frozenset(p for p in self.parts if type(p) is Ref)
+        return found
 
     def rename(self, mapping):
         if not any(type(p) is Ref and p in mapping for p in self.parts):
@@ -182,13 +182,16 @@ class Stmt:
     opens: bool = False
     info: dict = field(default=None, compare=False)  # facts a pass leaves for a later one
 
-    @cached_property
+    @property
     def mentions(self):
         """Every name the statement reads or writes."""
-        return self.reads | self.writes
+        return self.names()
 
     def names(self):
-        return self.mentions
+        found = self.__dict__.get("_mentions")
+        if found is None:
+            found = self.__dict__["_mentions"] = self.reads | self.writes
+        return found
 
     @property
     def text(self):
