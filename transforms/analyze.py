@@ -235,6 +235,7 @@ class Analysis:
         self.bindings = bindings  # id(op) -> Binding
         self.shapes = shapes  # a shapes.Shapes when compiling for known argument shapes
         self.stmts = list(ir.walk(fn.body))
+        self._active_stmts = {}  # id of an assignment -> (it, is it active?)
         self._plans = {}  # (id of an assignment, parameter) -> (it, its binding, unbroadcast_of's answer)
         self.varied = self._varied()
         self.useful = self._useful()
@@ -394,7 +395,11 @@ class Analysis:
 
     def is_active_stmt(self, s):
         if isinstance(s, ir.Assign):
-            return s.target in self.active and bool(diff_operands(s.op, self.binding(s.op)) & self.active)
+            known = self._active_stmts.get(id(s))  # asked by the reads, the saves and the reverse pass
+            if known is None or known[0] is not s:
+                active = s.target in self.active and bool(diff_operands(s.op, self.binding(s.op)) & self.active)
+                known = self._active_stmts[id(s)] = (s, active)
+            return known[1]
         if isinstance(s, (ir.SetItem, ir.Append)):
             return s.target in self.active
         return False

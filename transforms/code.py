@@ -166,7 +166,7 @@ def index_value(index):
 
 
 # ---- statements -------------------------------------------------------------------------------
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Stmt:
     """One generated line. ``target``/``expr``: set for ``target = expr`` and ``target += expr``
     (``augmented``); ``opens``: a block header (``if``, ``else``, ``for``), its body one deeper."""
@@ -181,6 +181,13 @@ class Stmt:
     augmented: bool = False
     opens: bool = False
     info: dict = field(default=None, compare=False)  # facts a pass leaves for a later one
+
+    def __init__(self, depth, code, pos=None, reads=frozenset(), writes=frozenset(), target=None, expr=None,
+                 augmented=False, opens=False, info=None):
+        # the fields set at once: a frozen dataclass's own __init__ sets them one by one through
+        # object.__setattr__, and a compile makes thousands of statements
+        self.__dict__.update(depth=depth, code=code, pos=pos, reads=reads, writes=writes, target=target, expr=expr,
+                             augmented=augmented, opens=opens, info=info)
 
     @property
     def mentions(self):

@@ -398,12 +398,14 @@ _POW1 = re.compile(r" \*\* 1(?![\d.eE])")
 
 def _fold(expr):
     """Fold what a constant operand leaves behind in the literal text: ``x ** (2 - 1)`` -> ``x``."""
-    parts = []
+    parts, changed = [], False
     for p in expr.parts:
         if type(p) is not Ref and ("(" in p or " ** 1" in p):
-            p = _POW1.sub("", _ARITH.sub(lambda m: _num(m.group(1), m.group(2), m.group(3)), p))
+            q = _POW1.sub("", _ARITH.sub(lambda m: _num(m.group(1), m.group(2), m.group(3)), p))
+            changed = changed or q != p
+            p = q
         parts.append(p)
-    return code.of(*parts)
+    return code.of(*parts) if changed else expr
 
 
 def _num(a, op, b):
