@@ -20,7 +20,7 @@ __all__ = [
     "ZERO", "acc", "unbroadcast", "unreduce", "unindex", "zero_at", "finalize", "array_module",
     "Context", "is_zero", "reduce_max_mask", "copy_value", "copy_arrays", "check_finite", "zeros_like",
     "SeqAdjoint", "MapAdjoint", "split_last", "shape_of", "ShapeOf", "check_unpack", "written_part", "check_sequence", "as_array_like",
-    "scale_repeated",
+    "scale_repeated", "seed_like",
 ]
 
 
@@ -407,6 +407,13 @@ class ShapeOf:
         for k in self.shape:
             n *= k
         return n
+
+
+def seed_like(like, mean=False):
+    """The adjoint of ``x`` in a loss ``np.sum(x)`` (``np.mean(x)`` with ``mean``) whose own adjoint
+    is the seed 1.0: ``unreduce(1.0, x)``, the seed folded in (ones in ``x``'s shape and float dtype,
+    ``1 / x.size`` each for a mean)."""
+    return unreduce(1.0, like, None, False, mean)
 
 
 def shape_of(x):

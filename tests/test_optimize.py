@@ -311,6 +311,88 @@ def test_an_accumulating_statement_reads_its_adjoint_in_place():
     check(running_sum, (xs, np.array([0.3, -0.7])), wrt=1)
 
 
+# ---- the constant seed folded into its first rule --------------------------------------------------
+
+
+def sum_loss(x, w):
+    return np.sum(np.tanh(x * w))
+
+
+def mean_loss(x, w):
+    z = np.sin(x) * w
+    return z.mean()
+
+
+def seed_read_twice(x):
+    s = np.sum(x * x)
+    return s * s  # the seed is read by ``s * s``'s rule: no reduction reads it
+
+
+def seed_kept(xs, w):
+    total = np.sum(w * w)
+    for x in xs:
+        total = total + np.sum(x * w)  # total_bar passes through unchanged: still 1.0 for the first sum
+    return total
+
+
+def seed_changed_first(xs, w):
+    total = np.sum(w * w)
+    for x in xs:
+        total = 0.5 * total + np.sum(x * w)  # the backward scales the seed before the first sum reads it
+    return total
+
+
+def axis_then_sum(x):
+    return np.sum(np.sum(np.cos(x), axis=0))
+
+
+def test_the_constant_seed_is_folded_into_the_reduction_that_reads_it():
+    # before: loss_bar = 1.0; _t_bar = unreduce(loss_bar, _t, None, False)
+    x, w = np.array([0.5, -1.0, 2.0]), np.array([1.5, 0.25, -0.75])
+    for f, call in ((sum_loss, "seed_like(_t1)"), (mean_loss, "seed_like(z, mean=True)")):
+        for specialize in (True, False):
+            src = sg.source(sg.grad(f, wrt=(0, 1), specialize=specialize), *((x, w) if specialize else ()))
+            backward = src.split("check_scalar", 1)[1]
+            assert "unreduce(" not in backward and " = 1.0" not in backward and call in backward, src
+        check(f, (x, w), wrt=(0, 1))
+
+
+def test_a_pullback_keeps_its_seed_argument():
+    src = sg.source(sg.vjp(sum_loss, wrt=(0, 1)))
+    seed = re.search(r"def sum_loss_pullback\((\w+_bar)\):", src).group(1)
+    assert f"unreduce({seed}," in src, src
+    assert "seed_like" not in src
+
+
+@pytest.mark.parametrize("f, args, folded", [
+    (seed_read_twice, (np.array([0.5, -1.0, 2.0]),), False),
+    (seed_kept, (np.array([[0.5, -1.0], [0.25, 2.0]]), np.array([0.3, -0.7])), True),
+    (seed_changed_first, (np.array([[0.5, -1.0], [0.25, 2.0]]), np.array([0.3, -0.7])), False),
+    (axis_then_sum, (np.array([[0.5, -1.0], [0.25, 2.0]]),), True),
+])
+def test_the_seed_is_folded_only_where_it_is_still_one(f, args, folded):
+    wrt = tuple(range(len(args)))
+    src = sg.source(sg.grad(f, wrt=wrt), *args)
+    backward = src.split("check_scalar", 1)[1]
+    assert ("seed_like" in backward) == folded, src
+    if not folded:  # the seed stays, as a variable, for the rule that reads it
+        assert "_bar = 1.0" in backward, src
+    if f is axis_then_sum:  # the inner sum over an axis keeps its unreduce
+        assert backward.count("unreduce(") == 1, src
+    check(f, args, wrt=wrt)
+
+
+@given(seed=SEEDS, rows=DIMS, cols=DIMS, mean=st.booleans(), float32=st.booleans())
+def test_folded_seed_gradients_match_finite_differences(seed, rows, cols, mean, float32):
+    rng = np.random.default_rng(seed)
+    x, w = rng.standard_normal((rows, cols)), rng.standard_normal(cols)
+    f = mean_loss if mean else sum_loss
+    check(f, (x, w), wrt=(0, 1))
+    if float32:  # the seed takes the operand's float type, as unreduce(1.0, ...) did
+        gx, gw = sg.grad(f, wrt=(0, 1))(x.astype(np.float32), w.astype(np.float32))
+        assert gx.dtype == np.float32 and gw.dtype == np.float32
+
+
 # ---- copy propagation ----------------------------------------------------------------------------
 
 

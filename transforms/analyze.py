@@ -15,7 +15,7 @@ keep a value that is not needed, never drop one that is.
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -73,8 +73,61 @@ def _template_signature(template):
 
 
 def bind(op):
-    """Match a call's operands to its template's parameters, or raise ``TypeError``."""
+    """Match a call's operands to its template's parameters, or raise ``TypeError``.
+
+    How operands match parameters depends only on the call's form (the function, how many
+    operands by position, the keywords' names), so the match found for a form is kept and reused:
+    ``inspect``'s binding was a tenth of a compile."""
     template = op.key if isinstance(op.key, Template) else R.lookup(op.key)
+    try:
+        form = (op.key, len(op.args), tuple(k for k, _ in op.kwargs))
+        plan = _PLANS.get(form)
+    except TypeError:  # an unhashable key: matched afresh
+        return _bind(op, template)
+    if plan is None or plan[0] is not template:
+        plan = _PLANS[form] = (template, _plan(op, template))
+    if plan[1] is None:  # matching depends on the values (a default written out): matched afresh
+        return _bind(op, template)
+    kwargs = dict(op.kwargs)
+    values = {}
+    for p, slot in plan[1]:
+        if slot is None:
+            d = template.defaults[p]
+            values[p] = ir.Const(d, repr(d))
+        else:
+            values[p] = op.args[slot] if type(slot) is int else kwargs[slot]
+    return Binding(template, values, _diff(template))
+
+
+_PLANS = {}  # (function, operands by position, keywords) -> (template, ((parameter, slot), ...) or None)
+
+
+class _Slot:
+    """Stands for an operand while a call's form is matched: its position or its keyword."""
+
+    __slots__ = ("where",)
+
+    def __init__(self, where):
+        self.where = where
+
+
+def _plan(op, template):
+    """((parameter, operand position or keyword or None for its default), ...) for the call's
+    form, or None when matching needs the operands' values (or fails: ``_bind`` says how)."""
+    slots = replace(op, args=tuple(_Slot(i) for i in range(len(op.args))),
+                    kwargs=tuple((k, _Slot(k)) for k, _ in op.kwargs))
+    try:
+        b = _bind(slots, template)
+    except TypeError:
+        return None
+    return tuple((p, v.where if isinstance(v, _Slot) else None) for p, v in b.values.items())
+
+
+def _diff(template):
+    return frozenset(s.target for s in template.stmts if s.accumulate)
+
+
+def _bind(op, template):
     params = template.signature()
     sig = _template_signature(template)
     kwargs = dict(op.kwargs)
@@ -92,8 +145,7 @@ def bind(op):
         else:
             d = template.defaults[p]
             values[p] = ir.Const(d, repr(d))
-    diff = frozenset(s.target for s in template.stmts if s.accumulate)
-    return Binding(template, values, diff)
+    return Binding(template, values, _diff(template))
 
 
 def _by_name(bound_real, params):
@@ -183,6 +235,8 @@ class Analysis:
         self.bindings = bindings  # id(op) -> Binding
         self.shapes = shapes  # a shapes.Shapes when compiling for known argument shapes
         self.stmts = list(ir.walk(fn.body))
+        self._active_stmts = {}  # id of an assignment -> (it, is it active?)
+        self._plans = {}  # (id of an assignment, parameter) -> (it, its binding, unbroadcast_of's answer)
         self.varied = self._varied()
         self.useful = self._useful()
         self.active = self.varied & self.useful
@@ -196,6 +250,13 @@ class Analysis:
         adjoint over the extra axes itself (see ``_lazy``), or, for a broadcasting rule, when
         shape inference proves the operand has the shape of the result's adjoint; a known sum
         when it proves the shapes differ by leading axes or by axes of length 1."""
+        key = (id(stmt), param)  # asked about each operand by the reads and by the reverse pass
+        known = self._plans.get(key)
+        if known is None or known[0] is not stmt or known[1] is not binding:
+            known = self._plans[key] = (stmt, binding, self._unbroadcast_of(stmt, binding, param))
+        return known[2]
+
+    def _unbroadcast_of(self, stmt, binding, param):
         v = binding.values.get(param)
         if others_scalar(binding, param) or (isinstance(v, ir.Name) and v.id in self.lazy):
             return ()
@@ -334,7 +395,11 @@ class Analysis:
 
     def is_active_stmt(self, s):
         if isinstance(s, ir.Assign):
-            return s.target in self.active and bool(diff_operands(s.op, self.binding(s.op)) & self.active)
+            known = self._active_stmts.get(id(s))  # asked by the reads, the saves and the reverse pass
+            if known is None or known[0] is not s:
+                active = s.target in self.active and bool(diff_operands(s.op, self.binding(s.op)) & self.active)
+                known = self._active_stmts[id(s)] = (s, active)
+            return known[1]
         if isinstance(s, (ir.SetItem, ir.Append)):
             return s.target in self.active
         return False

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import string
 from dataclasses import dataclass, field, replace
-from functools import cached_property, lru_cache
+from functools import lru_cache
 
 from . import ir
 
@@ -32,12 +32,12 @@ class Code:
 
     __str__ = render
 
-    @cached_property
-    def _names(self):
-        return frozenset(p for p in self.parts if type(p) is Ref)
-
     def names(self):
-        return self._names
+        # computed once, kept in the instance's dict (functools.cached_property takes a lock per read)
+        found = self.__dict__.get("_names")
+        if found is None:
+            found = self.__dict__["_names"] = frozenset(p for p in self.parts if type(p) is Ref)
+        return found
 
     def rename(self, mapping):
         if not any(type(p) is Ref and p in mapping for p in self.parts):
@@ -59,18 +59,27 @@ class Code:
 def of(*pieces):
     """Code from pieces: ``Code`` (spliced), ``Ref`` (a name) or ``str`` (literal text)."""
     parts = []
-    literal = False  # is parts[-1] literal text?
+    text = ""  # literal text not yet appended
     for p in pieces:
-        for item in (p.parts if type(p) is Code else (p,)):
-            if type(item) is Ref:
-                parts.append(item)
-                literal = False
-            elif item:
-                if literal:
-                    parts[-1] += item
-                else:
+        kind = type(p)
+        if kind is Ref:
+            if text:
+                parts.append(text)
+                text = ""
+            parts.append(p)
+        elif kind is Code:
+            for item in p.parts:
+                if type(item) is Ref:
+                    if text:
+                        parts.append(text)
+                        text = ""
                     parts.append(item)
-                    literal = True
+                elif item:
+                    text += item
+        elif p:
+            text += p
+    if text:
+        parts.append(text)
     return Code(tuple(parts))
 
 
@@ -157,7 +166,7 @@ def index_value(index):
 
 
 # ---- statements -------------------------------------------------------------------------------
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Stmt:
     """One generated line. ``target``/``expr``: set for ``target = expr`` and ``target += expr``
     (``augmented``); ``opens``: a block header (``if``, ``else``, ``for``), its body one deeper."""
@@ -173,13 +182,23 @@ class Stmt:
     opens: bool = False
     info: dict = field(default=None, compare=False)  # facts a pass leaves for a later one
 
-    @cached_property
+    def __init__(self, depth, code, pos=None, reads=frozenset(), writes=frozenset(), target=None, expr=None,
+                 augmented=False, opens=False, info=None):
+        # the fields set at once: a frozen dataclass's own __init__ sets them one by one through
+        # object.__setattr__, and a compile makes thousands of statements
+        self.__dict__.update(depth=depth, code=code, pos=pos, reads=reads, writes=writes, target=target, expr=expr,
+                             augmented=augmented, opens=opens, info=info)
+
+    @property
     def mentions(self):
         """Every name the statement reads or writes."""
-        return self.reads | self.writes
+        return self.names()
 
     def names(self):
-        return self.mentions
+        found = self.__dict__.get("_mentions")
+        if found is None:
+            found = self.__dict__["_mentions"] = self.reads | self.writes
+        return found
 
     @property
     def text(self):

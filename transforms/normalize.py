@@ -104,6 +104,9 @@ def _code(node):
 _EMPTY = cst.Module([])
 
 
+_TARGETED = (ast.AugAssign, ast.AnnAssign, ast.For)
+
+
 class _Locals:
     """Every name the function binds (assignment and loop targets) and every name it mentions.
 
@@ -113,15 +116,24 @@ class _Locals:
         self.names = set()
         self.all_names = set()
         self.counts = {}
-        for stmt in afn.body:
-            for node in ast.walk(stmt):
-                if isinstance(node, ast.Name):
-                    self.all_names.add(node.id)
-                elif isinstance(node, ast.Assign):
-                    for t in node.targets:
-                        self._bind(t)
-                elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For)):
-                    self._bind(node.target)
+        stack = list(afn.body)  # every node below the body, in any order (ast.walk's generators cost more)
+        while stack:
+            node = stack.pop()
+            kind = type(node)
+            if kind is ast.Name:
+                self.all_names.add(node.id)
+                continue
+            if kind is ast.Assign:
+                for t in node.targets:
+                    self._bind(t)
+            elif kind in _TARGETED:
+                self._bind(node.target)
+            for name in node._fields:
+                v = getattr(node, name, None)
+                if type(v) is list:
+                    stack.extend(x for x in v if isinstance(x, ast.AST))
+                elif isinstance(v, ast.AST):
+                    stack.append(v)
 
     def _bind(self, target):
         if isinstance(target, ast.Name):

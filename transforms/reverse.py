@@ -49,17 +49,24 @@ class Reversed:
     sites: list = field(default_factory=list)  # metered saves: (ir.Pos, the value's code)
 
 
-def reverse(fn, analysis, naming, wrt, bind, check_finite=False, meter=False, checkpoint=None):
+def reverse(fn, analysis, naming, wrt, bind, check_finite=False, meter=False, checkpoint=None, seed_one=False):
     """The forward and backward sweeps of ``fn`` for the parameters ``wrt`` (a ``Reversed``).
     ``meter``: number every save of the forward for ``sourcegrad.memory`` (``runtime/meter.py``);
     the sites, (user position, the value saved), are ``Reversed.sites``. ``checkpoint``: True or
-    a number of snapshots: loops keep snapshots instead of a tape (``Reverser._checkpointed``)."""
+    a number of snapshots: loops keep snapshots instead of a tape (``Reverser._checkpointed``).
+    ``seed_one``: the result's adjoint is the constant 1.0 (``value_and_grad``, not a pullback's
+    argument), so a rule may take it as that constant (``Reverser._seeded``); ``Reversed.seed``
+    is then None where no statement reads the seed any more."""
     rev = Reverser(fn, analysis, naming, wrt, bind, check_finite, meter, checkpoint)
     rev.plan()
     forward = rev.forward()
     result = fn.body[-1].value
     seed = naming.adjoint(result.id) if isinstance(result, ir.Name) and result.id in analysis.active else None
+    rev.seed_one = seed_one
     backward, outputs = rev.backward(seed, result)
+    if seed_one and seed is not None and not any(seed in st.names() for st in backward) \
+            and not any(seed in e.names() for _, e in outputs):
+        seed = None  # folded into its only reader
     if rev.recompute:  # the backward binds a checkpointed loop's state again (a pullback: nonlocal)
         bound = set(fn.params).union(*(st.writes for st in forward))
         for loop, taped in rev.recompute.items():
@@ -96,6 +103,8 @@ class Reverser:
         self.pieces = {}  # id(checkpointed loop) -> (pieces, snapshots, piece) variable names
         self.recompute = {}  # id(checkpointed loop) -> its taped forward body, for the backward
         self._plain = False  # emitting a checkpointed loop's first forward: no saves, no tape
+        self.seed = None  # the result's adjoint (``backward``)
+        self.seed_one = False  # is it the constant 1.0? (``reverse``)
 
     def rt(self, name):
         """The name the generated code calls the runtime's ``name`` by."""
@@ -453,6 +462,7 @@ class Reverser:
 
     # ---- backward ----------------------------------------------------------------------------
     def backward(self, seed, result):
+        self.seed = seed
         state = {}
         out = []
         if isinstance(result, ir.Name) and result.id in self.an.active:
@@ -600,12 +610,29 @@ class Reverser:
                 plan = self.an.unbroadcast_of(s, b, inst.source_param) if inst.source_param in b.values else None
                 if plan is not None and inst.inner is not None:
                     expr, tight = _unbroadcast_known(inst.inner, plan), inst.inner_tight or bool(plan)
+                seeded = self._seeded(inst, g, b, values, depth, out)
+                if seeded is not None:
+                    expr, tight = seeded, True
                 if pending and pending[-1][0] == inst.target and pending[-1][1] == expr:
                     pending[-1][3] += 1
                 else:
                     pending.append([inst.target, expr, tight, 1])
         flush()
         return state
+
+    def _seeded(self, inst, g, binding, values, depth, out):
+        """``seed_like(x)`` (``mean=True`` for a mean) for ``unreduce(d[y], x, None, False)`` where
+        ``d[y]`` is the constant seed 1.0, read before any statement of the backward assigned it:
+        the seed folded into the rule, as ``np.ones`` would be written by hand. Else None."""
+        if not (self.seed_one and inst.reduces and g == self.seed and depth == 0):
+            return None
+        axis, keepdims, mean = inst.reduces
+        a, k = binding.values.get(axis), binding.values.get(keepdims)
+        if not (isinstance(a, ir.Const) and a.value is None and isinstance(k, ir.Const) and k.value is False):
+            return None
+        if any(self.seed in st.writes for st in out):
+            return None
+        return fmt("{f}({x}, mean=True)" if mean else "{f}({x})", f=self.rt("seed_like"), x=values[inst.source_param])
 
     def _loop_invariant_adjoints(self, loop, names):
         """adjoint -> primal, for adjoints in ``names`` whose primal the loop never redefines

@@ -146,9 +146,20 @@ class Shapes:
         return None if shape is None else len(shape)
 
     def _solve(self):
+        # A statement's value depends only on the values of the names it reads: one whose names
+        # have not changed since it was last evaluated would give the same again, and is skipped
+        # (straight-line code settles in one pass instead of two).
+        reads = [() if isinstance(s, ir.For) else s.op.arg_names() for s in self.stmts]
+        changed_at = {}  # name -> the step its value last changed
+        seen_at = [-1] * len(self.stmts)  # statement -> the step it was last evaluated
+        step = 0
         for _ in range(self.MAX_PASSES):
             changed = False
-            for s in self.stmts:
+            for k, s in enumerate(self.stmts):
+                if seen_at[k] >= 0 and all(changed_at.get(n, -1) < seen_at[k] for n in reads[k]):
+                    continue
+                step += 1
+                seen_at[k] = step
                 v = Int() if isinstance(s, ir.For) else self._eval(s)
                 if v is None:  # an operand has no value yet (defined later in a loop)
                     continue
@@ -157,6 +168,7 @@ class Shapes:
                 new = _join(self.env.get(s.target), v)
                 if new != self.env.get(s.target):
                     self.env[s.target] = new
+                    changed_at[s.target] = step
                     changed = True
             if not changed:
                 unset = [s.target for s in self.stmts if s.target not in self.env]
@@ -164,6 +176,8 @@ class Shapes:
                     return
                 for n in unset:  # never computed (only defined from each other): unknown
                     self.env[n] = TOP
+                    step += 1
+                    changed_at[n] = step
         self.env = {n: TOP for n in self.env}  # did not settle: know nothing
         self._made = {}
 

@@ -106,7 +106,7 @@ def get_source(fn):
         )
     filename = code.co_filename
     try:
-        lines, first_line = inspect.getsourcelines(fn)
+        lines, first_line = _source_lines(fn)
     except (OSError, TypeError) as e:
         raise NoSourceError(
             f"cannot read the source of {getattr(fn, '__qualname__', fn)!r} (defined in {filename}): {e}. "
@@ -126,6 +126,68 @@ def get_source(fn):
     src.tree = fdef  # the original node: positions are resolved on the original module
     _index_statement_lines(src, fdef, text)
     return src
+
+
+def _source_lines(fn):
+    """``inspect.getsourcelines(fn)``, with the end of the function found from its code's positions
+    (the last line any of its instructions covers) rather than by running Python's pure-Python
+    tokenizer over the body, a tenth of a compile. Where the lines after that last one could hide
+    a continued string or bracket, ``inspect``'s own block finder decides."""
+    if fn.__name__ == "<lambda>" or inspect.unwrap(fn) is not fn:
+        return inspect.getsourcelines(fn)
+    lines, start = inspect.findsource(fn)
+    block = _block(lines, start, fn.__code__)
+    return (inspect.getblock(lines[start:]) if block is None else block), start + 1
+
+
+def _block(lines, start, code):
+    """``lines[start:]`` up to the end of the function whose header is at ``start`` (the first
+    line of its decorators), as ``inspect.getblock`` finds it, or None when unsure."""
+    last = _last_line(code)
+    if last is None or last > len(lines):
+        return None
+    header = next((k for k in range(start, last) if lines[k].lstrip().startswith(("def ", "async def "))), None)
+    if header is None or last <= header + 1:
+        return None  # no instruction after the header's first line: an empty body, or not this file's code
+    indent = _indent(lines[start])
+    end = last
+    for k in range(last, len(lines)):
+        line = lines[k]
+        stripped = line.strip()
+        if not stripped:
+            continue
+        deeper = _indent(line) > indent
+        if stripped[0] == "#":
+            end = k + 1 if deeper else end
+            continue
+        if not deeper:
+            return None if stripped[0] in ")]}" else lines[start:end]
+        if any(c in line for c in "'\"([{\\"):
+            return None  # a statement with no instructions (a string, an annotation) may continue
+        end = k + 1
+    return lines[start:end]
+
+
+def _last_line(code):
+    """The last line any instruction of ``code`` or of the functions in it covers, or None when
+    positions are not recorded (``python -X no_debug_ranges``)."""
+    last = code.co_firstlineno
+    for line, end, _, _ in code.co_positions():
+        if end is None and line is not None:
+            return None
+        if end is not None and end > last:
+            last = end
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            inner = _last_line(c)
+            if inner is None:
+                return None
+            last = max(last, inner)
+    return last
+
+
+def _indent(line):
+    return len(line) - len(line.lstrip())
 
 
 def _check_same_function(fn, fdef, filename, line):

@@ -17,6 +17,7 @@ import builtins
 import inspect
 import re
 import textwrap
+import weakref
 from dataclasses import dataclass
 
 import libcst as cst
@@ -43,6 +44,9 @@ class TemplateStmt:
     # may ``k * <expr>`` be written without parentheses (a call, a name, a product or quotient)?
     tight: bool = False
     inner_tight: bool = False
+    # ``d[x] += unreduce(d[y], x, axis, keepdims[, mean=True])``, y the result: (axis, keepdims,
+    # mean); with the constant seed as d[y] it is ``seed_like(x)`` (``reverse._seeded``)
+    reduces: tuple = None
 
     @property
     def outer_unbroadcast(self):
@@ -179,6 +183,27 @@ def _outer_unbroadcast(expr, target):
     return None
 
 
+def _unreduce_of_result(expr, target, result):
+    """``unreduce(d[result], target, axis, keepdims)``, or with ``mean=True``, as the whole
+    expression: (the axis parameter, the keepdims parameter, mean), else None."""
+    if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "unreduce"):
+        return None
+    args = expr.args
+    positional = [a.value for a in args if a.keyword is None and not a.star]
+    keywords = [a for a in args if a.keyword is not None]
+    mean = len(keywords) == 1 and keywords[0].keyword.value == "mean" and \
+        isinstance(keywords[0].value, cst.Name) and keywords[0].value.value == "True"
+    if len(positional) != 4 or len(positional) + len(keywords) != len(args) or (keywords and not mean):
+        return None
+    g, x, axis, keepdims = positional
+    seeded = (isinstance(g, cst.Subscript) and isinstance(g.value, cst.Name) and g.value.value == "d"
+              and len(g.slice) == 1 and isinstance(g.slice[0].slice, cst.Index)
+              and isinstance(g.slice[0].slice.value, cst.Name) and g.slice[0].slice.value.value == result)
+    if not seeded or not all(isinstance(n, cst.Name) for n in (x, axis, keepdims)) or x.value != target:
+        return None
+    return axis.value, keepdims.value, mean
+
+
 def _reads_name(expr, name):
     found = []
 
@@ -272,6 +297,7 @@ def parse_template(text, params, defaults, namespace, origin):
                 inner_reads_target=inner is not None and _reads_name(inner, tname),
                 tight=_tight(expr),
                 inner_tight=inner is not None and _tight(inner),
+                reduces=_unreduce_of_result(expr, tname, params[0]) if accumulate else None,
             )
         )
     missing = {n for n in free if n not in namespace and not hasattr(builtins, n)}
@@ -305,6 +331,7 @@ class Instance:
     inner: Code = None  # E of ``unbroadcast(E, x)``, when that is the whole expression
     tight: bool = False  # may ``2 * expr`` be written as it is (``inner_tight`` for ``inner``)
     inner_tight: bool = False
+    reduces: tuple = None  # the template statement's ``reduces``
 
 
 def instantiate(template, values, adjoints, fresh, bind):
@@ -314,16 +341,11 @@ def instantiate(template, values, adjoints, fresh, bind):
     name, or None when that parameter is inactive (its statements are dropped); ``fresh()``: a
     new temporary name; ``bind(name, obj)``: the name the generated code reads a global of the
     template by (``np``, ``unbroadcast``), chosen so that it means that object there."""
-    live = [s for s in template.stmts if not s.accumulate or adjoints.get(s.target)]
-    needed = set()
-    for s in live:
-        needed |= s.reads_locals
-    kept = []
-    for s in reversed(live):  # drop temporaries nobody reads
-        if s.accumulate or s.target in needed:
-            kept.append(s)
-            needed |= s.reads_locals
-    kept.reverse()
+    active = tuple(s.target for s in template.stmts if s.accumulate and adjoints.get(s.target))
+    known = _KEPT.setdefault(template, {})
+    kept = known.get(active)
+    if kept is None:
+        kept = known[active] = _kept(template, active)
     local_map = {}
     out = []
     for s in kept:
@@ -343,11 +365,31 @@ def instantiate(template, values, adjoints, fresh, bind):
         reads_adjoint = tuple(adjoints[p] for p in s.reads_adjoints)
         if s.accumulate:
             inner = fill(s.inner) if s.inner is not None else None
-            out.append(Instance(adjoints[s.target], True, expr, reads_adjoint, s.target, inner, s.tight, s.inner_tight))
+            out.append(Instance(adjoints[s.target], True, expr, reads_adjoint, s.target, inner, s.tight, s.inner_tight,
+                                s.reduces))
         else:
             local_map[s.target] = fresh(s.target)
             out.append(Instance(local_map[s.target], False, expr, reads_adjoint))
     return out
+
+
+_KEPT = weakref.WeakKeyDictionary()  # template -> {the parameters with adjoints: its statements kept}
+
+
+def _kept(template, active):
+    """The statements of ``template`` that run when the parameters in ``active`` have adjoints:
+    theirs, and the temporaries they read."""
+    live = [s for s in template.stmts if not s.accumulate or s.target in active]
+    needed = set()
+    for s in live:
+        needed |= s.reads_locals
+    kept = []
+    for s in reversed(live):  # drop temporaries nobody reads
+        if s.accumulate or s.target in needed:
+            kept.append(s)
+            needed |= s.reads_locals
+    kept.reverse()
+    return tuple(kept)
 
 
 _ARITH = re.compile(r"\((-?\d+(?:\.\d+)?) ([-+*]) (\d+(?:\.\d+)?)\)")
@@ -356,12 +398,14 @@ _POW1 = re.compile(r" \*\* 1(?![\d.eE])")
 
 def _fold(expr):
     """Fold what a constant operand leaves behind in the literal text: ``x ** (2 - 1)`` -> ``x``."""
-    parts = []
+    parts, changed = [], False
     for p in expr.parts:
         if type(p) is not Ref and ("(" in p or " ** 1" in p):
-            p = _POW1.sub("", _ARITH.sub(lambda m: _num(m.group(1), m.group(2), m.group(3)), p))
+            q = _POW1.sub("", _ARITH.sub(lambda m: _num(m.group(1), m.group(2), m.group(3)), p))
+            changed = changed or q != p
+            p = q
         parts.append(p)
-    return code.of(*parts)
+    return code.of(*parts) if changed else expr
 
 
 def _num(a, op, b):

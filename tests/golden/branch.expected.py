@@ -6,8 +6,7 @@ def branch_value_and_grad(x):
         y = x * x  # functions.py:25
     _t0 = np.sum(y)  # functions.py:26
     check_scalar(_t0, 'branch')
-    _t0_bar = 1.0
-    y_bar = unreduce(_t0_bar, y, None, False)  # functions.py:26
+    y_bar = seed_like(y)  # functions.py:26
     if _c1:  # functions.py:22
         x_bar = y_bar * np.cos(x)  # functions.py:23
     else:

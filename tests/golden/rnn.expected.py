@@ -15,8 +15,7 @@ def rnn_value_and_grad(W, xs):
         h = np.tanh(_t4)
     _t5 = np.sum(h)  # functions.py:33
     check_scalar(_t5, 'rnn')
-    _t5_bar = 1.0
-    h_bar = unreduce(_t5_bar, h, None, False)  # functions.py:33
+    h_bar = seed_like(h)  # functions.py:33
     W_bar = zeros_like(W)
     for _k2 in reversed(_r6):  # functions.py:31
         _t4_bar = h_bar * (1.0 - h * h)  # functions.py:32
