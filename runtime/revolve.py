@@ -41,8 +41,14 @@ def split(trips, slots):
     iterations reversed with ``slots >= 2`` snapshots: the least offset ``m`` for which the
     iterations before it reverse with one repetition fewer and those after it with one snapshot
     fewer; every such ``m`` is optimal (Griewank's binomial rule)."""
-    r = repetitions(trips, slots)
-    return max(_beta(slots, r - 2), trips - _beta(slots - 1, r), 1)
+    r, b = 0, 1  # b = C(slots + r, slots), the binomials by their ratios (exact in integers)
+    while b < trips:
+        r += 1
+        b = b * (slots + r) // r
+    below = b * r // (slots + r)  # C(slots + r - 1, slots)
+    two_below = below * (r - 1) // (slots + r - 1)  # C(slots + r - 2, slots)
+    fewer = b * slots // (slots + r)  # C(slots - 1 + r, slots - 1)
+    return max(two_below, trips - fewer, 1)
 
 
 def recomputations(trips, slots):
@@ -100,22 +106,25 @@ class Revolve:
         """``(iteration, snapshot, pieces)`` for each iteration, last first: start from
         ``snapshot`` and run ``pieces`` ((iterations, keep a snapshot first?) pairs) to reach the
         iteration's start. The snapshot at an iteration's start goes once it is reversed."""
+        iterations, at, states = self.iterations, self.at, self.states
         end = self.trips
-        first = True
+        first = True  # the first run kept the first turn's snapshots already
         while end > 0:
-            start = self.at[-1]
-            cuts = [] if first else self._cuts(start, end)  # the first run kept the first turn's
+            start, last = at[-1], end - 1
+            cuts = [] if first else self._cuts(start, end)
             first = False
-            bounds = [start] + cuts + [end - 1]
-            pieces = [(self.iterations[a:b], k > 0) for k, (a, b) in enumerate(zip(bounds, bounds[1:]))]
-            self.advanced += end - 1 - start
-            snapshot = self.states[-1]
-            self.at += cuts
-            yield self.iterations[end - 1], snapshot, pieces
-            end -= 1
-            if self.at[-1] == end:
-                self.at.pop()
-                state = self.states.pop()
+            if cuts:
+                bounds = [start, *cuts, last]
+                pieces = [(iterations[a:b], k > 0) for k, (a, b) in enumerate(zip(bounds, bounds[1:]))]
+                at += cuts
+            else:
+                pieces = [(iterations[start:last], False)]
+            self.advanced += last - start
+            yield iterations[last], states[-1], pieces
+            end = last
+            if at[-1] == end:
+                at.pop()
+                state = states.pop()
                 if self.dropped is not None:
                     self.dropped(state)
 
