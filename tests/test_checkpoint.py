@@ -220,6 +220,18 @@ def test_the_marker_checkpoints_its_loop_only():
     assert list(sg.checkpointed(range(3), snapshots=2)) == [0, 1, 2]  # outside a gradient: the range
     x = np.array([0.1, 0.2, -0.3])
     assert marked(x, x, 4) == unmarked(marked)(x, x, 4)
+    tangent = np.array([1.0, -2.0, 0.5])  # forward mode reads the marker as the range it marks
+    assert sg.jvp(marked)(x, x, 4, tangent) == sg.jvp(unmarked(marked))(x, x, 4, tangent)
+
+
+@pytest.mark.parametrize("steps", [0, 1, 2, 3])
+@pytest.mark.parametrize("checkpoint", [True, 1, 2])
+def test_loops_of_few_iterations(steps, checkpoint):
+    y0, k = np.array([0.3, -0.7]), np.array([1.5, 0.5])
+    want = sg.grad(euler, wrt=(0, 1))(y0, k, steps)
+    got = sg.grad(euler, wrt=(0, 1), checkpoint=checkpoint)(y0, k, steps)
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
 
 
 @pytest.mark.parametrize("bad", [0, -2, 1.5, "yes"])
