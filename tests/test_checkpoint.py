@@ -80,6 +80,17 @@ def marked_few(x, w, n):
     return np.sum(np.stack(hs)) + np.sum(h)
 
 
+def rereads(x, w, n):
+    buf = np.zeros(4)
+    hs = [x]
+    h = x
+    for i in sg.checkpointed(range(n), snapshots=2):  # each snapshot is run from several times
+        buf[i % 4] = np.sum(h)
+        h = np.tanh(h * w + 0.1 * np.sum(buf) + 0.5 * hs[-1])
+        hs.append(h)
+    return np.sum(h) + np.sum(buf * buf)
+
+
 def nested(x, w, n):
     h = x
     total = 0.0
@@ -144,7 +155,7 @@ def test_for_loops_give_the_gradient_without_checkpointing(seed, trips, checkpoi
         assert_close(g, fd_grad(mixed, [x, w, trips], i), rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("f", [carried, marked, marked_few, nested])
+@pytest.mark.parametrize("f", [carried, marked, marked_few, rereads, nested])
 @given(seed=SEEDS, trips=st.integers(1, 12), checkpoint=CHECKPOINTS)
 @FEW
 def test_marked_loops_and_carried_values_give_the_gradient_without_checkpointing(f, seed, trips, checkpoint):

@@ -374,17 +374,19 @@ class Reverser:
         """The state a snapshot keeps: arrays written in place and lists appended to are copied."""
         if not names:
             return lit("()")
-        written = {t.target for t in ir.walk(self.fn.body) if isinstance(t, ir.SetItem)}
-        appended = {t.target for t in ir.walk(self.fn.body) if isinstance(t, ir.Append)}
-        items = []
-        for n in names:
-            if n in written:
-                items.append(fmt("{f}({n})", f=self.rt("copy_value"), n=n))
-            elif n in appended:
-                items.append(fmt("{f}({n})", f=self.rt("list"), n=n))
-            else:
-                items.append(code.name(n))
+        items = [self._copied(n) or code.name(n) for n in names]
         return of("(", code.join(items), ",)" if len(items) == 1 else ")")
+
+    def _copied(self, name):
+        """A copy of ``name``'s value if the function changes it in place (an array written into,
+        a list appended to), else None."""
+        for t in ir.walk(self.fn.body):
+            if isinstance(t, ir.SetItem) and t.target == name:
+                return fmt("{f}({n})", f=self.rt("copy_value"), n=name)
+        for t in ir.walk(self.fn.body):
+            if isinstance(t, ir.Append) and t.target == name:
+                return fmt("{f}({n})", f=self.rt("list"), n=name)
+        return None
 
     def _fwd_revolve(self, s, depth, in_loop, out):
         """A ``for`` loop run without saving anything, keeping its state where the binomial
@@ -470,11 +472,17 @@ class Reverser:
         out += [self._zero(depth + 1, n) for n in after]
 
     def _restore_snapshot(self, s, snap, depth, out):
+        """The state of ``snap`` back; what the iterations change in place is copied again, so
+        that the snapshot stays as it was for the next time it is restored."""
         state = self.state[id(s)]
         if state:
             targets = code.join([code.name(n) for n in state])
             out.append(code.line(depth, of(targets, "," if len(state) == 1 else "", " = ", Ref(snap)),
                                  writes=state, reads=(snap,)))
+        for n in state:
+            copy = self._copied(n)
+            if copy is not None:
+                out.append(code.assign(depth, n, copy))
 
     def _bwd_periodic(self, s, depth, body, after, out):
         """A ``while`` loop's pieces, last first: its snapshot back, its iterations again with
