@@ -298,7 +298,24 @@ def inner_marked(x, n):
     return np.sum(x)
 
 
+RNG = np.random.default_rng(0)
+
+
+def draws(x, n):
+    for i in sg.checkpointed(range(n)):
+        x = np.tanh(x + np.random.normal(size=2))  # REFUSED: run again, it would draw other numbers
+    return np.sum(x)
+
+
+def draws_from_a_generator(x, n):
+    for i in range(n):
+        x = np.tanh(x + RNG.normal(size=2))  # REFUSED with checkpoint=
+    return np.sum(x)
+
+
 @pytest.mark.parametrize("f, checkpoint, message", [
+    (draws, None, "np.random.normal in a checkpointed loop"),
+    (draws_from_a_generator, 3, "RNG.normal in a checkpointed loop"),
     (on_a_list, None, "range"),
     (inside_another, None, "inside another checkpointed loop"),
     (ends_early, None, "cannot end early"),
