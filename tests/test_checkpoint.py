@@ -9,6 +9,7 @@ from one iteration to the next, for any number of snapshots. What is kept is mea
 (``sourcegrad.memory``), never in time. What cannot be checkpointed is refused at its line.
 """
 
+import copy
 import inspect
 import math
 import re
@@ -23,6 +24,8 @@ from hypothesis import strategies as st
 import sourcegrad as sg
 from sourcegrad.runtime.revolve import default_slots
 
+from .corpus import all_cases
+from .corpus.harness import leaves
 from .fuzz.check import load
 from .oracle import assert_close, fd_grad
 
@@ -243,6 +246,18 @@ def test_loops_of_few_iterations(steps, checkpoint):
     got = sg.grad(euler, wrt=(0, 1), checkpoint=checkpoint)(y0, k, steps)
     for a, b in zip(got, want):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in all_cases()])
+def test_every_corpus_function_gives_the_same_gradient_checkpointed(case):
+    """Loops of every kind the corpus has (scans, solvers, RNNs, filters, ...), checkpointed: the
+    same gradient to the bit."""
+    args = case.make(np.random.default_rng(0))
+    want = sg.grad(case.fn, wrt=case.wrt)(*copy.deepcopy(args))
+    got = sg.grad(case.fn, wrt=case.wrt, checkpoint=True)(*copy.deepcopy(args))
+    for a, b in zip(*(g if isinstance(g, tuple) else (g,) for g in (got, want))):
+        for x, y in zip(leaves(a), leaves(b)):
+            np.testing.assert_array_equal(x[1], y[1])
 
 
 @pytest.mark.parametrize("bad", [0, -2, 1.5, "yes"])
