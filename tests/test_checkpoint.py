@@ -349,6 +349,30 @@ def test_what_cannot_be_checkpointed_is_refused_at_its_line(f, checkpoint, messa
     assert caught.value.offset >= 1 and "REFUSED" in caught.value.text
 
 
+def noise_then_loop(x, n):
+    noise = np.zeros((n, 2))
+    for i in range(n):  # nothing to differentiate: not checkpointed, so its draws are not refused
+        noise[i] = RNG.normal(size=2)
+    for i in range(n):
+        x = np.tanh(x + 0.1 * noise[i])
+    return np.sum(x * x)
+
+
+def test_a_loop_with_nothing_to_differentiate_is_left_alone():
+    x = np.array([0.5, -0.2])
+    global RNG
+    saved = RNG
+    try:
+        RNG = np.random.default_rng(7)
+        got = sg.grad(noise_then_loop, checkpoint=True)(x, 5)
+        RNG = np.random.default_rng(7)
+        want = sg.grad(noise_then_loop)(x, 5)
+    finally:
+        RNG = saved
+    np.testing.assert_array_equal(got, want)
+    assert sg.source(sg.grad(noise_then_loop, checkpoint=True)).count("revolve(") == 1
+
+
 def test_a_marked_loop_inside_a_plain_loop_is_checkpointed():
     x = np.array([0.5, -0.2])
     got = sg.grad(inner_marked)(x, 4)

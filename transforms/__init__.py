@@ -54,7 +54,7 @@ def compile_gradient(fn, wrt, mode, check_finite=False, unroll=8, signature=None
                                                  _AuxNormalizer if has_aux else Normalizer)
         bind = normalizer.captures.bind
         stage.name = "checkpoints"
-        kept = checkpoints.plan(src, irfn, checkpoint)
+        kept = checkpoints.plan(src, irfn, analysis, checkpoint)
         stage.name = "reverse"
         rev = reverse(irfn, analysis, normalizer.naming, wrt, bind, check_finite, meter, kept)
         stage.name = "optimize"

@@ -21,22 +21,25 @@ from . import ir
 from .fence import located
 
 
-def plan(src, fn, keyword=None):
+def plan(src, fn, analysis, keyword=None):
     """``{id(loop): checkpoint}`` for the loops of ``fn`` that keep snapshots; ``keyword``: the
-    ``checkpoint=`` of ``grad`` (None, True or a number of snapshots)."""
+    ``checkpoint=`` of ``grad`` (None, True or a number of snapshots). A loop with nothing to
+    differentiate keeps nothing either way, and is left alone."""
     out = {}
-    _visit(src, fn.body, keyword, False, None, out)
+    _visit(src, analysis, fn.body, keyword, False, None, out)
     return out
 
 
-def _visit(src, stmts, keyword, in_loop, outer, out):
+def _visit(src, analysis, stmts, keyword, in_loop, outer, out):
     """``outer``: the checkpointed loop around ``stmts``, if any."""
     for s in stmts:
         if isinstance(s, ir.If):
-            _visit(src, s.body, keyword, in_loop, outer, out)
-            _visit(src, s.orelse, keyword, in_loop, outer, out)
+            _visit(src, analysis, s.body, keyword, in_loop, outer, out)
+            _visit(src, analysis, s.orelse, keyword, in_loop, outer, out)
         elif isinstance(s, (ir.For, ir.While)):
             mine = _checkpoint_of(src, s, keyword, not in_loop)
+            if not any(analysis.is_active_stmt(t) for t in ir.walk(s.body)):
+                mine = None
             if mine is not None and outer is not None:
                 raise located(UnsupportedSyntaxError, src, s.pos,
                               f"a checkpointed loop inside another checkpointed loop (line {outer.pos.line}) "
@@ -46,7 +49,7 @@ def _visit(src, stmts, keyword, in_loop, outer, out):
             if mine is not None:
                 _check_repeatable(src, s)
                 out[id(s)] = mine
-            _visit(src, s.body, keyword, True, s if mine is not None else outer, out)
+            _visit(src, analysis, s.body, keyword, True, s if mine is not None else outer, out)
 
 
 def _checkpoint_of(src, s, keyword, outermost):
