@@ -29,7 +29,7 @@ def _beta(slots, reps):
 
 def repetitions(trips, slots):
     """The least ``r`` with ``C(slots + r, slots) >= trips``: the most times any iteration runs
-    again before it is reversed."""
+    without its saves (the first run included) before the run that reverses it."""
     r = 0
     while _beta(slots, r) < trips:
         r += 1
