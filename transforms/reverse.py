@@ -97,7 +97,7 @@ class Reverser:
         self.pieces = {}  # id(checkpointed loop) -> the variable names its backward uses
         self.snapshot_code = {}  # id(checkpointed loop) -> what a snapshot keeps (its code)
         self.recompute = {}  # id(checkpointed loop) -> its taped forward body, for the backward
-        self.plain = {}  # id(checkpointed loop) -> its forward body without saves
+        self.unsaved = {}  # id(checkpointed loop) -> its forward body without saves
         self._plain = False  # emitting a checkpointed loop's first forward: no saves, no tape
 
     def rt(self, name):
@@ -450,7 +450,7 @@ class Reverser:
         taped = []
         self._fwd_block_or_pass(s.body, 0, True, taped)
         self.recompute[id(s)] = taped
-        self.plain[id(s)] = plain
+        self.unsaved[id(s)] = plain
 
     def _bwd_revolve(self, s, depth, body, after, out):
         """Each iteration, last first: the last snapshot before it back, the iterations from
@@ -465,7 +465,7 @@ class Reverser:
         out.append(code.header(depth + 2, fmt("if {k}:", k=keep)))
         out.append(code.line(depth + 3, fmt("{v}.keep({s})", v=schedule, s=self._snapshot_of(s))))
         out.append(code.header(depth + 2, fmt("for {t} in {p}:", t=s.target, p=piece), None, (s.target,)))
-        out.extend(st.at(st.depth + depth + 3) for st in self.plain[id(s)])
+        out.extend(st.at(st.depth + depth + 3) for st in self.unsaved[id(s)])
         out.append(code.assign(depth + 1, s.target, code.name(i)))
         out.extend(st.at(st.depth + depth + 1) for st in self.recompute[id(s)])
         out.extend(body)
