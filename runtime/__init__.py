@@ -725,6 +725,7 @@ from . import sequences as _sequences  # noqa: E402
 
 __all__ += _sequences.__all__
 
-from .meter import metered_tape, segments, snapshots  # noqa: E402
+from .meter import metered_tape, snapshots  # noqa: E402
+from .revolve import checkpointed, revolve  # noqa: E402
 
-__all__ += ["metered_tape", "segments", "snapshots"]
+__all__ += ["metered_tape", "snapshots", "checkpointed", "revolve"]

@@ -1,5 +1,5 @@
-"""What the forward keeps for the backward: the tape of a metered call, and the pieces of a
-checkpointed loop.
+"""What the forward keeps for the backward: the tape of a metered call, and the snapshots of a
+checkpointed ``while`` loop (a ``for`` loop's schedule: ``revolve.py``).
 
 ``sourcegrad.memory`` compiles a function's gradient with every save of the forward numbered
 (``transforms/reverse.py``, ``meter=True``): a value saved on the tape is pushed as
@@ -14,16 +14,21 @@ import contextvars
 import math
 import sys
 
-__all__ = ["metered_tape", "segments", "snapshots"]
+__all__ = ["metered_tape", "snapshots"]
 
 _REPORT = contextvars.ContextVar("sourcegrad_memory_report", default=None)
 
 
 def nbytes(value):
     """The bytes a kept value holds: an array's buffer (a view of another's counts in full, as the
-    backward keeps it alive), else Python's size of the object (a shape tuple, a float)."""
+    backward keeps it alive); a tuple or list (a loop's snapshot), its own size and its entries';
+    else Python's size of the object (a shape, a float)."""
     n = getattr(value, "nbytes", None)
-    return int(n) if n is not None else sys.getsizeof(value)
+    if n is not None:
+        return int(n)
+    if type(value) in (tuple, list):
+        return sys.getsizeof(value) + sum(nbytes(v) for v in value)
+    return sys.getsizeof(value)
 
 
 class Record:
@@ -61,6 +66,10 @@ class MeteredTape(list):
         self.record.kept(site, value)
         return value
 
+    def release(self, value):
+        """A value kept with ``keep`` is let go of (a checkpointed loop's snapshot)."""
+        self.record.released(value)
+
     def pop(self, *index):
         value = super().pop(*index)
         self.record.released(value)
@@ -80,18 +89,6 @@ def recording(record):
 
 def stop_recording(token):
     _REPORT.reset(token)
-
-
-def segments(r, count=None):
-    """A checkpointed loop's iterations ``r`` (a range or list) cut into ``count`` consecutive
-    pieces of nearly equal length (``count=None``: about the square root of their number, so the
-    snapshots at piece starts and one piece's tape each hold about ``sqrt(len(r))`` states)."""
-    n = len(r)
-    if count is None:
-        count = max(1, math.isqrt(n))
-    count = max(1, min(int(count), n)) if n else 1
-    bounds = [n * i // count for i in range(count + 1)]
-    return [r[bounds[i]:bounds[i + 1]] for i in range(count)]
 
 
 class Snapshots(list):

@@ -65,7 +65,7 @@ from .errors import (
 )
 from .memory import memory
 from .profiler import profile
-from .runtime import Function, no_grad, stop_gradient
+from .runtime import Function, checkpointed, no_grad, stop_gradient
 from .runtime.structures import register_structure
 from .testing import check_grad
 
@@ -89,7 +89,7 @@ def adjoint(fn, *, nondiff=None):
 
 __all__ = [
     "grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacobian", "hvp", "hessian", "source", "check_grad", "adjoint", "Function", "no_grad",
-    "stop_gradient", "profile", "register_structure",
+    "stop_gradient", "profile", "register_structure", "memory", "checkpointed",
     "SourcegradError", "UnsupportedSyntaxError", "MissingAdjointError", "NonScalarOutputError",
     "NoSourceError", "WrtError", "InternalCompilerError", "UsageError", "PullbackError",
 ]

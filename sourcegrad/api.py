@@ -713,7 +713,7 @@ def _zeros_of(x):
 
 
 def _checkpoint_option(checkpoint):
-    """``checkpoint``: None/False, True (about sqrt(trips) snapshots), or a number of snapshots."""
+    """``checkpoint``: None/False, True (the default number of snapshots), or a number of snapshots."""
     if checkpoint is None or checkpoint is False:
         return None
     if checkpoint is True or (isinstance(checkpoint, int) and not isinstance(checkpoint, bool) and checkpoint > 0):
@@ -765,11 +765,15 @@ def grad(f=None, wrt=0, check_finite=False, unroll=8, specialize=True, has_aux=F
     differentiated, ``aux`` (any value) is returned as computed, with no gradient, and the
     gradient function returns ``(gradient, aux)``.
 
-    ``checkpoint`` trades time for memory in long loops: ``True`` (about ``sqrt(trips)``
-    snapshots) or a number of snapshots. A ``for`` loop outside other loops then keeps the state
-    at the start of each of that many pieces instead of what every iteration overwrites, and the
-    backward runs each piece again before reversing it (about one more forward). The gradient is
-    the same. ``sourcegrad.memory`` shows what is kept either way.
+    ``checkpoint`` trades time for memory in long loops: ``True`` or a number of snapshots. Every
+    loop outside other loops then keeps snapshots of its state instead of what every iteration
+    overwrites, and the backward runs iterations again from them. A ``for`` loop follows the
+    binomial schedule (Griewank's revolve): with ``n`` snapshots and ``T`` iterations it runs
+    about ``(r - 1) * T`` iterations again, where ``C(n + r, n) >= T``; ``True`` takes the fewest
+    snapshots with which that is at most ``T`` (about ``sqrt(2 * T)``). A ``while`` loop keeps a
+    snapshot every so many iterations (``True``: about ``sqrt`` of them). The gradient is the
+    same to the last bit. ``for t in sourcegrad.checkpointed(range(T)):`` checkpoints one loop
+    without this keyword. ``sourcegrad.memory`` shows what is kept either way.
     """
     return _decorator(Grad, "value_and_grad", "grad")(f, wrt, check_finite, unroll, specialize, has_aux, checkpoint)
 

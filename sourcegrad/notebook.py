@@ -18,7 +18,7 @@ import os
 _STYLE = """
 .sg-page { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12px; }
 .sg-page .sg-cols { display: flex; gap: 1.5em; align-items: flex-start; }
-.sg-page .sg-col { flex: 1; min-width: 0; }
+.sg-page .sg-col { flex: 1; min-width: 0; overflow-x: auto; }
 .sg-page h4 { font-family: sans-serif; margin: 0.4em 0; }
 .sg-page table { border-collapse: collapse; }
 .sg-page td { padding: 0 0.5em; white-space: pre; vertical-align: top; }

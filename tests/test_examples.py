@@ -171,6 +171,14 @@ def test_benchmark_smoke_run_others(name):
     assert f"== {name}" in out and "FAILED" not in out, out
 
 
+def test_checkpoint_benchmark_smoke_run():
+    out = run_script("benchmarks/checkpoint.py", "--steps", "300", timeout=60, env={"PYTHONPATH": str(ROOT)})
+    rows = [line.split(" | ") for line in out.splitlines() if line.startswith("300 | ")]
+    assert [r[1] for r in rows] == ["plain", "checkpoint=True (for, revolve)", "checkpoint=100 (for, revolve)",
+                                    "checkpoint=True (while, periodic)", "checkpoint=100 (while, periodic)"], out
+    assert all(r[-1] == "0.0e+00" for r in rows[1:]), out  # the same gradient to the bit
+
+
 def test_interleaved_benchmark_smoke_run():
     out = run_script("benchmarks/interleaved.py", "--quick", "small_ops", "two_layer", timeout=60)
     rows = [line for line in out.splitlines() if line.startswith(("small_ops", "two_layer"))]

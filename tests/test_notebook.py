@@ -10,8 +10,10 @@ import html.parser
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
+import tempfile
 
 import numpy as np
 import pytest
@@ -114,15 +116,28 @@ def _browser():
     return None
 
 
+def _headless(tmp_path, *args):
+    """Run headless Chromium with a fresh profile, nothing fetched from the network."""
+    profile = tempfile.mkdtemp(dir=tmp_path)
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync",
+             f"--user-data-dir={profile}"]
+    return subprocess.run([_browser(), *flags, *args], capture_output=True, text=True, timeout=120, check=True)
+
+
 @pytest.mark.skipif(_browser() is None, reason="no headless browser (chromium) installed")
 def test_a_browser_renders_the_page(tmp_path):
     path = tmp_path / "loss.html"
     path.write_text(page(sg.grad(loss)))
-    dom = subprocess.run([_browser(), "--headless", "--disable-gpu", "--no-sandbox", "--dump-dom", path.as_uri()],
-                         capture_output=True, text=True, timeout=120, check=True).stdout
-    p = parsed(dom.replace("<html>", "<html>", 1))
+    dom = _headless(tmp_path, "--dump-dom", path.as_uri()).stdout
+    p = parsed(dom)
     assert any("h = np.tanh(x @ w)" in r["cells"][1] for r in p.rows if r["cells"])
     assert any(r["href"] for r in p.rows)
+    shot = tmp_path / "loss.png"
+    _headless(tmp_path, "--hide-scrollbars", "--window-size=900,500", f"--screenshot={shot}", path.as_uri())
+    data = shot.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR"
+    assert struct.unpack(">II", data[16:24]) == (900, 500)
 
 
 if __name__ == "__main__":

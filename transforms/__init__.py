@@ -14,7 +14,7 @@ import libcst as cst
 from sourcegrad.errors import (InternalCompilerError, MissingAdjointError, SourcegradError, UnsupportedSyntaxError,
                                UsageError)
 
-from . import aliasing, fence, gate, ir, optimize, sequences, shapes
+from . import aliasing, checkpoints, fence, gate, ir, optimize, sequences, shapes
 from . import rules as R
 from .analyze import Analysis, bind
 from .emit import load, render
@@ -46,14 +46,17 @@ def compile_gradient(fn, wrt, mode, check_finite=False, unroll=8, signature=None
     an ``emit.Compiled``. ``has_aux``: ``fn`` returns a pair ``(loss, aux)``; ``loss`` is
     differentiated and ``aux`` is returned as computed, with no gradient (``_AuxNormalizer``).
     ``meter``: the forward counts what each of its saves keeps (``sourcegrad.memory``).
-    ``checkpoint``: True or a number of snapshots: a loop outside other loops keeps snapshots of
-    its state instead of a tape, and the backward runs its pieces again (``reverse.py``)."""
+    ``checkpoint``: True or a number of snapshots: every loop outside other loops keeps snapshots
+    of its state instead of a tape, as loops marked ``sourcegrad.checkpointed(range(...))`` do
+    without it, and the backward runs its iterations again (``checkpoints.py``, ``reverse.py``)."""
     with _stages(fn) as stage:
         src, normalizer, irfn, analysis = _front(stage, fn, wrt, unroll, signature,
                                                  _AuxNormalizer if has_aux else Normalizer)
-        stage.name = "reverse"
         bind = normalizer.captures.bind
-        rev = reverse(irfn, analysis, normalizer.naming, wrt, bind, check_finite, meter, checkpoint,
+        stage.name = "checkpoints"
+        kept = checkpoints.plan(src, irfn, analysis, checkpoint)
+        stage.name = "reverse"
+        rev = reverse(irfn, analysis, normalizer.naming, wrt, bind, check_finite, meter, kept,
                       seed_one=mode == "value_and_grad")
         stage.name = "optimize"
         rev = optimize.run(rev, check_finite)

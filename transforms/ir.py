@@ -177,12 +177,15 @@ class If:
 
 @dataclass(frozen=True)
 class For:
-    """``for target in range(...)``; other loops are lowered to this form."""
+    """``for target in range(...)``; other loops are lowered to this form. ``checkpoint``: the
+    loop was written ``for t in sourcegrad.checkpointed(range(...)):`` (True, or its number of
+    snapshots); None otherwise."""
 
     target: str
     range_text: str
     body: tuple
     pos: Pos
+    checkpoint: object = None
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ import libcst as cst
 import numpy as np
 
 from sourcegrad.errors import NoSourceError
-from sourcegrad.runtime import Context, Function, check_sequence, check_unpack, index_join, no_grad
+from sourcegrad.runtime import Context, Function, check_sequence, check_unpack, checkpointed, index_join, no_grad
 from sourcegrad.runtime import structures as _structures
 
 from . import fence, ir
@@ -638,7 +638,8 @@ class Normalizer:
                          hint="use a flag variable and an if after the loop")
         if s.asynchronous is not None:
             fence.refuse(self.src, s, kind="AsyncFunctionDef")
-        trips = self._static_trips(s)
+        s, checkpoint = self._checkpoint_marker(s)
+        trips = self._static_trips(s) if checkpoint is None else None
         if trips is not None:
             self._unroll(s, trips, pos)
             return
@@ -655,7 +656,43 @@ class Normalizer:
         finally:
             self._depth -= 1
             self._loop_depth -= 1
-        self._emit(ir.For(target, range_text, body, pos))
+        self._emit(ir.For(target, range_text, body, pos, checkpoint))
+
+    def _checkpoint_marker(self, s):
+        """``for t in sourcegrad.checkpointed(range(...), snapshots=n):``: the loop over the range
+        and its checkpoint (n, or True for the default); ``(s, None)`` for any other loop."""
+        it = s.iter
+        if not (isinstance(it, cst.Call) and self._static_callee(it.func) is checkpointed):
+            return s, None
+        usage = "for t in sourcegrad.checkpointed(range(steps)):  or  ...(range(steps), snapshots=20)"
+        positional = [a for a in it.args if a.keyword is None]
+        keywords = {a.keyword.value: a.value for a in it.args if a.keyword is not None}
+        if len(positional) != 1 or positional[0].star or set(keywords) - {"snapshots"}:
+            fence.refuse(self.src, it, msg="sourcegrad.checkpointed takes a range and, optionally, snapshots=n",
+                         hint=usage)
+        inner = positional[0].value
+        if not (isinstance(inner, cst.Call) and self._static_callee(inner.func) is builtins.range):
+            fence.refuse(self.src, inner, msg="sourcegrad.checkpointed marks a loop over range(...) only",
+                         hint="loop over the indices: for i in sourcegrad.checkpointed(range(len(xs))): x = xs[i]")
+        loop = s.with_changes(iter=inner)
+        self.src.alias(loop, s)
+        return loop, self._snapshots(keywords.get("snapshots"), usage)
+
+    def _snapshots(self, node, usage):
+        """The ``snapshots=`` of a checkpointed loop: a positive int written there or a module
+        constant (True when absent or None)."""
+        if node is None or (isinstance(node, cst.Name) and node.value == "None"):
+            return True
+        if isinstance(node, cst.Integer):
+            value = int(node.evaluated_value)
+        elif isinstance(node, (cst.Name, cst.Attribute)) and not self._is_local_expr(node):
+            value = self._static_value(node)
+        else:
+            value = None
+        if type(value) is not int or value < 1:
+            fence.refuse(self.src, node, msg="snapshots= must be a positive int known when the function is compiled "
+                                             "(written there, or a module constant)", hint=usage)
+        return value
 
     def _static_trips(self, s):
         """The values of ``for i in range(...)`` when its bounds are literals or module-level

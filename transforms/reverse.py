@@ -49,15 +49,16 @@ class Reversed:
     sites: list = field(default_factory=list)  # metered saves: (ir.Pos, the value's code)
 
 
-def reverse(fn, analysis, naming, wrt, bind, check_finite=False, meter=False, checkpoint=None, seed_one=False):
+def reverse(fn, analysis, naming, wrt, bind, check_finite=False, meter=False, checkpoints=None, seed_one=False):
     """The forward and backward sweeps of ``fn`` for the parameters ``wrt`` (a ``Reversed``).
     ``meter``: number every save of the forward for ``sourcegrad.memory`` (``runtime/meter.py``);
-    the sites, (user position, the value saved), are ``Reversed.sites``. ``checkpoint``: True or
-    a number of snapshots: loops keep snapshots instead of a tape (``Reverser._checkpointed``).
-    ``seed_one``: the result's adjoint is the constant 1.0 (``value_and_grad``, not a pullback's
-    argument), so a rule may take it as that constant (``Reverser._seeded``); ``Reversed.seed``
-    is then None where no statement reads the seed any more."""
-    rev = Reverser(fn, analysis, naming, wrt, bind, check_finite, meter, checkpoint)
+    the sites, (user position, the value saved), are ``Reversed.sites``. ``checkpoints``: the
+    loops that keep snapshots instead of a tape (``checkpoints.plan``: id(loop) -> True or a
+    number of snapshots; ``Reverser._checkpointed``). ``seed_one``: the result's adjoint is the
+    constant 1.0 (``value_and_grad``, not a pullback's argument), so a rule may take it as that
+    constant (``Reverser._seeded``); ``Reversed.seed`` is then None where no statement reads the
+    seed any more."""
+    rev = Reverser(fn, analysis, naming, wrt, bind, check_finite, meter, checkpoints)
     rev.plan()
     forward = rev.forward()
     result = fn.body[-1].value
@@ -77,7 +78,7 @@ def reverse(fn, analysis, naming, wrt, bind, check_finite=False, meter=False, ch
 
 
 class Reverser:
-    def __init__(self, fn, analysis, naming, wrt, bind, check_finite=False, meter=False, checkpoint=None):
+    def __init__(self, fn, analysis, naming, wrt, bind, check_finite=False, meter=False, checkpoints=None):
         self.fn = fn
         self.an = analysis
         self.naming = naming
@@ -98,10 +99,12 @@ class Reverser:
         self.owned = set()  # adjoints updated in place: zero arrays of loop-invariant values
         self.meter = meter
         self.sites = []  # with meter: (pos, value code) of each save, by site number
-        self.checkpoint = checkpoint
+        self.checkpoints = checkpoints or {}  # id(loop) -> True or its number of snapshots
         self.state = {}  # id(checkpointed loop) -> the names a snapshot keeps
-        self.pieces = {}  # id(checkpointed loop) -> (pieces, snapshots, piece) variable names
+        self.pieces = {}  # id(checkpointed loop) -> the variable names its backward uses
+        self.snapshot_code = {}  # id(checkpointed loop) -> what a snapshot keeps (its code)
         self.recompute = {}  # id(checkpointed loop) -> its taped forward body, for the backward
+        self.unsaved = {}  # id(checkpointed loop) -> its forward body without saves
         self._plain = False  # emitting a checkpointed loop's first forward: no saves, no tape
         self.seed = None  # the result's adjoint (``backward``)
         self.seed_one = False  # is it the constant 1.0? (``reverse``)
@@ -161,16 +164,25 @@ class Reverser:
                 possibly |= p1 | p2
                 definitely |= d1 & d2
             elif isinstance(s, (ir.For, ir.While)):
-                if self.checkpoint and not in_loop:
-                    changed = _defined_in(s.body) | {t.target for t in ir.walk(s.body)
-                                                     if isinstance(t, (ir.SetItem, ir.Append))}
-                    self.state[id(s)] = sorted((changed - {getattr(s, "target", None)}) & possibly)
+                if id(s) in self.checkpoints:
+                    self._plan_state(s, possibly, definitely)
                 inner = set(possibly) | _defined_in(s.body)
                 if isinstance(s, ir.For):
                     self._plan_def(s, s.target, possibly, definitely, in_loop)
                     inner.add(s.target)
                 self._plan_block(s.body, inner, set(definitely), True)
                 possibly |= inner
+
+    def _plan_state(self, s, possibly, definitely):
+        """What a snapshot of checkpointed loop ``s`` keeps: every name its body changes that an
+        iteration may read before writing it (its value comes from the iterations before), or
+        that is defined before the loop (the backward of the code before it may read its old
+        value). A name not yet defined when a snapshot is taken starts as None."""
+        changed = _defined_in(s.body) | {t.target for t in ir.walk(s.body) if isinstance(t, (ir.SetItem, ir.Append))}
+        carried = _exposed(s.body) | (ir.reads(s) if isinstance(s, ir.While) else set())
+        state = (changed - {getattr(s, "target", None)}) & (possibly | carried)
+        self.state[id(s)] = sorted(state)
+        self.needs_init |= state - definitely
 
     def _plan_def(self, s, name, possibly, definitely, in_loop):
         if name not in possibly or not self._old_value_read(name, s):
@@ -322,7 +334,7 @@ class Reverser:
     def _fwd_for(self, s, depth, in_loop, out):
         self._save(s, code.name(s.target), depth, out)
         if self._checkpointed(s):
-            return self._fwd_checkpointed(s, depth, out)
+            return self._fwd_revolve(s, depth, in_loop, out)
         if self._plain or not self.has_backward(s):
             out.append(code.user(depth, f"for {s.target} in {s.range_text}:", s.pos, ir.reads(s), (s.target,), True))
             self._fwd_block_or_pass(s.body, depth + 1, True, out)
@@ -360,9 +372,9 @@ class Reverser:
 
     # ---- checkpointed loops ----------------------------------------------------------------
     def _checkpointed(self, s):
-        """Does loop ``s`` keep snapshots instead of a tape? A loop outside other loops, with a
-        backward that reads values its iterations save, and no early exit."""
-        if id(s) not in self.state or not self.has_backward(s) or _exits_early(s) or self._plain:
+        """Does loop ``s`` keep snapshots instead of a tape? A loop ``checkpoints.plan`` chose,
+        with a backward that reads values its iterations save."""
+        if id(s) not in self.state or not self.has_backward(s) or self._plain:
             return False
         return any(self.saves.get(id(t)) == "tape" or (isinstance(t, (ir.If, ir.For, ir.While)) and self.has_backward(t))
                    for t in ir.walk(s.body))
@@ -371,41 +383,51 @@ class Reverser:
         """The state a snapshot keeps: arrays written in place and lists appended to are copied."""
         if not names:
             return lit("()")
-        written = {t.target for t in ir.walk(self.fn.body) if isinstance(t, ir.SetItem)}
-        appended = {t.target for t in ir.walk(self.fn.body) if isinstance(t, ir.Append)}
-        items = []
-        for n in names:
-            if n in written:
-                items.append(fmt("{f}({n})", f=self.rt("copy_value"), n=n))
-            elif n in appended:
-                items.append(fmt("{f}({n})", f=self.rt("list"), n=n))
-            else:
-                items.append(code.name(n))
+        items = [self._copied(n) or code.name(n) for n in names]
         return of("(", code.join(items), ",)" if len(items) == 1 else ")")
 
-    def _fwd_checkpointed(self, s, depth, out):
-        """The loop cut into pieces; the state at each piece's start is kept, and the iterations
-        run without saving anything. The backward runs each piece again, saving, then reverses it
-        (``_bwd_checkpointed``): memory for the snapshots and one piece's tape, not every state."""
-        r = self.counts[id(s)] = self.naming.temp("r")
-        pieces, snaps, piece = self.naming.temp("pieces"), self.naming.temp("snapshots"), self.naming.temp("piece")
-        self.pieces[id(s)] = (pieces, snaps, piece)
-        count = lit("None") if self.checkpoint is True else lit(str(int(self.checkpoint)))
+    def _copied(self, name):
+        """A copy of ``name``'s value if the function changes it in place (an array written into,
+        a list appended to), else None."""
+        for t in ir.walk(self.fn.body):
+            if isinstance(t, ir.SetItem) and t.target == name:
+                return fmt("{f}({n})", f=self.rt("copy_value"), n=name)
+        for t in ir.walk(self.fn.body):
+            if isinstance(t, ir.Append) and t.target == name:
+                return fmt("{f}({n})", f=self.rt("list"), n=name)
+        return None
+
+    def _fwd_revolve(self, s, depth, in_loop, out):
+        """A ``for`` loop run without saving anything, keeping its state where the binomial
+        schedule asks (``runtime/revolve.py``). The backward reverses its iterations last first,
+        each from the last snapshot before it (``_bwd_revolve``): memory for the snapshots and
+        one iteration's saves, not every state. In a loop, the schedule goes on the tape."""
+        r = self.naming.temp("r")
+        schedule = self.counts[id(s)] = self.naming.temp("revolve")
+        piece = self.naming.temp("piece")
+        self.pieces[id(s)] = (schedule, piece)
+        slots = self.checkpoints[id(s)]
+        args = [code.name(r), lit("None" if slots is True else str(int(slots)))]
+        if self.meter:
+            args.append(fmt("{t}.release", t=self.tape))  # snapshots let go of in the backward
         out.append(code.user(depth, f"{r} = {s.range_text}", s.pos, ir.reads(s), (r,)))
-        out.append(code.assign(depth, pieces, fmt("{f}({r}, {k})", f=self.rt("segments"), r=r, k=count), s.pos))
-        out.append(code.assign(depth, snaps, lit("[]")))
-        out.append(code.header(depth, fmt("for {p} in {ps}:", p=piece, ps=pieces), s.pos, (piece,)))
-        out.append(code.line(depth + 1, fmt("{s}.append({v})", s=snaps, v=self._snapshot_of(s))))
+        out.append(code.assign(depth, schedule, of(Ref(self.rt("revolve")), "(", code.join(args), ")"), s.pos))
+        out.append(code.header(depth, fmt("for {p} in {v}.forward():", p=piece, v=schedule), s.pos, (piece,)))
+        out.append(code.line(depth + 1, fmt("{v}.keep({s})", v=schedule, s=self._snapshot_of(s))))
         out.append(code.header(depth + 1, fmt("for {t} in {p}:", t=s.target, p=piece), s.pos, (s.target,)))
         self._checkpointed_bodies(s, depth + 2, out)
+        if in_loop:
+            out.append(self._push(depth, code.name(schedule), about=s.pos))
+            self.uses_tape = True
 
     def _fwd_checkpointed_while(self, s, depth, out):
         """A ``while`` loop's snapshots, one every so many iterations (``runtime.meter.Snapshots``:
         its length is known only at its end); the iterations run without saving anything."""
         n = self.counts[id(s)] = self.naming.temp("n")
         snaps, piece = self.naming.temp("snapshots"), self.naming.temp("piece")
-        self.pieces[id(s)] = (None, snaps, piece)
-        limit = lit("None") if self.checkpoint is True else lit(str(int(self.checkpoint)))
+        self.pieces[id(s)] = (snaps, piece)
+        slots = self.checkpoints[id(s)]
+        limit = lit("None") if slots is True else lit(str(int(slots)))
         out.append(code.assign(depth, n, lit("0"), s.pos))
         out.append(code.assign(depth, snaps, fmt("{f}({k})", f=self.rt("snapshots"), k=limit), s.pos))
         out.append(code.user(depth, f"while {s.test}:", s.pos, ir.reads(s), opens=True))
@@ -415,46 +437,74 @@ class Reverser:
         self._checkpointed_bodies(s, depth + 1, out)
 
     def _snapshot_of(self, s):
-        """What a snapshot of checkpointed loop ``s`` keeps (counted, in a metered compile)."""
-        value = self._snapshot(self.state[id(s)])
-        if self.meter:
-            value = fmt("{t}.keep({v}, {k})", t=self.tape, v=value, k=self._site(value, s.pos))
-        return value
+        """What a snapshot of checkpointed loop ``s`` keeps (counted, in a metered compile, at one
+        site wherever it is taken)."""
+        if id(s) not in self.snapshot_code:
+            value = self._snapshot(self.state[id(s)])
+            if self.meter:
+                value = fmt("{t}.keep({v}, {k})", t=self.tape, v=value, k=self._site(value, s.pos))
+            self.snapshot_code[id(s)] = value
+        return self.snapshot_code[id(s)]
 
     def _checkpointed_bodies(self, s, depth, out):
         """Loop ``s``'s body twice: plain, at ``depth`` in ``out`` (the first forward, which saves
-        nothing), and with its saves, kept for the backward to run each piece again."""
+        nothing), and with its saves; both kept for the backward (``recompute``, at depth 0)."""
         self._plain = True
+        plain = []
         try:
-            self._fwd_block_or_pass(s.body, depth, True, out)
+            self._fwd_block_or_pass(s.body, 0, True, plain)
         finally:
             self._plain = False
+        out.extend(st.at(st.depth + depth) for st in plain)
         taped = []
         self._fwd_block_or_pass(s.body, 0, True, taped)
         self.recompute[id(s)] = taped
+        self.unsaved[id(s)] = plain
 
-    def _bwd_checkpointed(self, s, depth, body, after, out):
-        """Each piece, last first: its snapshot back, its iterations again with their saves, then
-        their backward ``body`` (one iteration's, made for ``depth + 1``)."""
-        pieces, snaps, piece = self.pieces[id(s)]
-        snap = self.naming.temp("snapshot")
-        if pieces is None:  # a while loop: the pieces are known now, from its trip count
-            head = fmt("for {p}, {s} in {r}({ss}.pieces({n})):", p=piece, s=snap, r=self.rt("reversed"), ss=snaps,
-                       n=self.counts[id(s)])
-        else:
-            head = fmt("for {p}, {s} in zip({r}({ps}), {r}({ss})):", p=piece, s=snap, r=self.rt("reversed"),
-                       ps=pieces, ss=snaps)
-        out.append(code.header(depth, head, s.pos, (piece, snap)))
+    def _bwd_revolve(self, s, depth, body, after, out):
+        """Each iteration, last first: the last snapshot before it back, the iterations from
+        there to it again (keeping the snapshots the schedule asks for), then the iteration
+        itself with its saves, and its backward ``body`` (made for ``depth + 1``) at once."""
+        schedule, piece = self.pieces[id(s)]
+        i, snap, pieces, keep = (self.naming.temp(k) for k in ("i", "snapshot", "pieces", "keep"))
+        out.append(code.header(depth, fmt("for {i}, {s}, {ps} in {v}.turns():", i=i, s=snap, ps=pieces, v=schedule),
+                               s.pos, (i, snap, pieces)))
+        self._restore_snapshot(s, snap, depth + 1, out)
+        out.append(code.header(depth + 1, fmt("for {p}, {k} in {ps}:", p=piece, k=keep, ps=pieces), None, (piece, keep)))
+        out.append(code.header(depth + 2, fmt("if {k}:", k=keep)))
+        out.append(code.line(depth + 3, fmt("{v}.keep({s})", v=schedule, s=self._snapshot_of(s))))
+        out.append(code.header(depth + 2, fmt("for {t} in {p}:", t=s.target, p=piece), None, (s.target,)))
+        out.extend(st.at(st.depth + depth + 3) for st in self.unsaved[id(s)])
+        out.append(code.assign(depth + 1, s.target, code.name(i)))
+        out.extend(st.at(st.depth + depth + 1) for st in self.recompute[id(s)])
+        out.extend(body)
+        out += [self._zero(depth + 1, n) for n in after]
+
+    def _restore_snapshot(self, s, snap, depth, out):
+        """The state of ``snap`` back; what the iterations change in place is copied again, so
+        that the snapshot stays as it was for the next time it is restored."""
         state = self.state[id(s)]
         if state:
             targets = code.join([code.name(n) for n in state])
-            out.append(code.line(depth + 1, of(targets, "," if len(state) == 1 else "", " = ", Ref(snap)),
+            out.append(code.line(depth, of(targets, "," if len(state) == 1 else "", " = ", Ref(snap)),
                                  writes=state, reads=(snap,)))
-        target = s.target if isinstance(s, ir.For) else "_"
-        out.append(code.header(depth + 1, fmt("for {t} in {p}:", t=target, p=piece), None, (target,)))
+        for n in state:
+            copy = self._copied(n)
+            if copy is not None:
+                out.append(code.assign(depth, n, copy))
+
+    def _bwd_periodic(self, s, depth, body, after, out):
+        """A ``while`` loop's pieces, last first: its snapshot back, its iterations again with
+        their saves, then their backward ``body`` (one iteration's, made for ``depth + 1``)."""
+        snaps, piece = self.pieces[id(s)]
+        snap = self.naming.temp("snapshot")
+        head = fmt("for {p}, {s} in {r}({ss}.pieces({n})):", p=piece, s=snap, r=self.rt("reversed"), ss=snaps,
+                   n=self.counts[id(s)])
+        out.append(code.header(depth, head, s.pos, (piece, snap)))
+        self._restore_snapshot(s, snap, depth + 1, out)
+        out.append(code.header(depth + 1, fmt("for _ in {p}:", p=piece), None, ("_",)))
         out.extend(st.at(st.depth + depth + 2) for st in self.recompute[id(s)])
-        out.append(code.header(depth + 1, fmt("for {t} in {f}({p}):", t=target, f=self.rt("reversed"), p=piece),
-                               None, (target,)))
+        out.append(code.header(depth + 1, fmt("for _ in {f}({p}):", f=self.rt("reversed"), p=piece), None, ("_",)))
         out.extend(st.at(st.depth + 1) for st in body)
         out += [self._zero(depth + 2, n) for n in after]
         if not body and not after:
@@ -770,8 +820,10 @@ class Reverser:
             if isinstance(s, ir.For):
                 self._restore(s, s.target, depth, out)
             return entry
-        if id(s) in self.pieces:
-            self._bwd_checkpointed(s, depth, body, after, out)
+        if id(s) in self.pieces and isinstance(s, ir.For):
+            self._bwd_revolve(s, depth, body, after, out)
+        elif id(s) in self.pieces:
+            self._bwd_periodic(s, depth, body, after, out)
         else:
             out.append(header)
             out.extend(body)
@@ -867,3 +919,24 @@ def _defined_in(stmts):
         elif isinstance(s, ir.For):
             out.add(s.target)
     return out
+
+
+def _exposed(stmts):
+    """The names an iteration of ``stmts`` may read before it writes them."""
+    out = set()
+    _exposed_block(stmts, set(), out)
+    return out
+
+
+def _exposed_block(stmts, written, out):
+    for s in stmts:
+        out |= ir.reads(s) - written
+        if isinstance(s, ir.If):
+            body, orelse = set(written), set(written)
+            _exposed_block(s.body, body, out)
+            _exposed_block(s.orelse, orelse, out)
+            written |= body & orelse
+        elif isinstance(s, (ir.For, ir.While)):  # may run no iteration: writes nothing for sure
+            _exposed_block(s.body, written | ({s.target} if isinstance(s, ir.For) else set()), out)
+        elif isinstance(s, ir.Assign):
+            written.add(s.target)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import builtins
 import operator
+from dataclasses import replace
 
 import numpy as np
 
@@ -128,7 +129,7 @@ def _block(stmts, kinds, naming):
         elif isinstance(s, ir.If):
             out.append(ir.If(s.test, _block(s.body, kinds, naming), _block(s.orelse, kinds, naming), s.pos))
         elif isinstance(s, ir.For):
-            out.append(ir.For(s.target, s.range_text, _block(s.body, kinds, naming), s.pos))
+            out.append(replace(s, body=_block(s.body, kinds, naming)))
         elif isinstance(s, ir.While):
             out.append(ir.While(s.test, _block(s.body, kinds, naming), s.pos))
         else:
