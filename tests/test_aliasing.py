@@ -2,7 +2,7 @@
 does work linear in the program.
 
 Refusals themselves are tabled with the other errors (``tests/bad_inputs.py``); writes it must let
-through are checked against finite differences in ``test_control_flow.py``.
+through are checked against finite differences in ``test_mutation.py``.
 """
 
 import numpy as np

@@ -39,7 +39,7 @@ WRT = (0, 1, 2, 4)  # x, y, s (a Python float) and w; k is an int
 
 # Known compiler bugs, recognised by their error: such programs count as "known", not "fail", so
 # the fuzz test keeps looking for new ones. Each has a minimal reproducer marked xfail in
-# tests/test_control_flow.py; delete its entry here when it is fixed. (Empty: all fixed.)
+# the control-flow tests (tests/test_loops.py and its siblings); delete its entry here when it is fixed. (Empty: all fixed.)
 KNOWN_BUGS = {}
 _DIR = None
 
