@@ -38,8 +38,9 @@ from ..oracle import fd_grad
 WRT = (0, 1, 2, 4)  # x, y, s (a Python float) and w; k is an int
 
 # Known compiler bugs, recognised by their error: such programs count as "known", not "fail", so
-# the fuzz test keeps looking for new ones. Each has a minimal reproducer marked xfail in
-# the control-flow tests (tests/test_loops.py and its siblings); delete its entry here when it is fixed. (Empty: all fixed.)
+# the fuzz test keeps looking for new ones. Each has a minimal reproducer marked xfail in the
+# control-flow tests (tests/test_loops.py and its siblings); delete its entry here when it is
+# fixed. (Empty: all fixed.)
 KNOWN_BUGS = {}
 _DIR = None
 
