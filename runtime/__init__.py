@@ -18,7 +18,7 @@ import numpy as np
 
 __all__ = [
     "ZERO", "acc", "unbroadcast", "unreduce", "unindex", "zero_at", "finalize", "array_module",
-    "Context", "is_zero", "reduce_max_mask", "copy_value", "copy_arrays", "check_finite", "zeros_like",
+    "Context", "reduce_max_mask", "copy_value", "copy_arrays", "check_finite", "zeros_like",
     "SeqAdjoint", "MapAdjoint", "split_last", "shape_of", "ShapeOf", "check_unpack", "written_part", "check_sequence", "as_array_like",
     "scale_repeated", "seed_like",
 ]
@@ -44,10 +44,6 @@ class _Zero:
 
 
 ZERO = _Zero()
-
-
-def is_zero(g):
-    return g is ZERO
 
 
 def acc(total, g):

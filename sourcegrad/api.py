@@ -45,8 +45,6 @@ def _keyword_only(fn, args):
     n = fn.__code__.co_argcount
     return args[:n], dict(zip(parameters_of(fn)[n:], args[n:]))
 
-_MODES = ("value_and_grad", "vjp")
-
 
 _MISSING = object()
 _ndarray = np.ndarray

@@ -22,13 +22,7 @@ from .normalize import Normalizer
 from .reverse import reverse
 from .source import get_source
 
-__all__ = ["compile_gradient", "compile_jvp", "parameters_of"]
-
-
-def parameters_of(fn):
-    """The parameter names of ``fn`` as the compiler sees them (lambdas included)."""
-    code = fn.__code__
-    return list(code.co_varnames[: code.co_argcount])
+__all__ = ["compile_gradient", "compile_jvp"]
 
 
 def compile_gradient(fn, wrt, mode, check_finite=False, unroll=8, signature=None, has_aux=False, meter=False,

@@ -1819,7 +1819,3 @@ def _find(node, kind):
 
     node.visit(V())
     return found[0] if found else None
-
-
-def normalize(src):
-    return Normalizer(src).run()

@@ -414,15 +414,6 @@ def _num(a, op, b):
     return f"({v})" if v < 0 else str(v)
 
 
-def reads_of(template, adjoints_active):
-    """Which template parameters' *values* the statements for the active parameters read."""
-    out = set()
-    for s in template.stmts:
-        if not s.accumulate or s.target in adjoints_active:
-            out |= s.reads_values
-    return out
-
-
 def custom_template(cls, nargs, naming, namespace):
     """The template that calls a ``sourcegrad.Function`` subclass's own ``backward``.
 
