@@ -109,7 +109,7 @@ class Op:
     args: tuple
     kwargs: tuple  # ((name, Atom), ...)
     text: str
-    kind: str = "call"  # call | copy | getitem | user | function | nondiff
+    kind: str = "call"  # call (a rule applies) | copy (a value passed on as it is) | nondiff
 
     def arg_names(self):
         out = []
