@@ -721,3 +721,7 @@ __all__ += _sequences.__all__
 from .meter import metered_tape, segments, snapshots  # noqa: E402
 
 __all__ += ["metered_tape", "segments", "snapshots"]
+
+from .lazy import LazyTape, lazy_tape, persist_live  # noqa: E402
+
+__all__ += ["LazyTape", "lazy_tape", "persist_live"]

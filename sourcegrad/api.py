@@ -82,6 +82,22 @@ def _arg_key(a):
     return None
 
 
+def _any_lazy(args, kwargs):
+    """Is an argument (or an entry of a dict, list or tuple argument) a dask collection? Asked
+    only of functions with data-dependent tests."""
+    for a in (*args, *kwargs.values()):
+        if type(a) is _ndarray:
+            continue
+        if isinstance(a, dict):
+            a = tuple(a.values())
+        if isinstance(a, (list, tuple)):
+            if any(type(v) is not _ndarray and hasattr(v, "__dask_graph__") for v in a):
+                return True
+        elif hasattr(a, "__dask_graph__"):
+            return True
+    return False
+
+
 def _plain_function(fn, kind):
     """The Python function to compile for ``fn``, and the object bound as its first argument
     (a bound method's ``self``), or raise a clear error for anything else."""
@@ -165,6 +181,7 @@ class _Compiled:
         self.params = parameters_of(fn)
         self._compiled = None
         self._specialized = {}  # argument signature -> emit.Compiled
+        self._lazy = {}  # signature (None: the general code) -> the code for dask arrays (_for_lazy)
         self._recompiles = 0  # compiled again because a captured value changed (_recompiled)
         self._lock = threading.Lock()
         functools.update_wrapper(self, original, updated=())
@@ -231,6 +248,8 @@ class _Compiled:
         compiled = self.compiled(signature)
         if compiled.guard is not None and not compiled.guard():
             compiled = self._recompiled(signature, compiled)
+        if compiled.tests and _any_lazy(args, kwargs):
+            compiled = self._for_lazy(signature, compiled)
         try:
             if self.fn.__code__.co_kwonlyargcount:  # keyword-only in the generated code too
                 args, kwargs = _keyword_only(self.fn, args)
@@ -243,6 +262,23 @@ class _Compiled:
         """``compiled(signature)``, compiled again if a captured value it decided from changed."""
         c = self.compiled(signature)
         return c if c.guard is None or c.guard() else self._recompiled(signature, c)
+
+    def _for_lazy(self, signature, plain):
+        """The code for dask arguments of a function with data-dependent tests: ``plain`` (the
+        code for ``signature``, or the general code) with the live values persisted before each
+        test (``runtime/lazy.py``). Compiled on first use, and again if its guard fails."""
+        key = None if plain is self._compiled else signature
+        c = self._lazy.get(key)
+        if c is None or (c.guard is not None and not c.guard()):
+            from .transforms import compile_gradient
+
+            with self._lock:
+                c = self._lazy.get(key)
+                if c is None or (c.guard is not None and not c.guard()):
+                    c = self._lazy[key] = compile_gradient(self.fn, self.names, self.mode, self.check_finite,
+                                                           self.unroll, key, self.has_aux,
+                                                           checkpoint=self.checkpoint, lazy=True)
+        return c
 
     def _recompiled(self, signature, stale):
         """Compile ``stale`` again: a captured value it decided from changed (what a name calls,

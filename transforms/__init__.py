@@ -32,7 +32,7 @@ def parameters_of(fn):
 
 
 def compile_gradient(fn, wrt, mode, check_finite=False, unroll=8, signature=None, has_aux=False, meter=False,
-                     checkpoint=None):
+                     checkpoint=None, lazy=False):
     """Compile ``fn``'s reverse mode for the parameters named in ``wrt``.
 
     ``mode`` is ``"value_and_grad"`` (one function: value and gradient) or ``"vjp"`` (returns the
@@ -47,13 +47,16 @@ def compile_gradient(fn, wrt, mode, check_finite=False, unroll=8, signature=None
     differentiated and ``aux`` is returned as computed, with no gradient (``_AuxNormalizer``).
     ``meter``: the forward counts what each of its saves keeps (``sourcegrad.memory``).
     ``checkpoint``: True or a number of snapshots: a loop outside other loops keeps snapshots of
-    its state instead of a tape, and the backward runs its pieces again (``reverse.py``)."""
+    its state instead of a tape, and the backward runs its pieces again (``reverse.py``).
+    ``lazy``: the code for lazy arrays (dask): before each data-dependent test it persists the
+    values the rest of the computation reads (``runtime/lazy.py``). ``Compiled.tests`` says whether
+    the function has such tests at all (without, the lazy code would be the same)."""
     with _stages(fn) as stage:
         src, normalizer, irfn, analysis = _front(stage, fn, wrt, unroll, signature,
                                                  _AuxNormalizer if has_aux else Normalizer)
         stage.name = "reverse"
         bind = normalizer.captures.bind
-        rev = reverse(irfn, analysis, normalizer.naming, wrt, bind, check_finite, meter, checkpoint)
+        rev = reverse(irfn, analysis, normalizer.naming, wrt, bind, check_finite, meter, checkpoint, lazy)
         stage.name = "optimize"
         rev = optimize.run(rev, check_finite)
         stage.name = "emit"
@@ -61,6 +64,7 @@ def compile_gradient(fn, wrt, mode, check_finite=False, unroll=8, signature=None
                        aux=getattr(normalizer, "aux_var", None), signature=_header(fn, irfn.params))
         compiled = load(fn, irfn.qualname, mode, lines, normalizer.extra_ns)
         compiled.sites = rev.sites
+        compiled.tests = any(isinstance(s, (ir.If, ir.While, ir.LoopExit)) for s in ir.walk(irfn.body))
         return compiled
 
 
