@@ -619,6 +619,18 @@ def test_rows_split_differently_are_rechunked_together():
     assert _tree_close(dask.compute(g, scheduler="sync")[0], want)
 
 
+def test_a_python_float_argument_is_passed_whole_to_every_chunk():
+    """A float argument (a bias ``b``) goes to each task as it is, and its gradient adds up."""
+    from sourcegrad.dask import data_parallel
+
+    data = _dp_data(n=300)
+    x, y = da.from_array(data["x"], chunks=(70, 5)), da.from_array(data["y"], chunks=(70, 3))
+    vg = data_parallel(sg.value_and_grad(sum_loss, wrt=(0, 1)), over=("x", "y"))
+    got = dask.compute(*vg(data["w"], 0.3, x, y), scheduler="sync")
+    want = sg.value_and_grad(sum_loss, wrt=(0, 1))(data["w"], 0.3, data["x"], data["y"])
+    assert _close(got[0], want[0]) and _tree_close(got[1], want[1])
+
+
 def test_the_recipe_pickles_and_compiles_once_per_process():
     from sourcegrad import dask as sgdask
 
