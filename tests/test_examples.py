@@ -3,6 +3,7 @@ are asserted: the machine is shared and noisy)."""
 
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 
@@ -151,6 +152,26 @@ def test_rnn_trains():
 def test_rnn_script():
     out = run_script("examples/rnn.py")
     assert "match finite differences" in out and "_tape.pop()" in out
+
+
+# ---- dask_logistic ---------------------------------------------------------------------------------
+
+
+def test_dask_logistic_gradient_equals_numpys():
+    pytest.importorskip("dask.array")
+    ex = load_example("dask_logistic")
+    assert ex.check_gradient(rows=3000, features=4, chunk_rows=700) < 1e-12
+
+
+def test_dask_logistic_script_fits_the_hidden_model():
+    pytest.importorskip("dask.array")
+    out = run_script("examples/dask_logistic.py", "--rows", "40000", "--chunk-rows", "10000", "--steps", "12",
+                     timeout=180, env={"PYTHONPATH": ROOT})
+    assert "never one array" in out, out
+    first, last = (float(v) for v in re.search(r"loss ([0-9.]+) -> ([0-9.]+)", out).groups())
+    assert last < first - 0.1, out
+    assert float(re.search(r"cosine to the hidden weights ([0-9.]+)", out).group(1)) > 0.95, out
+    assert float(re.search(r"numpy's on 5,000 rows: ([0-9.e+-]+)", out).group(1)) < 1e-12, out
 
 
 # ---- benchmarks ----------------------------------------------------------------------------------
