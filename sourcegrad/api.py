@@ -830,7 +830,8 @@ def vjp(f=None, wrt=0, check_finite=False, unroll=8, specialize=True, has_aux=Fa
 def source(g, *args, **kwargs):
     """The generated Python source of anything made by ``grad``, ``value_and_grad`` or ``vjp``:
     the general code, or, given example arguments, the code specialized for their shapes (what a
-    call with those arguments runs; keyword-only parameters by keyword, defaults applied)."""
+    call with those arguments runs; keyword-only parameters by keyword, defaults applied; with
+    dask arrays, the code that persists before data-dependent tests)."""
     if not isinstance(g, _Compiled):
         raise UsageError(f"sourcegrad.source needs a function made by grad, value_and_grad, vjp or jvp, got {g!r}")
     try:
@@ -851,4 +852,8 @@ def _current_compiled(g, args, kwargs=None):
     if kwargs:
         raise UsageError("sourcegrad.source takes keyword arguments only for keyword-only parameters; "
                          "pass the others by position")
-    return g._current(signature_of(args) if args and g.specialize else None)
+    signature = signature_of(args) if args and g.specialize else None
+    c = g._current(signature)
+    if c.tests and not isinstance(g, (Jvp, Hvp)) and _any_lazy(args, {}):
+        c = g._for_lazy(signature, c)  # dask arguments: the code that persists before its tests
+    return c

@@ -416,9 +416,8 @@ def test_the_numpy_code_is_untouched_and_the_lazy_code_persists_no_argument():
     w, x = _branchy_args(2)
     vg = sg.value_and_grad(branchy, wrt=(0, 1))
     assert "persist" not in sg.source(vg, w, x, 0.3)
-    vg(da.from_array(w), da.from_array(x, chunks=(10, 3)), 0.3)
-    (lazy_code,) = vg._lazy.values()
-    persists = [line for line in lazy_code.source.splitlines() if "persist_live(" in line]
+    lazy_code = sg.source(vg, da.from_array(w), da.from_array(x, chunks=(10, 3)), 0.3)
+    persists = [line for line in lazy_code.splitlines() if "persist_live(" in line]
     assert len(persists) == 4  # the two ifs, the while before its first test and at its body's end
     for line in persists:
         targets = line.split("=")[0].replace(",", " ").split()
