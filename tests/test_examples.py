@@ -209,3 +209,16 @@ def test_benchmark_skips_systems_that_do_not_import(tmp_path):
         row = next(line for line in out.splitlines() if label in line)
         assert "skipped:" in row and "not installed" in row, out
     assert "FAILED" not in out, out
+
+
+@pytest.mark.slow  # starts two LocalClusters of worker processes
+def test_dask_scale_benchmark_smoke_run():
+    pytest.importorskip("distributed")
+    out = run_script("benchmarks/dask_scale.py", "--quick", timeout=300, env={"PYTHONPATH": ROOT})
+    names = ("numpy", "lazy", "hand dask threads", "data_parallel 1 worker", "data_parallel 2 workers",
+             "hand dask 2 workers")
+    rows = {line[:26].strip(): line.split() for line in out.splitlines() if line[:26].strip() in names}
+    assert set(rows) == set(names), out
+    assert all(float(row[-1]) < 1e-10 for row in rows.values()), out  # each checked against numpy
+    assert "2 workers / 1 worker" in out and "load average before" in out, out
+
