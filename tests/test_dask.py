@@ -785,3 +785,34 @@ def test_data_parallel_refuses_what_it_cannot_split():
         data_parallel(sg.vjp(sum_loss), over=("x",))
     with pytest.raises(sg.errors.UsageError, match="dask array"):
         data_parallel(sg.grad(sum_loss), over=("x", "y"))(data["w"], data["b"], data["x"], data["y"])
+
+
+# ---- lazy mode: persisting values bound in one branch -------------------------------------------
+
+
+def looped(w, x, t):
+    h = x @ w
+    for _ in range(5):
+        if np.sum(h) > t:  # computes; the branch taken binds its own temporaries and saves
+            h = np.sin(h) * 1.1
+        else:
+            h = counted_tanh(h) + h
+    return np.sum(h * h)
+
+
+@pytest.mark.parametrize("t", [0.0, 100.0], ids=["mixed branches", "tanh branch"])
+@pytest.mark.parametrize("unroll", [8, 0], ids=["unrolled", "taped"])
+def test_values_bound_in_a_branch_are_persisted_too(t, unroll):
+    """A tanh result the backward reads, bound in one branch only (it may be unbound at the next
+    test: the lazy code binds it to None first), is persisted at the next test like the rest."""
+    w, x = _branchy_args(3)
+    vg = sg.value_and_grad(looped, wrt=(0, 1), unroll=unroll)
+    with tanh_runs() as runs:
+        want_value, want = vg(w, x, t)
+    applied = len(runs)
+    with tanh_runs() as runs:
+        value, grads = dask.compute(*vg(da.from_array(w), da.from_array(x, chunks=(10, 3)), t))
+    assert applied and len(runs) == 4 * applied, (applied, len(runs))
+    assert _close(value, want_value) and all(_close(g, h) for g, h in zip(grads, want))
+    for i, g in enumerate(grads):
+        assert_close(g, oracle.fd_grad(looped, (w, x, t), i), rtol=1e-5, atol=1e-6)

@@ -100,7 +100,9 @@ class Reverser:
         self.recompute = {}  # id(checkpointed loop) -> its taped forward body, for the backward
         self._plain = False  # emitting a checkpointed loop's first forward: no saves, no tape
         self.lazy = lazy and not meter
-        self.bound = {}  # id(test statement) -> names surely bound there (a while's: at its body's end too)
+        self.bound = {}  # id(test statement) -> [(names surely bound there, names maybe bound)] (a while's:
+        # at its body's end too)
+        self.lazy_init = set()  # generated names a persist reads where they may be unbound: None first
         self.saved_names = set()  # the variables that keep overwritten values for the backward
         self._replaying = False  # emitting a checkpointed loop's body for the backward: no persists
 
@@ -149,14 +151,14 @@ class Reverser:
                 if s.target in self.reads and self._old_value_read(s.target, s):
                     self.saves[id(s)] = "tape" if in_loop else self.naming.saved(s.target)
                     self.uses_tape |= in_loop
-                    self._saved_here(s, definitely)
+                    self._saved_here(s, possibly, definitely)
             elif isinstance(s, ir.Append):
                 if s.target in self.reads:
                     self.saves[id(s)] = "pop"  # undone by popping: nothing to keep
             elif isinstance(s, ir.LoopExit):
-                self.bound[id(s)] = (frozenset(definitely),)
+                self.bound[id(s)] = [(frozenset(definitely), frozenset(possibly))]
             elif isinstance(s, ir.If):
-                self.bound[id(s)] = (frozenset(definitely),)
+                self.bound[id(s)] = [(frozenset(definitely), frozenset(possibly))]
                 p1, d1 = set(possibly), set(definitely)
                 p2, d2 = set(possibly), set(definitely)
                 self._plan_block(s.body, p1, d1, in_loop)
@@ -172,9 +174,10 @@ class Reverser:
                 if isinstance(s, ir.For):
                     self._plan_def(s, s.target, possibly, definitely, in_loop)
                     inner.add(s.target)
+                before = (frozenset(definitely), frozenset(possibly))
                 at_end = set(definitely)
                 self._plan_block(s.body, inner, at_end, True)
-                self.bound[id(s)] = (frozenset(definitely), frozenset(at_end))
+                self.bound[id(s)] = [before, (frozenset(at_end), frozenset(inner))]
                 possibly |= inner
 
     def _plan_def(self, s, name, possibly, definitely, in_loop):
@@ -188,13 +191,14 @@ class Reverser:
             if name not in definitely:
                 self.needs_init.add(name)
             self.restored.add(name)
-            self._saved_here(s, definitely)
+            self._saved_here(s, possibly, definitely)
 
-    def _saved_here(self, s, definitely):
+    def _saved_here(self, s, possibly, definitely):
         """A save into a variable is bound from here on (for ``_persist``)."""
         where = self.saves[id(s)]
         if where != "tape" and id(s) not in self.shape_saves:
             self.saved_names.add(where)
+            possibly.add(where)
             definitely.add(where)
 
     def has_backward(self, s):
@@ -222,6 +226,8 @@ class Reverser:
         elif self.uses_tape:  # known only now: branch flags and trip counts are taped as emitted
             tape = fmt("{f}()", f=self.rt("lazy_tape")) if self.lazy and self.tape_saves else lit("[]")
             out.insert(0, code.assign(0, self.tape, tape))
+        fresh = sorted(self.lazy_init - self.needs_init)  # (known only now, as the tape)
+        out[0:0] = [code.assign(0, n, lit("None")) for n in fresh]
         return out
 
     # ---- lazy arrays: persist before a data-dependent test --------------------------------------
@@ -247,9 +253,11 @@ class Reverser:
         out.append(code.line(depth, of(st, "  # computed once, before the test"), s.pos, writes=names))
 
     def _read_after(self, s, at_end):
-        """The names surely bound at test ``s`` that a later statement, a loop around ``s`` or the
-        backward reads, but the function's parameters."""
-        bound = self.bound.get(id(s), (frozenset(),))[-1 if at_end else 0]
+        """The names bound at test ``s`` that a later statement, a loop around ``s`` or the
+        backward reads, but the function's parameters: those surely bound, and the generated
+        ones (temporaries, saved values) that may be, which are bound to None at the start."""
+        surely, maybe = self.bound[id(s)][-1 if at_end else 0]
+        maybe = {n for n in maybe - surely if n in self.naming.temps or n in self.saved_names}
         i, loops = self.order[id(s)]
         if at_end:
             loops = loops | {id(s)}
@@ -258,7 +266,8 @@ class Reverser:
             j, around = self.order[id(t)]
             if j > i or loops & around:
                 later |= ir.reads(t)
-        return (bound & later) - set(self.fn.params)
+        self.lazy_init |= maybe & later
+        return ((surely | maybe) & later) - set(self.fn.params)
 
     def _site(self, value, pos):
         self.sites.append((pos, value.render()))
