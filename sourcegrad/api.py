@@ -11,6 +11,7 @@ import threading
 import warnings
 
 import inspect
+import sys
 import types
 
 import numpy as np
@@ -82,11 +83,15 @@ def _arg_key(a):
     return None
 
 
+_DASK = "dask"
+_PLAIN = frozenset({_ndarray, float, int, bool, type(None), str})  # never lazy: skipped at once
+
+
 def _any_lazy(args, kwargs):
     """Is an argument (or an entry of a dict, list or tuple argument) a dask collection? Asked
     only of functions with data-dependent tests."""
     for a in (*args, *kwargs.values()):
-        if type(a) is _ndarray:
+        if type(a) in _PLAIN:
             continue
         if isinstance(a, dict):
             a = tuple(a.values())
@@ -248,7 +253,7 @@ class _Compiled:
         compiled = self.compiled(signature)
         if compiled.guard is not None and not compiled.guard():
             compiled = self._recompiled(signature, compiled)
-        if compiled.tests and _any_lazy(args, kwargs):
+        if compiled.tests and _DASK in sys.modules and _any_lazy(args, kwargs):  # (no dask array without dask)
             compiled = self._for_lazy(signature, compiled)
         try:
             if self.fn.__code__.co_kwonlyargcount:  # keyword-only in the generated code too
