@@ -725,3 +725,7 @@ from .meter import metered_tape, snapshots  # noqa: E402
 from .revolve import checkpointed, revolve  # noqa: E402
 
 __all__ += ["metered_tape", "snapshots", "checkpointed", "revolve"]
+
+from .lazy import LazyTape, lazy_tape, persist_live  # noqa: E402
+
+__all__ += ["LazyTape", "lazy_tape", "persist_live"]

@@ -9,7 +9,7 @@ import builtins
 
 import numpy as np
 
-from . import ZERO, SeqAdjoint, UnsupportedValueError, _shape, zeros_like
+from . import ZERO, LikeModule, SeqAdjoint, UnsupportedValueError, _shape, array_module, zeros_like
 
 __all__ = [
     "concat_sequences", "repeat_sequence", "max_of_sequence", "min_of_sequence", "stack_entries",
@@ -89,9 +89,18 @@ def unrepeat_sequence(g, x, y, which):
 def extremum_entries(g, xs, y):
     """Adjoint of ``max(xs)``/``min(xs)``: the entries equal to the result share it evenly (as
     ties of ``np.maximum`` do)."""
+    if isinstance(array_module(y), LikeModule):
+        return _lazy_extremum_entries(g, xs, y)
     hits = [bool(np.all(x == y)) for x in xs]
     share = sum(hits)
     return SeqAdjoint([g / share if hit else zeros_like(x) for hit, x in zip(hits, xs)])
+
+
+def _lazy_extremum_entries(g, xs, y):
+    """The same for lazy arrays (dask): which entries tie stays lazy, as ``bool()`` would compute."""
+    hits = [np.all(x == y) for x in xs]
+    share = builtins.sum(hits)
+    return SeqAdjoint([np.reshape(np.where(hit, g / share, 0.0), _shape(x)) for hit, x in zip(hits, xs)])
 
 
 def unstack_entries(g, xs):

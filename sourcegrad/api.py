@@ -11,6 +11,7 @@ import threading
 import warnings
 
 import inspect
+import sys
 import types
 
 import numpy as np
@@ -78,6 +79,26 @@ def _arg_key(a):
         shape = tuple(a.shape)  # a cupy (or other array-API) array, a dask array
         return shape if all(type(n) is int for n in shape) else None  # dask's unknown chunk sizes: nan
     return None
+
+
+_DASK = "dask"
+_PLAIN = frozenset({_ndarray, float, int, bool, type(None), str})  # never lazy: skipped at once
+
+
+def _any_lazy(args, kwargs):
+    """Is an argument (or an entry of a dict, list or tuple argument) a dask collection? Asked
+    only of functions with data-dependent tests."""
+    for a in (*args, *kwargs.values()):
+        if type(a) in _PLAIN:
+            continue
+        if isinstance(a, dict):
+            a = tuple(a.values())
+        if isinstance(a, (list, tuple)):
+            if any(type(v) is not _ndarray and hasattr(v, "__dask_graph__") for v in a):
+                return True
+        elif hasattr(a, "__dask_graph__"):
+            return True
+    return False
 
 
 def _plain_function(fn, kind):
@@ -163,6 +184,7 @@ class _Compiled:
         self.params = parameters_of(fn)
         self._compiled = None
         self._specialized = {}  # argument signature -> emit.Compiled
+        self._lazy = {}  # signature (None: the general code) -> the code for dask arrays (_for_lazy)
         self._recompiles = 0  # compiled again because a captured value changed (_recompiled)
         self._lock = threading.Lock()
         functools.update_wrapper(self, original, updated=())
@@ -229,6 +251,8 @@ class _Compiled:
         compiled = self.compiled(signature)
         if compiled.guard is not None and not compiled.guard():
             compiled = self._recompiled(signature, compiled)
+        if compiled.tests and _DASK in sys.modules and _any_lazy(args, kwargs):  # (no dask array without dask)
+            compiled = self._for_lazy(signature, compiled)
         try:
             if self.fn.__code__.co_kwonlyargcount:  # keyword-only in the generated code too
                 args, kwargs = _keyword_only(self.fn, args)
@@ -241,6 +265,23 @@ class _Compiled:
         """``compiled(signature)``, compiled again if a captured value it decided from changed."""
         c = self.compiled(signature)
         return c if c.guard is None or c.guard() else self._recompiled(signature, c)
+
+    def _for_lazy(self, signature, plain):
+        """The code for dask arguments of a function with data-dependent tests: ``plain`` (the
+        code for ``signature``, or the general code) with the live values persisted before each
+        test (``runtime/lazy.py``). Compiled on first use, and again if its guard fails."""
+        key = None if plain is self._compiled else signature
+        c = self._lazy.get(key)
+        if c is None or (c.guard is not None and not c.guard()):
+            from .transforms import compile_gradient
+
+            with self._lock:
+                c = self._lazy.get(key)
+                if c is None or (c.guard is not None and not c.guard()):
+                    c = self._lazy[key] = compile_gradient(self.fn, self.names, self.mode, self.check_finite,
+                                                           self.unroll, key, self.has_aux,
+                                                           checkpoint=self.checkpoint, lazy=True)
+        return c
 
     def _recompiled(self, signature, stale):
         """Compile ``stale`` again: a captured value it decided from changed (what a name calls,
@@ -796,7 +837,8 @@ def vjp(f=None, wrt=0, check_finite=False, unroll=8, specialize=True, has_aux=Fa
 def source(g, *args, **kwargs):
     """The generated Python source of anything made by ``grad``, ``value_and_grad`` or ``vjp``:
     the general code, or, given example arguments, the code specialized for their shapes (what a
-    call with those arguments runs; keyword-only parameters by keyword, defaults applied)."""
+    call with those arguments runs; keyword-only parameters by keyword, defaults applied; with
+    dask arrays, the code that persists before data-dependent tests)."""
     if not isinstance(g, _Compiled):
         raise UsageError(f"sourcegrad.source needs a function made by grad, value_and_grad, vjp or jvp, got {g!r}")
     try:
@@ -817,4 +859,8 @@ def _current_compiled(g, args, kwargs=None):
     if kwargs:
         raise UsageError("sourcegrad.source takes keyword arguments only for keyword-only parameters; "
                          "pass the others by position")
-    return g._current(signature_of(args) if args and g.specialize else None)
+    signature = signature_of(args) if args and g.specialize else None
+    c = g._current(signature)
+    if c.tests and not isinstance(g, (Jvp, Hvp)) and _any_lazy(args, {}):
+        c = g._for_lazy(signature, c)  # dask arguments: the code that persists before its tests
+    return c

@@ -206,7 +206,7 @@ def _analyze(gf, key, over, args):
     sequences.rewrite(src, irfn, normalizer.naming)
     bindings = _bind_all(src, irfn)
     described = dict.fromkeys(irfn.params, shapes.TOP)
-    described.update((p, shapes.describe(k)) for p, k in zip(irfn.params, key) if k is None or k[:1] not in (
+    described.update((p, shapes.describe(k)) for p, k in zip(irfn.params, key) if not isinstance(k, tuple) or k[:1] not in (
         ("dict",), ("list",), ("tuple",)))
     known = shapes.Shapes(irfn, bindings, described)
     return check(src, irfn, bindings, known, over, args)

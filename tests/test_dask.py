@@ -5,7 +5,8 @@ cluster).
 Lazy mode, for the backend table of ``test_backend.py`` and a table of programs of its own: the
 value and gradients come back as dask arrays, equal the numpy ones, and the gradient call computes
 exactly as often as the user's function itself does on the same dask arrays (a data-dependent
-``if``/``while`` test computes; nothing else may). Data-parallel mode: equal to the numpy gradient
+``if``/``while`` test computes; nothing else may), each time after one ``dask.persist`` of the
+values the rest reads, so that no chunk is computed twice. Data-parallel mode: equal to the numpy gradient
 for sum and mean losses, lazy until ``dask.compute``, and a loss that mixes rows is refused with
 the file and line that mixes them.
 
@@ -16,20 +17,27 @@ from __future__ import annotations
 
 import contextlib
 import os
+from unittest import mock
 import pickle
 import re
 import warnings
 
 import numpy as np
 import pytest
+import hypothesis
+from hypothesis import given
+from hypothesis import strategies as st
 
 da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
 from dask.callbacks import Callback  # noqa: E402
 
 import sourcegrad as sg  # noqa: E402
+import sourcegrad.testing  # noqa: E402,F401
 
+from . import oracle  # noqa: E402
 from . import test_backend as backend  # noqa: E402
+from .oracle import assert_close  # noqa: E402
 from .devicearray import HostSync  # noqa: E402
 
 HERE = os.path.basename(__file__)
@@ -64,21 +72,35 @@ def is_lazy(x):
     return isinstance(x, da.Array)
 
 
-class _Computes(Callback):
-    """Counts the graphs dask's local schedulers run (each ``compute``, ``bool()``, ``float()``)."""
+_PERSISTING = []  # non-empty while dask.persist runs (track_computes counts it apart)
 
-    def __init__(self, out):
+
+class _Computes(Callback):
+    """Counts the graphs dask's local schedulers run (each ``compute``, ``bool()``, ``float()``);
+    those run by ``dask.persist`` go to ``persists``."""
+
+    def __init__(self, out, persists):
         super().__init__()
-        self.out = out
+        self.out, self.persists = out, persists
 
     def _start(self, dsk):
-        self.out.append(HostSync(("compute", "dask")))
+        (self.persists if _PERSISTING else self.out).append(HostSync(("compute", "dask")))
 
 
 @contextlib.contextmanager
-def track_computes():
-    got = []
-    with _Computes(got):
+def track_computes(persists=None):
+    """The computes made inside, as a list; ``persists``: a list that gets the persists apart."""
+    got, persists = [], ([] if persists is None else persists)
+    real = dask.persist
+
+    def persist(*args, **kwargs):
+        _PERSISTING.append(True)
+        try:
+            return real(*args, **kwargs)
+        finally:
+            _PERSISTING.pop()
+
+    with mock.patch.object(dask, "persist", persist), _Computes(got, persists):
         yield got
 
 
@@ -253,7 +275,15 @@ def softmax_xent(w1, b1, w2, x, y):
     return -np.mean(np.sum(logp * y, axis=1))
 
 
-PROGRAMS = [mlp, control_flow, reductions, shapes_and_selection, softmax_xent]
+def list_max(w1, b1, w2, x, y):
+    h = np.tanh(x @ w1 + b1)
+    s = np.mean(h)
+    # max of a list compares its entries (computes, in the function too); the adjoint finds the
+    # ties lazily; a tie (s twice) shares the gradient
+    return max([s, np.mean(h * h) + 2.0, np.mean(h @ w2 * y), s]) + min([s, s])
+
+
+PROGRAMS = [mlp, control_flow, reductions, shapes_and_selection, softmax_xent, list_max]
 N_ROWS = 400
 
 
@@ -283,8 +313,10 @@ def test_lazy_gradient_equals_numpy_and_computes_nothing(f, specialize):
     with track_computes() as own:
         f(*lazy.values())  # what the user's own code computes (its data-dependent tests)
     lazy = _lazy(data)
-    with track_computes() as computes:
+    persists = []
+    with track_computes(persists) as computes:
         value, grads = vg(*lazy.values())
+    assert len(persists) <= len(own)  # at most one before each test, none without tests
     assert len(computes) == len(own), f"the gradient call computed {len(computes)} times, the function {len(own)}"
     assert isinstance(value, da.Array) and all(isinstance(g, da.Array) for g in grads)
     value, grads = dask.compute(value, grads)
@@ -299,6 +331,121 @@ def test_control_flow_computes_only_its_tests():
     with track_computes() as computes:
         sg.grad(control_flow)(*lazy.values())
     assert 2 <= len(computes) <= 5  # the if, and each while test (at most 4)
+
+
+# ---- lazy mode: persisting the live values before a data-dependent test ---------------------------
+
+
+_TANH_RUNS = []  # one entry per array (a numpy one, or a dask chunk) counted_tanh ran on
+
+
+def _tanh_chunk(block):
+    if block.size:  # (not dask's look at an empty block for the result's type)
+        _TANH_RUNS.append(block.shape)
+    return np.tanh(block)
+
+
+def counted_tanh(z):
+    """``np.tanh`` that counts the arrays it runs on: a dask array's chunks each time they are
+    computed, so a chunk computed twice is counted twice."""
+    if isinstance(z, da.Array):
+        return z.map_blocks(_tanh_chunk, dtype=z.dtype, meta=np.array((), dtype=z.dtype))
+    return _tanh_chunk(z)
+
+
+@sg.adjoint(counted_tanh)
+def _(y, z):
+    d[z] += d[y] * (1.0 - y * y)  # noqa: F821  (a template: ``d`` is the adjoint)
+
+
+@contextlib.contextmanager
+def tanh_runs():
+    del _TANH_RUNS[:]
+    yield _TANH_RUNS
+
+
+def branchy(w, x, t):
+    h = counted_tanh(x @ w)
+    if np.sum(h) > t:  # computes
+        h = h * 2.0
+    else:
+        h = h - 1.0
+    s = np.sum(h * h)
+    k = 0
+    while s > 2.0 * t and k < 3:  # computes once per trip
+        h = np.sin(h) * 0.5
+        s = np.sum(h * h)
+        k += 1
+    if np.max(h) > t:  # computes
+        s = s + np.sum(h * x[:, :1])
+    return s + np.sum(w * w)
+
+
+def taped(w, x, t):
+    h = x @ w
+    k = 0
+    while np.max(np.abs(h)) < t and k < 4:  # computes; each trip saves h on the tape
+        h = counted_tanh(h) * 3.0 + h
+        k += 1
+    return np.sum(h * h)
+
+
+def _branchy_args(seed, rows=40):
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(3, 2)) * 0.5, rng.normal(size=(rows, 3))
+
+
+@pytest.mark.parametrize("f, t", [(branchy, 0.3), (branchy, -0.5), (taped, 4.0)],
+                         ids=["branchy", "branchy-else", "taped"])
+def test_each_chunk_is_computed_once_across_the_tests_and_the_final_compute(f, t):
+    """The tests compute the graph up to them, the final ``dask.compute`` the rest: with the live
+    values persisted before each test, each tanh runs once on each of the 4 chunks. Without (the
+    numpy code run on dask arrays), the final compute runs them again: the count sees the
+    difference."""
+    w, x = _branchy_args(1)
+    vg = sg.value_and_grad(f, wrt=(0, 1))
+    with tanh_runs() as runs:
+        want_value, want = vg(w, x, t)
+    applied = len(runs)  # how many tanh the forward applies (one numpy array each)
+    lazy = (da.from_array(w), da.from_array(x, chunks=(10, 3)), t)
+    with tanh_runs() as runs:
+        value, grads = dask.compute(*vg(*lazy))
+    assert applied and len(runs) == 4 * applied, (applied, len(runs))
+    assert _close(value, want_value) and all(_close(g, h) for g, h in zip(grads, want))
+
+    plain = vg._current(sg.api.signature_of(lazy))  # the numpy code: persists nothing
+    assert "persist_live" not in plain.source
+    with tanh_runs() as runs:
+        dask.compute(*plain.function(*lazy))
+    assert len(runs) > 4 * applied, (applied, len(runs))
+
+
+def test_the_numpy_code_is_untouched_and_the_lazy_code_persists_no_argument():
+    w, x = _branchy_args(2)
+    vg = sg.value_and_grad(branchy, wrt=(0, 1))
+    assert "persist" not in sg.source(vg, w, x, 0.3)
+    lazy_code = sg.source(vg, da.from_array(w), da.from_array(x, chunks=(10, 3)), 0.3)
+    persists = [line for line in lazy_code.splitlines() if "persist_live(" in line]
+    assert len(persists) == 4  # the two ifs, the while before its first test and at its body's end
+    for line in persists:
+        targets = line.split("=")[0].replace(",", " ").split()
+        assert targets and not {"w", "x", "t"} & set(targets), line
+
+
+@given(seed=st.integers(0, 2**16), t=st.floats(-2.0, 2.0), chunk=st.sampled_from([7, 10, 40]),
+       f=st.sampled_from([branchy, taped]))
+@hypothesis.settings(sg.testing.settings, max_examples=15)
+def test_persisted_lazy_gradients_match_finite_differences(seed, t, chunk, f):
+    """Whatever branch and trip count the data pick, the lazy gradient (persisting before each
+    test) equals central finite differences of the plain function on numpy arrays."""
+    w, x = _branchy_args(seed)
+    t = t + 3.0 if f is taped else t
+    vg = sg.value_and_grad(f, wrt=(0, 1))
+    value, grads = dask.compute(*vg(da.from_array(w), da.from_array(x, chunks=(chunk, 3)), t))
+    assert _close(value, f(w, x, t))
+    for i, g in enumerate(grads):
+        fd = oracle.fd_grad(f, (w, x, t), i)
+        assert_close(g, fd, rtol=1e-5, atol=1e-6)
 
 
 def test_the_seed_is_no_host_array_the_size_of_the_data():
@@ -479,6 +626,18 @@ def test_rows_split_differently_are_rechunked_together():
     assert _tree_close(dask.compute(g, scheduler="sync")[0], want)
 
 
+def test_a_python_float_argument_is_passed_whole_to_every_chunk():
+    """A float argument (a bias ``b``) goes to each task as it is, and its gradient adds up."""
+    from sourcegrad.dask import data_parallel
+
+    data = _dp_data(n=300)
+    x, y = da.from_array(data["x"], chunks=(70, 5)), da.from_array(data["y"], chunks=(70, 3))
+    vg = data_parallel(sg.value_and_grad(sum_loss, wrt=(0, 1)), over=("x", "y"))
+    got = dask.compute(*vg(data["w"], 0.3, x, y), scheduler="sync")
+    want = sg.value_and_grad(sum_loss, wrt=(0, 1))(data["w"], 0.3, data["x"], data["y"])
+    assert _close(got[0], want[0]) and _tree_close(got[1], want[1])
+
+
 def test_the_recipe_pickles_and_compiles_once_per_process():
     from sourcegrad import dask as sgdask
 
@@ -626,3 +785,34 @@ def test_data_parallel_refuses_what_it_cannot_split():
         data_parallel(sg.vjp(sum_loss), over=("x",))
     with pytest.raises(sg.errors.UsageError, match="dask array"):
         data_parallel(sg.grad(sum_loss), over=("x", "y"))(data["w"], data["b"], data["x"], data["y"])
+
+
+# ---- lazy mode: persisting values bound in one branch -------------------------------------------
+
+
+def looped(w, x, t):
+    h = x @ w
+    for _ in range(5):
+        if np.sum(h) > t:  # computes; the branch taken binds its own temporaries and saves
+            h = np.sin(h) * 1.1
+        else:
+            h = counted_tanh(h) + h
+    return np.sum(h * h)
+
+
+@pytest.mark.parametrize("t", [0.0, 100.0], ids=["mixed branches", "tanh branch"])
+@pytest.mark.parametrize("unroll", [8, 0], ids=["unrolled", "taped"])
+def test_values_bound_in_a_branch_are_persisted_too(t, unroll):
+    """A tanh result the backward reads, bound in one branch only (it may be unbound at the next
+    test: the lazy code binds it to None first), is persisted at the next test like the rest."""
+    w, x = _branchy_args(3)
+    vg = sg.value_and_grad(looped, wrt=(0, 1), unroll=unroll)
+    with tanh_runs() as runs:
+        want_value, want = vg(w, x, t)
+    applied = len(runs)
+    with tanh_runs() as runs:
+        value, grads = dask.compute(*vg(da.from_array(w), da.from_array(x, chunks=(10, 3)), t))
+    assert applied and len(runs) == 4 * applied, (applied, len(runs))
+    assert _close(value, want_value) and all(_close(g, h) for g, h in zip(grads, want))
+    for i, g in enumerate(grads):
+        assert_close(g, oracle.fd_grad(looped, (w, x, t), i), rtol=1e-5, atol=1e-6)

@@ -3,6 +3,7 @@ are asserted: the machine is shared and noisy)."""
 
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 
@@ -153,6 +154,26 @@ def test_rnn_script():
     assert "match finite differences" in out and "_tape.pop()" in out
 
 
+# ---- dask_logistic ---------------------------------------------------------------------------------
+
+
+def test_dask_logistic_gradient_equals_numpys():
+    pytest.importorskip("dask.array")
+    ex = load_example("dask_logistic")
+    assert ex.check_gradient(rows=3000, features=4, chunk_rows=700) < 1e-12
+
+
+def test_dask_logistic_script_fits_the_hidden_model():
+    pytest.importorskip("dask.array")
+    out = run_script("examples/dask_logistic.py", "--rows", "40000", "--chunk-rows", "10000", "--steps", "12",
+                     timeout=180, env={"PYTHONPATH": ROOT})
+    assert "never one array" in out, out
+    first, last = (float(v) for v in re.search(r"loss ([0-9.]+) -> ([0-9.]+)", out).groups())
+    assert last < first - 0.1, out
+    assert float(re.search(r"cosine to the hidden weights ([0-9.]+)", out).group(1)) > 0.95, out
+    assert float(re.search(r"numpy's on 5,000 rows: ([0-9.e+-]+)", out).group(1)) < 1e-12, out
+
+
 # ---- benchmarks ----------------------------------------------------------------------------------
 
 
@@ -196,3 +217,16 @@ def test_benchmark_skips_systems_that_do_not_import(tmp_path):
         row = next(line for line in out.splitlines() if label in line)
         assert "skipped:" in row and "not installed" in row, out
     assert "FAILED" not in out, out
+
+
+@pytest.mark.slow  # starts two LocalClusters of worker processes
+def test_dask_scale_benchmark_smoke_run():
+    pytest.importorskip("distributed")
+    out = run_script("benchmarks/dask_scale.py", "--quick", timeout=300, env={"PYTHONPATH": ROOT})
+    names = ("numpy", "lazy", "hand dask threads", "data_parallel 1 worker", "data_parallel 2 workers",
+             "hand dask 2 workers")
+    rows = {line[:26].strip(): line.split() for line in out.splitlines() if line[:26].strip() in names}
+    assert set(rows) == set(names), out
+    assert all(float(row[-1]) < 1e-10 for row in rows.values()), out  # each checked against numpy
+    assert "2 workers / 1 worker" in out and "load average before" in out, out
+

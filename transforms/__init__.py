@@ -26,7 +26,7 @@ __all__ = ["compile_gradient", "compile_jvp"]
 
 
 def compile_gradient(fn, wrt, mode, check_finite=False, unroll=8, signature=None, has_aux=False, meter=False,
-                     checkpoint=None):
+                     checkpoint=None, lazy=False):
     """Compile ``fn``'s reverse mode for the parameters named in ``wrt``.
 
     ``mode`` is ``"value_and_grad"`` (one function: value and gradient) or ``"vjp"`` (returns the
@@ -42,7 +42,10 @@ def compile_gradient(fn, wrt, mode, check_finite=False, unroll=8, signature=None
     ``meter``: the forward counts what each of its saves keeps (``sourcegrad.memory``).
     ``checkpoint``: True or a number of snapshots: every loop outside other loops keeps snapshots
     of its state instead of a tape, as loops marked ``sourcegrad.checkpointed(range(...))`` do
-    without it, and the backward runs its iterations again (``checkpoints.py``, ``reverse.py``)."""
+    without it, and the backward runs its iterations again (``checkpoints.py``, ``reverse.py``).
+    ``lazy``: the code for lazy arrays (dask): before each data-dependent test it persists the
+    values the rest of the computation reads (``runtime/lazy.py``). ``Compiled.tests`` says whether
+    the function has such tests at all (without, the lazy code would be the same)."""
     with _stages(fn) as stage:
         src, normalizer, irfn, analysis = _front(stage, fn, wrt, unroll, signature,
                                                  _AuxNormalizer if has_aux else Normalizer)
@@ -50,7 +53,7 @@ def compile_gradient(fn, wrt, mode, check_finite=False, unroll=8, signature=None
         stage.name = "checkpoints"
         kept = checkpoints.plan(src, irfn, analysis, checkpoint)
         stage.name = "reverse"
-        rev = reverse(irfn, analysis, normalizer.naming, wrt, bind, check_finite, meter, kept,
+        rev = reverse(irfn, analysis, normalizer.naming, wrt, bind, check_finite, meter, kept, lazy,
                       seed_one=mode == "value_and_grad")
         stage.name = "optimize"
         rev = optimize.run(rev, check_finite)
@@ -59,6 +62,7 @@ def compile_gradient(fn, wrt, mode, check_finite=False, unroll=8, signature=None
                        aux=getattr(normalizer, "aux_var", None), signature=_header(fn, irfn.params))
         compiled = load(fn, irfn.qualname, mode, lines, normalizer.extra_ns)
         compiled.sites = rev.sites
+        compiled.tests = any(isinstance(s, (ir.If, ir.While, ir.LoopExit)) for s in ir.walk(irfn.body))
         return compiled
 
 

@@ -40,6 +40,7 @@ class Compiled:
     guard: object = None  # () -> bool: do the captured values the compile decided from still hold?
     reads: tuple = ()  # the captures.Read values the guard checks
     sites: list = None  # a metered compile's save sites: (ir.Pos, the value saved), by number
+    tests: bool = False  # does the forward compute an if, while or break test (lazy arrays: persist there)?
 
     def changed(self):
         """The captured names whose values no longer hold what the compile decided from."""

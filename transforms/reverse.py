@@ -49,7 +49,8 @@ class Reversed:
     sites: list = field(default_factory=list)  # metered saves: (ir.Pos, the value's code)
 
 
-def reverse(fn, analysis, naming, wrt, bind, check_finite=False, meter=False, checkpoints=None, seed_one=False):
+def reverse(fn, analysis, naming, wrt, bind, check_finite=False, meter=False, checkpoints=None, lazy=False,
+            seed_one=False):
     """The forward and backward sweeps of ``fn`` for the parameters ``wrt`` (a ``Reversed``).
     ``meter``: number every save of the forward for ``sourcegrad.memory`` (``runtime/meter.py``);
     the sites, (user position, the value saved), are ``Reversed.sites``. ``checkpoints``: the
@@ -57,8 +58,9 @@ def reverse(fn, analysis, naming, wrt, bind, check_finite=False, meter=False, ch
     number of snapshots; ``Reverser._checkpointed``). ``seed_one``: the result's adjoint is the
     constant 1.0 (``value_and_grad``, not a pullback's argument), so a rule may take it as that
     constant (``Reverser._seeded``); ``Reversed.seed`` is then None where no statement reads the
-    seed any more."""
-    rev = Reverser(fn, analysis, naming, wrt, bind, check_finite, meter, checkpoints)
+    seed any more. ``lazy``: for lazy arrays (dask): before each data-dependent test, the values
+    the rest of the computation reads are persisted (``Reverser._persist``, ``runtime/lazy.py``)."""
+    rev = Reverser(fn, analysis, naming, wrt, bind, check_finite, meter, checkpoints, lazy)
     rev.plan()
     forward = rev.forward()
     result = fn.body[-1].value
@@ -78,7 +80,8 @@ def reverse(fn, analysis, naming, wrt, bind, check_finite=False, meter=False, ch
 
 
 class Reverser:
-    def __init__(self, fn, analysis, naming, wrt, bind, check_finite=False, meter=False, checkpoints=None):
+    def __init__(self, fn, analysis, naming, wrt, bind, check_finite=False, meter=False, checkpoints=None,
+                 lazy=False):
         self.fn = fn
         self.an = analysis
         self.naming = naming
@@ -108,6 +111,12 @@ class Reverser:
         self._plain = False  # emitting a checkpointed loop's first forward: no saves, no tape
         self.seed = None  # the result's adjoint (``backward``)
         self.seed_one = False  # is it the constant 1.0? (``reverse``)
+        self.lazy = lazy and not meter
+        self.bound = {}  # id(test statement) -> [(names surely bound there, names maybe bound)] (a while's:
+        # at its body's end too)
+        self.lazy_init = set()  # generated names a persist reads where they may be unbound: None first
+        self.saved_names = set()  # the variables that keep overwritten values for the backward
+        self._replaying = False  # emitting a checkpointed loop's body for the backward: no persists
 
     def rt(self, name):
         """The name the generated code calls the runtime's ``name`` by."""
@@ -119,6 +128,7 @@ class Reverser:
         self._number(self.fn.body, frozenset())
         defined = set(self.fn.params)
         self._plan_block(self.fn.body, set(self.fn.params), defined, False)
+        self.tape_saves = self.uses_tape  # values saved on the tape (flags and counts come later)
 
     def _number(self, stmts, loops):
         """Program order of every statement, and the loops around it."""
@@ -153,10 +163,14 @@ class Reverser:
                 if s.target in self.reads and self._old_value_read(s.target, s):
                     self.saves[id(s)] = "tape" if in_loop else self.naming.saved(s.target)
                     self.uses_tape |= in_loop
+                    self._saved_here(s, possibly, definitely)
             elif isinstance(s, ir.Append):
                 if s.target in self.reads:
                     self.saves[id(s)] = "pop"  # undone by popping: nothing to keep
+            elif isinstance(s, ir.LoopExit):
+                self.bound[id(s)] = [(frozenset(definitely), frozenset(possibly))]
             elif isinstance(s, ir.If):
+                self.bound[id(s)] = [(frozenset(definitely), frozenset(possibly))]
                 p1, d1 = set(possibly), set(definitely)
                 p2, d2 = set(possibly), set(definitely)
                 self._plan_block(s.body, p1, d1, in_loop)
@@ -170,7 +184,10 @@ class Reverser:
                 if isinstance(s, ir.For):
                     self._plan_def(s, s.target, possibly, definitely, in_loop)
                     inner.add(s.target)
-                self._plan_block(s.body, inner, set(definitely), True)
+                before = (frozenset(definitely), frozenset(possibly))
+                at_end = set(definitely)
+                self._plan_block(s.body, inner, at_end, True)
+                self.bound[id(s)] = [before, (frozenset(at_end), frozenset(inner))]
                 possibly |= inner
 
     def _plan_state(self, s, possibly, definitely):
@@ -195,6 +212,15 @@ class Reverser:
             if name not in definitely:
                 self.needs_init.add(name)
             self.restored.add(name)
+            self._saved_here(s, possibly, definitely)
+
+    def _saved_here(self, s, possibly, definitely):
+        """A save into a variable is bound from here on (for ``_persist``)."""
+        where = self.saves[id(s)]
+        if where != "tape" and id(s) not in self.shape_saves:
+            self.saved_names.add(where)
+            possibly.add(where)
+            definitely.add(where)
 
     def has_backward(self, s):
         key = id(s)
@@ -219,8 +245,50 @@ class Reverser:
         if self.meter:
             out.insert(0, code.assign(0, self.tape, fmt("{f}()", f=self.rt("metered_tape"))))
         elif self.uses_tape:  # known only now: branch flags and trip counts are taped as emitted
-            out.insert(0, code.assign(0, self.tape, lit("[]")))
+            tape = fmt("{f}()", f=self.rt("lazy_tape")) if self.lazy and self.tape_saves else lit("[]")
+            out.insert(0, code.assign(0, self.tape, tape))
+        fresh = sorted(self.lazy_init - self.needs_init)  # (known only now, as the tape)
+        out[0:0] = [code.assign(0, n, lit("None")) for n in fresh]
         return out
+
+    # ---- lazy arrays: persist before a data-dependent test --------------------------------------
+    def _persist(self, s, depth, out, at_end=False):
+        """Lazy mode, before test ``s`` computes (``at_end``: a while loop's test again, at the end
+        of its body): ``a, b = persist_live(_tape, a, b)`` for the values surely bound there that
+        the rest of the forward or the backward reads, the arguments excepted (``runtime/lazy.py``).
+        Numpy's code has none of this: it is compiled only for lazy arguments."""
+        if not self.lazy or self._replaying:
+            return
+        names = sorted(self._read_after(s, at_end))
+        tape = self.tape if self.tape_saves else None
+        if not names and tape is None:
+            return
+        self.uses_tape |= tape is not None
+        targets = code.join([code.name(n) for n in names])
+        call = fmt("{f}({t})", f=self.rt("persist_live"), t=code.join([code.name(tape) if tape else lit("None")]
+                                                                        + [code.name(n) for n in names]))
+        if names:
+            st = of(targets, "," if len(names) == 1 else "", " = ", call)
+        else:
+            st = call
+        out.append(code.line(depth, of(st, "  # computed once, before the test"), s.pos, writes=names))
+
+    def _read_after(self, s, at_end):
+        """The names bound at test ``s`` that a later statement, a loop around ``s`` or the
+        backward reads, but the function's parameters: those surely bound, and the generated
+        ones (temporaries, saved values) that may be, which are bound to None at the start."""
+        surely, maybe = self.bound[id(s)][-1 if at_end else 0]
+        maybe = {n for n in maybe - surely if n in self.naming.temps or n in self.saved_names}
+        i, loops = self.order[id(s)]
+        if at_end:
+            loops = loops | {id(s)}
+        later = set(ir.reads(s)) | self.reads | self.saved_names
+        for t in ir.walk(self.fn.body):
+            j, around = self.order[id(t)]
+            if j > i or loops & around:
+                later |= ir.reads(t)
+        self.lazy_init |= maybe & later
+        return ((surely | maybe) & later) - set(self.fn.params)
 
     def _site(self, value, pos):
         self.sites.append((pos, value.render()))
@@ -306,6 +374,7 @@ class Reverser:
         elif isinstance(s, ir.Effect):
             out.append(code.user(depth, s.text, s.pos, ir.reads(s)))
         elif isinstance(s, ir.LoopExit):
+            self._persist(s, depth, out)
             out.append(code.user(depth, f"if {s.test}:", s.pos, ir.reads(s), opens=True))
             out.append(code.user(depth + 1, "break"))
         elif isinstance(s, ir.If):
@@ -316,6 +385,7 @@ class Reverser:
             self._fwd_while(s, depth, in_loop, out)
 
     def _fwd_if(self, s, depth, in_loop, out):
+        self._persist(s, depth, out)
         if self._plain or not self.has_backward(s):
             out.append(code.user(depth, f"if {s.test}:", s.pos, ir.reads(s), opens=True))
         else:
@@ -357,15 +427,18 @@ class Reverser:
     def _fwd_while(self, s, depth, in_loop, out):
         if self._checkpointed(s):
             return self._fwd_checkpointed_while(s, depth, out)
+        self._persist(s, depth, out)
         if self._plain or not self.has_backward(s):
             out.append(code.user(depth, f"while {s.test}:", s.pos, ir.reads(s), opens=True))
             self._fwd_block_or_pass(s.body, depth + 1, True, out)
+            self._persist(s, depth + 1, out, at_end=True)
             return
         n = self.counts[id(s)] = self.naming.temp("n")
         out.append(code.assign(depth, n, lit("0"), s.pos))
         out.append(code.user(depth, f"while {s.test}:", s.pos, ir.reads(s), opens=True))
         out.append(code.augment(depth + 1, n, lit("1")))
         self._fwd_block(s.body, depth + 1, True, out)
+        self._persist(s, depth + 1, out, at_end=True)
         if in_loop:
             out.append(self._push(depth, code.name(n), about=s.pos))
             self.uses_tape = True
@@ -430,6 +503,7 @@ class Reverser:
         limit = lit("None") if slots is True else lit(str(int(slots)))
         out.append(code.assign(depth, n, lit("0"), s.pos))
         out.append(code.assign(depth, snaps, fmt("{f}({k})", f=self.rt("snapshots"), k=limit), s.pos))
+        self._persist(s, depth, out)
         out.append(code.user(depth, f"while {s.test}:", s.pos, ir.reads(s), opens=True))
         out.append(code.header(depth + 1, fmt("if {s}.due({n}):", s=snaps, n=n)))
         out.append(code.line(depth + 2, fmt("{s}.add({v})", s=snaps, v=self._snapshot_of(s))))
@@ -456,8 +530,14 @@ class Reverser:
         finally:
             self._plain = False
         out.extend(st.at(st.depth + depth) for st in plain)
+        if isinstance(s, ir.While):
+            self._persist(s, depth, out, at_end=True)
         taped = []
-        self._fwd_block_or_pass(s.body, 0, True, taped)
+        self._replaying = True  # run again in the backward, after the forward: nothing to persist
+        try:
+            self._fwd_block_or_pass(s.body, 0, True, taped)
+        finally:
+            self._replaying = False
         self.recompute[id(s)] = taped
         self.unsaved[id(s)] = plain
 
