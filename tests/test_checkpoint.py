@@ -238,6 +238,17 @@ def test_the_marker_checkpoints_its_loop_only():
     assert sg.jvp(marked)(x, x, 4, tangent) == sg.jvp(unmarked(marked))(x, x, 4, tangent)
 
 
+def test_a_list_the_loop_only_appends_to_is_kept_by_its_length():
+    """A snapshot of ``marked_few`` keeps ``h`` and the length of ``hs``, not a copy of the list
+    (a list as long as the loop per snapshot); the loop cuts it back and appends the same again."""
+    x, w = np.array([0.3, -0.2, 0.5]), np.array([1.1, 0.9, -0.4])
+    report = sg.memory(sg.grad(marked_few), x, w, 200)
+    [(where, saved, count, size)] = [row for row in report.rows() if row[1].startswith("(")]
+    assert "len(hs)" in saved and count >= 2
+    assert size / count <= x.nbytes + 200
+    assert "del hs[" in sg.source(sg.grad(marked_few))
+
+
 @pytest.mark.parametrize("steps", [0, 1, 2, 3])
 @pytest.mark.parametrize("checkpoint", [True, 1, 2])
 def test_loops_of_few_iterations(steps, checkpoint):

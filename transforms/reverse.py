@@ -106,6 +106,7 @@ class Reverser:
         self.state = {}  # id(checkpointed loop) -> the names a snapshot keeps
         self.pieces = {}  # id(checkpointed loop) -> the variable names its backward uses
         self.snapshot_code = {}  # id(checkpointed loop) -> what a snapshot keeps (its code)
+        self.by_length = {}  # id(checkpointed loop) -> {list it only appends to: its length's name}
         self.recompute = {}  # id(checkpointed loop) -> its taped forward body, for the backward
         self.unsaved = {}  # id(checkpointed loop) -> its forward body without saves
         self._plain = False  # emitting a checkpointed loop's first forward: no saves, no tape
@@ -200,6 +201,10 @@ class Reverser:
         state = (changed - {getattr(s, "target", None)}) & (possibly | carried)
         self.state[id(s)] = sorted(state)
         self.needs_init |= state - definitely
+        # a list the loop only appends to: its length is enough (see _snapshot)
+        rebound = _defined_in(s.body) | {t.target for t in ir.walk(s.body) if isinstance(t, ir.SetItem)}
+        appended = {t.target for t in ir.walk(s.body) if isinstance(t, ir.Append)}
+        self.by_length[id(s)] = {n: self.naming.temp("n") for n in sorted((appended - rebound) & state)}
 
     def _plan_def(self, s, name, possibly, definitely, in_loop):
         if name not in possibly or not self._old_value_read(name, s):
@@ -452,11 +457,17 @@ class Reverser:
         return any(self.saves.get(id(t)) == "tape" or (isinstance(t, (ir.If, ir.For, ir.While)) and self.has_backward(t))
                    for t in ir.walk(s.body))
 
-    def _snapshot(self, names):
-        """The state a snapshot keeps: arrays written in place and lists appended to are copied."""
+    def _snapshot(self, s):
+        """The state a snapshot of loop ``s`` keeps: arrays written in place and lists appended to
+        are copied, but of a list the loop only appends to, its length (running the iterations
+        again appends the same values after cutting it back: no copy of a list as long as the
+        loop, per snapshot)."""
+        names = self.state[id(s)]
         if not names:
             return lit("()")
-        items = [self._copied(n) or code.name(n) for n in names]
+        lengths = self.by_length[id(s)]
+        items = [fmt("{f}({n})", f=self.rt("len"), n=n) if n in lengths else self._copied(n) or code.name(n)
+                 for n in names]
         return of("(", code.join(items), ",)" if len(items) == 1 else ")")
 
     def _copied(self, name):
@@ -514,7 +525,7 @@ class Reverser:
         """What a snapshot of checkpointed loop ``s`` keeps (counted, in a metered compile, at one
         site wherever it is taken)."""
         if id(s) not in self.snapshot_code:
-            value = self._snapshot(self.state[id(s)])
+            value = self._snapshot(s)
             if self.meter:
                 value = fmt("{t}.keep({v}, {k})", t=self.tape, v=value, k=self._site(value, s.pos))
             self.snapshot_code[id(s)] = value
@@ -564,13 +575,18 @@ class Reverser:
         """The state of ``snap`` back; what the iterations change in place is copied again, so
         that the snapshot stays as it was for the next time it is restored."""
         state = self.state[id(s)]
+        lengths = self.by_length[id(s)]
         if state:
-            targets = code.join([code.name(n) for n in state])
+            bound = [lengths.get(n, n) for n in state]
+            targets = code.join([code.name(n) for n in bound])
             out.append(code.line(depth, of(targets, "," if len(state) == 1 else "", " = ", Ref(snap)),
-                                 writes=state, reads=(snap,)))
+                                 writes=bound, reads=(snap,)))
         for n in state:
             copy = self._copied(n)
-            if copy is not None:
+            if n in lengths:  # the list cut back to its length then
+                out.append(code.line(depth, fmt("del {l}[{n}:]", l=n, n=lengths[n]), writes=(n,),
+                                     reads=(n, lengths[n])))
+            elif copy is not None:
                 out.append(code.assign(depth, n, copy))
 
     def _bwd_periodic(self, s, depth, body, after, out):
