@@ -87,8 +87,9 @@ def _plain_function(fn, kind):
     (a bound method's ``self``), or raise a clear error for anything else."""
     if isinstance(fn, _Compiled):
         raise UsageError(
-            f"sourcegrad.{kind} of a function made by sourcegrad ({fn!r}): higher-order derivatives "
-            "are not supported yet"
+            f"sourcegrad.{kind} of a function made by sourcegrad ({fn!r}): sourcegrad.grad, value_and_grad "
+            f"and vjp take a gradient (grad(grad(f)), and functions that call one); for sourcegrad.{kind}, "
+            "differentiate the original function (sourcegrad.hvp and sourcegrad.hessian give second derivatives)"
         )
     if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
         return fn.__func__, fn.__self__
@@ -261,6 +262,19 @@ class _Compiled:
                         f"it captures and decides from changed ({', '.join(changed) or '?'}); pass them as "
                         "arguments instead", RuntimeWarning, stacklevel=4)
         return current
+
+    def refusal_in_gradient(self):
+        """Why this cannot be called inside a differentiated function: (what it is, the hint), or
+        None (a gradient: its second derivatives are generated, ``higher.py``)."""
+        from .higher import refusal
+
+        return refusal(self)
+
+    def pullback_of_call(self, k, ct, args):
+        """The adjoint of ``args[k]`` for ``y = self(*args)`` given ``y``'s adjoint (``higher.py``)."""
+        from .higher import pullback_of_call
+
+        return pullback_of_call(self, k, ct, args)
 
     def _repr_html_(self):
         """Jupyter's view: the function beside its generated code, each line linked to its source."""
@@ -603,7 +617,13 @@ def jacobian(f, wrt=0, unroll=8):
 
 
 class Hvp(_Compiled):
-    """``hf(*args, v)`` -> the Hessian of scalar ``f`` times ``v`` (``hvp``)."""
+    """``hf(*args, v)`` -> the Hessian of scalar ``f`` times ``v`` (``hvp``).
+
+    ``outer`` (parameter names; the ``wrt`` ones by default) are what the gradient of the tangent
+    is taken for: the mixed second derivatives that ``grad`` of a gradient needs
+    (``higher.py``)."""
+
+    outer = None
 
     def _compile(self, signature):
         from .transforms import compile_gradient, compile_jvp
@@ -611,7 +631,8 @@ class Hvp(_Compiled):
         # the tangent function of f, returning (tangent, value); its gradient is H v
         self._jvp = compile_jvp(self.fn, self.names, self.unroll, tangent_first=True)
         try:
-            c = compile_gradient(self._jvp.function, self.names, "value_and_grad", unroll=self.unroll, has_aux=True)
+            c = compile_gradient(self._jvp.function, list(self.outer or self.names), "value_and_grad",
+                                 unroll=self.unroll, has_aux=True)
         except SourcegradError as e:
             raise _at_user_line(e, self._jvp) from None
         self._compiled = c
@@ -725,6 +746,10 @@ def _decorator(cls, mode, kind):
     def make(f=None, wrt=0, check_finite=False, unroll=8, specialize=True, has_aux=False, checkpoint=None):
         if f is None:
             return lambda g: make(g, wrt, check_finite, unroll, specialize, has_aux, checkpoint)
+        if isinstance(f, _Compiled) and not has_aux:  # grad(grad(f)): second derivatives
+            from .higher import of_gradient
+
+            return of_gradient(f, wrt, kind)
         try:
             return cls(f, wrt, mode, kind, check_finite, unroll, specialize, has_aux, checkpoint)
         except SourcegradError as e:
