@@ -17,6 +17,7 @@ import numpy as np
 from .api import Grad, Hvp, UsageError, ValueAndGrad, _all_positional, _check_tangent, _wrt_names
 from .errors import SourcegradError, hide_internal_frames
 from .runtime import ZERO, zeros_like
+from .runtime.structures import finalize
 
 
 def second_order(g, outer):
@@ -58,12 +59,12 @@ def refusal(g):
 
 
 def _vectors(g, full, parts):
-    """One tangent per ``wrt`` argument of ``g`` from the cotangent ``parts`` of its gradients
-    (``ZERO``, or None, where nothing flowed: a zero of the argument's shape)."""
+    """One tangent per ``wrt`` argument of ``g`` from the cotangent ``parts`` of its gradients,
+    completed to the argument's structure (zeros where nothing flowed: a ``ZERO`` part, a dict
+    entry or a list element no adjoint reached), as ``finalize`` completes a gradient."""
     out = []
     for name, i, u in zip(g.names, g.positions, parts):
-        if u is ZERO or u is None:
-            u = 0.0 if isinstance(full[i], float) else zeros_like(full[i])
+        u = finalize(ZERO if u is None else u, full[i])
         _check_tangent(name, full[i], u)
         out.append(u)
     return out

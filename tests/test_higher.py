@@ -288,3 +288,24 @@ def test_what_has_no_second_derivatives_is_refused_at_its_line(run, exc, match, 
         run(np.array([0.5, 0.25, 0.75]))
     assert e.value.lineno == _line(fn, offset)
     assert e.value.filename == __file__
+
+
+def dict_inner(p, x):
+    return np.sum(np.tanh(p["a"] * x) ** 2) + np.sum(p["b"] ** 3)
+
+
+_dict_grad = sg.grad(dict_inner)
+
+
+def uses_one_entry_of_a_dict_gradient(p, x):
+    gp = _dict_grad(p, x)
+    return np.sum(gp["a"] ** 2) + np.sum(p["a"] ** 3) + np.sum(np.sin(p["b"]))
+
+
+@given(a=vectors, b=vectors, x=vectors)
+@settings(max_examples=8, deadline=None)
+def test_a_dict_gradient_whose_entries_are_read_in_part(a, b, x):
+    got = sg.grad(uses_one_entry_of_a_dict_gradient)({"a": a, "b": b}, x)
+    f = uses_one_entry_of_a_dict_gradient
+    assert_close(got["a"], fd_grad(lambda a: f({"a": a, "b": b}, x), (a,), 0), rtol=1e-4, atol=1e-5)
+    assert_close(got["b"], fd_grad(lambda b: f({"a": a, "b": b}, x), (b,), 0), rtol=1e-4, atol=1e-5)
