@@ -625,17 +625,39 @@ class Hvp(_Compiled):
 
     outer = None
 
+    _jvp = None
+
+    def run(self, args, vs):
+        """The gradients for ``outer`` (or ``wrt``) of the tangent along ``vs``, at ``args`` (all
+        positional, checked by the caller): as many as the compiled code returns."""
+        compiled = self._current(signature_of(tuple(args) + tuple(vs)) if self.specialize else None)
+        return self._call(compiled, args, vs)[1]
+
+    @staticmethod
+    def _call(compiled, args, vs):
+        try:
+            return compiled.function(*args, *vs)
+        except Exception as e:
+            _annotate(e)
+            raise
+
     def _compile(self, signature):
+        """The gradient of the tangent code; ``signature`` (``signature_of`` the arguments and
+        then the vectors) specializes it to their shapes, as ``value_and_grad`` is."""
         from .transforms import compile_gradient, compile_jvp
 
         # the tangent function of f, returning (tangent, value); its gradient is H v
-        self._jvp = compile_jvp(self.fn, self.names, self.unroll, tangent_first=True)
+        if self._jvp is None or (self._jvp.guard is not None and not self._jvp.guard()):
+            self._jvp = compile_jvp(self.fn, self.names, self.unroll, tangent_first=True)
         try:
             c = compile_gradient(self._jvp.function, list(self.outer or self.names), "value_and_grad",
-                                 unroll=self.unroll, has_aux=True)
+                                 unroll=self.unroll, signature=signature, has_aux=True)
         except SourcegradError as e:
             raise _at_user_line(e, self._jvp) from None
-        self._compiled = c
+        if signature is None:
+            self._compiled = c
+        else:
+            self._specialized[signature] = c
         return c
 
     def __call__(self, *args, **kwargs):
@@ -649,14 +671,10 @@ class Hvp(_Compiled):
             self._check_args(args, {})
             for name, i, v in zip(self.names, self.positions, vs):
                 _check_tangent(name, args[i], v)
-            compiled = self._current()
+            compiled = self._current(signature_of(args + tuple(vs)) if self.specialize else None)
         except SourcegradError as e:
             raise hide_internal_frames(e)
-        try:
-            (_, value), hv = compiled.function(*args, *vs)
-        except Exception as e:
-            _annotate(e)
-            raise
+        (_, value), hv = self._call(compiled, args, vs)
         if np.ndim(value) != 0:
             raise UsageError(f"hvp needs a scalar-valued function; {_fname(self.fn)} returned shape {np.shape(value)}")
         return hv
@@ -675,8 +693,8 @@ def _at_user_line(e, jvp_compiled):
     return type(e)(f"{e.message} (in the tangent code of {_fname(jvp_compiled.function)})", filename=pos.filename,
                    lineno=pos.line, text=linecache.getline(pos.filename, pos.line),
                    hint="hvp and hessian take the gradient of the forward-mode code that sourcegrad.jvp generates "
-                        "(sourcegrad.source(sourcegrad.jvp(f)) shows it), and that code's line is refused; "
-                        "sourcegrad.jacobian of sourcegrad.grad(f) is not available either")
+                        "(sourcegrad.source(sourcegrad.jvp(f)) shows it), and that code's line is refused; so do "
+                        "grad(grad(f)), vjp(grad(f)) and the gradient of a function that calls grad(f)")
 
 
 def hvp(f=None, wrt=0, unroll=8):
@@ -687,7 +705,7 @@ def hvp(f=None, wrt=0, unroll=8):
     if f is None:
         return lambda g: hvp(g, wrt, unroll)
     try:
-        return Hvp(f, wrt, "hvp", "hvp", unroll=unroll, specialize=False)
+        return Hvp(f, wrt, "hvp", "hvp", unroll=unroll)
     except SourcegradError as e:
         raise hide_internal_frames(e)
 

@@ -27,8 +27,7 @@ def second_order(g, outer):
     key = tuple(outer)
     h = cache.get(key)
     if h is None:
-        h = Hvp(g.fn, tuple(g.names) if not g.single else g.names[0], "hvp", "hvp", unroll=g.unroll,
-                specialize=False)
+        h = Hvp(g.fn, tuple(g.names) if not g.single else g.names[0], "hvp", "hvp", unroll=g.unroll)
         h.outer = key
         h.__name__ = f"{g.fn.__name__}_second_order"
         h = cache.setdefault(key, h)
@@ -81,7 +80,7 @@ def pullback_of_call(g, k, ct, args):
     total = ZERO
     parts = (ct,) if g.single else (ZERO,) * len(g.names) if ct is ZERO else tuple(ct)
     if any(p is not ZERO and p is not None for p in parts):
-        (_, _), total = second_order(g, (name,))._current().function(*full, *_vectors(g, full, parts))
+        total = second_order(g, (name,)).run(full, _vectors(g, full, parts))
     if value_ct is not ZERO:
         first = _first_order(g, name)(*full)
         total = value_ct * first if total is ZERO else total + value_ct * first
@@ -100,7 +99,7 @@ class OfGradient(Hvp):
         if not g.single:
             raise UsageError(f"sourcegrad.{kind} of {g!r}: its value is a tuple of gradients; differentiate a "
                              "gradient with one wrt argument, or call it inside a function you differentiate")
-        super().__init__(g.fn, g.names[0], "hvp", kind, unroll=g.unroll, specialize=False)
+        super().__init__(g.fn, g.names[0], "hvp", kind, unroll=g.unroll)
         self.inner = g
         names, self.outer_single, _ = _wrt_names(g.fn, wrt)
         self.outer = tuple(names)
@@ -127,7 +126,7 @@ class OfGradient(Hvp):
     def apply(self, full, u):
         """``dB <dA f(full), u>``: one gradient, or a tuple of them for a tuple ``wrt``."""
         _check_tangent(self.names[0], full[self.positions[0]], u)
-        (_, _), hv = self._current().function(*full, u)
+        hv = self.run(full, (u,))
         return hv if self.outer_single or len(self.outer) > 1 else (hv,)
 
     def __repr__(self):

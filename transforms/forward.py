@@ -65,6 +65,7 @@ class Forwarder:
         self.outside = {id(b): {n for n, k in counts.items() if k > _read_counts(_inner(b)).get(n, 0)}
                         for b in ir.walk(fn.body) if isinstance(b, (ir.If, ir.For, ir.While))}
         self.carried = []  # the names the loops around the statement being built carry
+        self.defined = set(fn.params)  # names bound by the function's top level so far (not in a block)
         self.loop_exits = []  # stack: (the head state, the states at each LoopExit) of the loops being built
 
     # ---- names ---------------------------------------------------------------------------------
@@ -124,6 +125,8 @@ class Forwarder:
     def stmt(self, s, depth, state, owned, out):
         state = dict(state)
         if isinstance(s, ir.Assign):
+            if depth == 0:
+                self.defined.add(s.target)  # (read by loops after it: the primal exists there)
             return self.assign(s, depth, state, owned, out)
         if isinstance(s, ir.SetItem):
             return self.setitem(s, depth, state, owned, out)
@@ -192,6 +195,22 @@ class Forwarder:
                 state[n] = DENSE
                 owned.add(n)
             head, head_owned, owned_early = self.settle(s, depth, state, owned, keep)
+        # a tangent that is zero on entry and that the loop makes dense starts as a zero array
+        # before the loop, as the reverse pass starts adjoints a loop adds into: one array instead
+        # of a ZERO test in every iteration, and shape inference then knows the tangent's shape
+        zeros = [n for n in sorted(head) if head[n] == MAYBE and state.get(n, ZERO) == ZERO and depth == 0
+                 and n in self.defined]
+        for _ in range(2):  # (a name some path in the loop still leaves zero keeps its ZERO test)
+            if not zeros:
+                break
+            tried = self.settle(s, depth, {**state, **dict.fromkeys(zeros, DENSE)}, owned, keep)
+            if all(tried[0].get(n) == DENSE for n in zeros):
+                for n in zeros:
+                    out.append(code.assign(depth, self.dot(n), fmt("{f}({x})", f=self.rt("tangent_zeros"), x=n)))
+                state = {**state, **dict.fromkeys(zeros, DENSE)}
+                head, head_owned, owned_early = tried
+                break
+            zeros = [n for n in zeros if tried[0].get(n) == DENSE]
         body, end, exits = owned_early
         _, fix_entry, _ = _join(state, head)
         self.zero_fix(depth, [n for n in fix_entry if head.get(n) == MAYBE], out)
