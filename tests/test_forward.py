@@ -379,7 +379,7 @@ def test_tangent_shape_and_tuple_are_checked():
 def test_the_readme_example_runs(tmp_path):
     from .test_readme import code_blocks, run_python, section
 
-    block = code_blocks(section("### Forward mode and Jacobians"), "python")[0]
+    block = code_blocks(section("### Forward mode, Jacobians and higher derivatives"), "python")[0]
     proc = run_python(block, tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "def f_jvp(x, x_dot):" in proc.stdout

@@ -309,3 +309,12 @@ def test_a_dict_gradient_whose_entries_are_read_in_part(a, b, x):
     f = uses_one_entry_of_a_dict_gradient
     assert_close(got["a"], fd_grad(lambda a: f({"a": a, "b": b}, x), (a,), 0), rtol=1e-4, atol=1e-5)
     assert_close(got["b"], fd_grad(lambda b: f({"a": a, "b": b}, x), (b,), 0), rtol=1e-4, atol=1e-5)
+
+
+def test_the_readme_example_runs(tmp_path):
+    from .test_readme import code_blocks, run_python, section
+
+    block = code_blocks(section("### Forward mode, Jacobians and higher derivatives"), "python")[1]
+    proc = run_python(block, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "pullback_of_gradient(g, 0, " in proc.stdout

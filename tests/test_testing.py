@@ -250,3 +250,13 @@ def test_check_hvp_reports_a_wrong_rule_with_a_diff(monkeypatch):
     sg.testing.check_jvp(uses_cube, B)  # forward mode is right
     with pytest.raises(GradientMismatch, match=r"(?s)Hessian-vector product of uses_cube for 'w'.*worst entry"):
         sg.testing.check_hvp(uses_cube, B)
+
+
+def test_the_readme_lines_for_check_jvp_and_check_hvp_run(tmp_path):
+    from .test_readme import code_blocks, run_python, section
+
+    snippets = code_blocks(section("### Testing your own gradients"), "python")
+    # the property test's loss, x and y, a w, then the lines
+    script = snippets[0] + "\nw = np.linspace(-1.0, 1.0, 12).reshape(3, 4)\n" + snippets[1] + "\nprint('checked')\n"
+    proc = run_python(script, tmp_path)
+    assert proc.returncode == 0 and "checked" in proc.stdout, proc.stderr
