@@ -45,6 +45,9 @@ def _first_order(g, name):
 def refusal(g):
     """Why ``g`` (made by sourcegrad) cannot be differentiated or called in a differentiated
     function: (what it is, the hint), or None."""
+    if isinstance(g, OfGradient):
+        return ("a derivative of a gradient: third derivatives are not supported",
+                "differentiate the function once more by hand, or use sourcegrad.hessian of the original function")
     if type(g) not in (Grad, ValueAndGrad):
         return (f"a {g.kind} made by sourcegrad: only gradients (grad, value_and_grad) can be differentiated "
                 "again", f"differentiate the function it is made of; sourcegrad.{g.kind} gives no second derivatives")

@@ -234,6 +234,11 @@ def test_grad_of_what_is_not_a_one_argument_gradient_is_refused(make):
         sg.grad(make(tanh_net))
 
 
+def test_third_derivatives_are_refused():
+    with pytest.raises(UsageError, match="third derivatives"):
+        sg.grad(sg.grad(sg.grad(scalar_loop)))
+
+
 def test_jvp_and_hvp_of_a_gradient_are_refused():
     for transform in (sg.jvp, sg.hvp):
         with pytest.raises(UsageError, match="original function"):
