@@ -79,6 +79,19 @@ def meta(inner):
     return after_two_steps
 
 
+def meta_while(inner):
+    g = sg.grad(inner)
+
+    def after_three_steps(w, x):  # a loop kept as a loop: the call's operands come back from the tape
+        k = 0
+        while k < 3:
+            w = w - 0.1 * g(w, x)
+            k = k + 1
+        return inner(w, x)
+
+    return after_three_steps
+
+
 def both_parts(inner):
     vg = sg.value_and_grad(inner)
 
@@ -99,7 +112,7 @@ def two_gradients(inner):
     return mixed
 
 
-OUTERS = [penalty, meta, both_parts, two_gradients]
+OUTERS = [penalty, meta, meta_while, both_parts, two_gradients]
 
 vectors = st.lists(st.floats(-1.5, 1.5), min_size=3, max_size=3).map(np.array)
 
