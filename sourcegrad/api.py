@@ -270,6 +270,12 @@ class _Compiled:
 
         return refusal(self)
 
+    def tangent_of_call(self, args, tangents):
+        """The tangent of ``self(*args)`` given the tangents of ``args`` (``higher.py``)."""
+        from .higher import tangent_of_call
+
+        return tangent_of_call(self, args, tangents)
+
     def pullback_of_call(self, k, ct, args):
         """The adjoint of ``args[k]`` for ``y = self(*args)`` given ``y``'s adjoint (``higher.py``)."""
         from .higher import pullback_of_call
@@ -639,8 +645,11 @@ class Hvp(_Compiled):
     def run(self, args, vs):
         """The gradients for ``outer`` (or ``wrt``) of the tangent along ``vs``, at ``args`` (all
         positional, checked by the caller): as many as the compiled code returns."""
-        compiled = self._current(signature_of(tuple(args) + tuple(vs)) if self.specialize else None)
-        return self._call(compiled, args, vs)[1]
+        return self._call(self._current(self.signature(args, vs)), args, vs)[1]
+
+    def signature(self, args, vs):
+        """What the compiled code for these arguments and vectors is specialized to."""
+        return signature_of(tuple(args) + tuple(vs)) if self.specialize else None
 
     @staticmethod
     def _call(compiled, args, vs):
@@ -680,7 +689,7 @@ class Hvp(_Compiled):
             self._check_args(args, {})
             for name, i, v in zip(self.names, self.positions, vs):
                 _check_tangent(name, args[i], v)
-            compiled = self._current(signature_of(args + tuple(vs)) if self.specialize else None)
+            compiled = self._current(self.signature(args, vs))
         except SourcegradError as e:
             raise hide_internal_frames(e)
         (_, value), hv = self._call(compiled, args, vs)

@@ -20,15 +20,17 @@ from .runtime import ZERO, zeros_like
 from .runtime.structures import finalize
 
 
-def second_order(g, outer):
+def second_order(g, outer, along=None):
     """The compiled ``dB <dA f, u>`` for ``g = grad(f, wrt=A)`` and ``B = outer`` (parameter
-    names), made once per ``g`` and ``B``: an ``Hvp`` whose gradient is taken for ``B``."""
+    names), made once per ``g`` and ``B``: an ``Hvp`` whose gradient is taken for ``B``. With
+    ``along`` (parameter names), ``A`` is those instead of ``g``'s (``tangent_of_call``)."""
     cache = g.__dict__.setdefault("_second_order", {})
-    key = tuple(outer)
+    key = (tuple(outer), tuple(along or ()))
     h = cache.get(key)
     if h is None:
-        h = Hvp(g.fn, tuple(g.names) if not g.single else g.names[0], "hvp", "hvp", unroll=g.unroll)
-        h.outer = key
+        inner = tuple(along) if along else tuple(g.names) if not g.single else g.names[0]
+        h = Hvp(g.fn, inner, "hvp", "hvp", unroll=g.unroll)
+        h.outer = tuple(outer)
         h.__name__ = f"{g.fn.__name__}_second_order"
         h = cache.setdefault(key, h)
     return h
@@ -88,6 +90,23 @@ def pullback_of_call(g, k, ct, args):
         first = _first_order(g, name)(*full)
         total = value_ct * first if total is ZERO else total + value_ct * first
     return zeros_like(full[k]) if total is ZERO else total
+
+
+def tangent_of_call(g, args, tangents):
+    """The tangent of ``y = g(*args)`` given the tangents of ``args`` (``ZERO`` where none):
+    ``d/de dA f(args + e t) = dA <dK f, t>`` over the arguments ``K`` with a tangent (second
+    derivatives are symmetric), and for ``value_and_grad`` the value's tangent ``<dK f, t>``
+    (``runtime.tangent_of_gradient``, which forward-mode code calls)."""
+    full, _ = _all_positional(g.fn, tuple(args), {})
+    live = [k for k, t in enumerate(tangents) if t is not ZERO]
+    h = second_order(g, g.names, along=[g.params[k] for k in live])
+    vs = [finalize(tangents[k], full[k]) for k in live]
+    for k, v in zip(live, vs):
+        _check_tangent(g.params[k], full[k], v)
+    (value_tangent, _), hv = h._call(h._current(h.signature(full, vs)), full, vs)
+    if not g.single and len(g.names) == 1:
+        hv = (hv,)
+    return (value_tangent, hv) if type(g) is ValueAndGrad else hv
 
 
 class OfGradient(Hvp):

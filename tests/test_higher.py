@@ -148,6 +148,55 @@ def test_vjp_of_a_meta_learning_step(inner, w, x, u):
     assert_close(pullback(u), fd_vjp(step, (w, x), 0, u), rtol=1e-4, atol=1e-5)
 
 
+def _directional_fd(f, args, tangents, h=1e-6):
+    """d/de f(args + e tangents) by central differences (a tangent of None: that argument stays)."""
+    def at(sign):
+        return np.asarray(f(*(a if t is None else a + sign * h * t for a, t in zip(args, tangents))))
+    return (at(1) - at(-1)) / (2 * h)
+
+
+def step_with(inner):
+    g = sg.grad(inner)
+
+    def step(w, x):
+        return w - 0.1 * g(w, x)
+
+    return step
+
+
+def value_times_gradient(inner):
+    vg = sg.value_and_grad(inner)
+
+    def scaled(w, x):
+        v, gw = vg(w, x)
+        return v * gw
+
+    return scaled
+
+
+def both_gradients(inner):
+    g2 = sg.grad(inner, wrt=(0, 1))
+
+    def summed(w, x):
+        gw, gx = g2(w, x)
+        return gw * x + gx
+
+    return summed
+
+
+@pytest.mark.parametrize("outer", [step_with, value_times_gradient, both_gradients], ids=lambda o: o.__name__)
+@pytest.mark.parametrize("inner", INNERS, ids=lambda f: f.__name__)
+@given(w=vectors, x=vectors, t=vectors, u=vectors)
+@settings(max_examples=6, deadline=None)
+def test_jvp_of_a_function_that_calls_a_gradient(inner, outer, w, x, t, u):
+    _away_from_the_branch(w)
+    f = outer(inner)
+    _, got = sg.jvp(f)(w, x, t)
+    assert_close(got, _directional_fd(f, (w, x), (t, None)), rtol=1e-4, atol=1e-5)
+    _, got = sg.jvp(f, wrt=(0, 1))(w, x, (t, u))
+    assert_close(got, _directional_fd(f, (w, x), (t, u)), rtol=1e-4, atol=1e-5)
+
+
 def _second_fd(f, args, i, j):
     """d/d args[j] of d f / d args[i], both by central differences (no sourcegrad code)."""
     return fd_grad(lambda *a: fd_grad(f, a, i, h=1e-5), args, j, h=1e-4)
@@ -224,7 +273,7 @@ def test_only_the_active_arguments_get_second_derivatives():
     assert_close(sg.grad(data_fixed)(w, x), fd_grad(data_fixed, (w, x), 0), rtol=1e-4, atol=1e-5)
     text = sg.source(sg.grad(data_fixed))
     assert "pullback_of_gradient(_sg_looped_grad, 0," in text and ", 1," not in text
-    assert list(g._second_order) == [("w",)]
+    assert list(g._second_order) == [(("w",), ())]  # (the arguments differentiated, the tangent's: g's own)
 
 
 def test_source_of_grad_of_grad_is_generated_code():
@@ -297,10 +346,10 @@ def _line(fn, offset):
 @pytest.mark.parametrize("run, exc, match, fn, offset", [
     (lambda w: sg.grad(calls_an_aux_gradient)(w, w), sg.UnsupportedSyntaxError, "has_aux", calls_an_aux_gradient, 1),
     (lambda w: sg.grad(calls_with_a_keyword)(w, w), sg.UnsupportedSyntaxError, "positional", calls_with_a_keyword, 1),
-    (lambda w: sg.jvp(calls_in_forward_mode)(w, w, w), MissingTangentError, "tangent rule", calls_in_forward_mode, 1),
-    (lambda w: sg.hvp(calls_in_forward_mode)(w, w, w), MissingTangentError, "tangent rule", calls_in_forward_mode, 1),
+    (lambda w: sg.hvp(calls_in_forward_mode)(w, w, w), sg.MissingAdjointError, "tangent_of_gradient",
+     calls_in_forward_mode, 1),
     (lambda w: sg.grad(calls_a_gradient_without_second_derivatives)(w), MissingTangentError, "cumprod", _cumulative, 1),
-], ids=["aux", "keyword", "jvp", "hvp", "no-tangent-rule-inside"])
+], ids=["aux", "keyword", "hvp: third derivatives", "no-tangent-rule-inside"])
 def test_what_has_no_second_derivatives_is_refused_at_its_line(run, exc, match, fn, offset):
     with pytest.raises(exc, match=match) as e:
         run(np.array([0.5, 0.25, 0.75]))

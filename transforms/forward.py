@@ -262,7 +262,7 @@ class Forwarder:
             state.pop(s.target, None)
             return state, owned
         rule = TR.lookup(op.key, b.template) if not isinstance(op.key, Template) else None
-        custom = isinstance(op.key, Template) and _custom_class(op.key)
+        custom = isinstance(op.key, Template) and (_custom_class(op.key) or _gradient_callee(op.key))
         if rule is None and not custom:
             self.refuse(s, b, live)
         for p in sorted(live):  # a rule reads each tangent as a value
@@ -473,6 +473,12 @@ class Forwarder:
         return code.join(terms, " + ")
 
     def custom(self, op, b, cls, values, state, s, depth, out):
+        tuple_of = lambda items: of("(", code.join(items), ",)" if len(items) == 1 else ")")  # noqa: E731
+        if not isinstance(cls, type):  # a gradient made by sourcegrad: its second derivatives
+            xs = list(b.template.signature())
+            ts = [self.tangent_value(b.values[p], state, depth, out) or code.name(self.rt("ZERO")) for p in xs]
+            return fmt("{f}({g}, {xs}, {ts})", f=self.rt("tangent_of_gradient"), g=code.name(_gradient_alias(op.key)),
+                       xs=tuple_of([values[p] for p in xs]), ts=tuple_of(ts))
         if getattr(cls, "jvp", None) is None:
             raise fence.located(
                 MissingTangentError, self.src, s.node if s.node is not None else s.pos,
@@ -483,7 +489,6 @@ class Forwarder:
         xs = [p for p in b.template.signature() if p != "ctx"]
         ctx = values["ctx"]
         ts = [self.tangent_value(b.values[p], state, depth, out) or code.name(self.rt("ZERO")) for p in xs]
-        tuple_of = lambda items: of("(", code.join(items), ",)" if len(items) == 1 else ")")  # noqa: E731
         return fmt("{f}({c}, {ctx}, {xs}, {ts})", f=self.rt("custom_jvp"), c=code.name(_custom_alias(op.key)),
                    ctx=ctx, xs=tuple_of([values[p] for p in xs]), ts=tuple_of(ts))
 
@@ -587,6 +592,18 @@ def _custom_class(template):
         if isinstance(v, type) and issubclass(v, Function):
             return v
     return None
+
+
+def _gradient_callee(template):
+    """The gradient made by sourcegrad that a call's template (``templates.gradient_call_template``)
+    calls, or None."""
+    if "pullback_of_gradient" not in template.namespace:
+        return None
+    return next(v for k, v in template.namespace.items() if k != "pullback_of_gradient")
+
+
+def _gradient_alias(template):
+    return next(k for k in template.namespace if k != "pullback_of_gradient")
 
 
 def _custom_alias(template):
