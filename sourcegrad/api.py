@@ -643,9 +643,10 @@ class Hvp(_Compiled):
     _jvp = None
 
     def run(self, args, vs):
-        """The gradients for ``outer`` (or ``wrt``) of the tangent along ``vs``, at ``args`` (all
-        positional, checked by the caller): as many as the compiled code returns."""
-        return self._call(self._current(self.signature(args, vs)), args, vs)[1]
+        """``((tangent, value), gradients)`` at ``args`` (all positional, checked by the caller):
+        ``f``'s value, its tangent along ``vs`` and that tangent's gradients for ``outer`` (or
+        ``wrt``), as many as the compiled code returns."""
+        return self._call(self._current(self.signature(args, vs)), args, vs)
 
     def signature(self, args, vs):
         """What the compiled code for these arguments and vectors is specialized to."""

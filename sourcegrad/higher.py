@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .api import Grad, Hvp, UsageError, ValueAndGrad, _all_positional, _check_tangent, _wrt_names
+from .api import Grad, Hvp, UsageError, ValueAndGrad, _all_positional, _check_tangent, _describe, _wrt_names
 from .errors import SourcegradError, hide_internal_frames
 from .runtime import ZERO, zeros_like
 from .runtime.structures import finalize
@@ -85,7 +85,7 @@ def pullback_of_call(g, k, ct, args):
     total = ZERO
     parts = (ct,) if g.single else (ZERO,) * len(g.names) if ct is ZERO else tuple(ct)
     if any(p is not ZERO and p is not None for p in parts):
-        total = second_order(g, (name,)).run(full, _vectors(g, full, parts))
+        total = second_order(g, (name,)).run(full, _vectors(g, full, parts))[1]
     if value_ct is not ZERO:
         first = _first_order(g, name)(*full)
         total = value_ct * first if total is ZERO else total + value_ct * first
@@ -98,12 +98,11 @@ def tangent_of_call(g, args, tangents):
     derivatives are symmetric), and for ``value_and_grad`` the value's tangent ``<dK f, t>``
     (``runtime.tangent_of_gradient``, which forward-mode code calls)."""
     full, _ = _all_positional(g.fn, tuple(args), {})
-    live = [k for k, t in enumerate(tangents) if t is not ZERO]
-    h = second_order(g, g.names, along=[g.params[k] for k in live])
+    live = [k for k, t in enumerate(tangents) if t is not ZERO]  # (forward mode calls this with one at least)
     vs = [finalize(tangents[k], full[k]) for k in live]
     for k, v in zip(live, vs):
         _check_tangent(g.params[k], full[k], v)
-    (value_tangent, _), hv = h._call(h._current(h.signature(full, vs)), full, vs)
+    (value_tangent, _), hv = second_order(g, g.names, along=[g.params[k] for k in live]).run(full, vs)
     if not g.single and len(g.names) == 1:
         hv = (hv,)
     return (value_tangent, hv) if type(g) is ValueAndGrad else hv
@@ -131,12 +130,14 @@ class OfGradient(Hvp):
         try:
             full, _ = _all_positional(self.fn, args, kwargs)
             self._check_args(full, {})
+            for name in self.outer:
+                self._check_float(name, full[self.params.index(name)])
             x = full[self.positions[0]]
             if self.kind == "grad" and np.ndim(x) != 0:
                 raise UsageError(f"sourcegrad.grad of {self.inner!r} needs a scalar value, but the gradient has shape "
                                  f"{np.shape(x)} (that of {self.names[0]}); use sourcegrad.vjp, sourcegrad.hvp or "
                                  "sourcegrad.hessian for array arguments")
-            value = None if self.kind == "grad" else self.inner(*full)
+            value = None if self.kind == "grad" else self.inner(*args, **kwargs)
             if self.kind == "vjp":
                 return value, _Pullback(self, full, value)
             one = 1.0 if isinstance(x, float) else np.ones(np.shape(x), dtype=x.dtype)
@@ -145,10 +146,16 @@ class OfGradient(Hvp):
             raise hide_internal_frames(e)
         return grads if self.kind == "grad" else (value, grads)
 
+    def _check_float(self, name, a):
+        """An argument differentiated (``wrt``) is a float value, as ``grad`` requires."""
+        if not (isinstance(a, float) or getattr(getattr(a, "dtype", None), "kind", None) in ("f", "c")):
+            raise UsageError(f"cannot differentiate {self.inner!r} with respect to {name!r}: it is {_describe(a)}; "
+                             "second derivatives are taken with respect to float arrays and Python floats")
+
     def apply(self, full, u):
         """``dB <dA f(full), u>``: one gradient, or a tuple of them for a tuple ``wrt``."""
         _check_tangent(self.names[0], full[self.positions[0]], u)
-        hv = self.run(full, (u,))
+        hv = self.run(full, (u,))[1]
         return hv if self.outer_single or len(self.outer) > 1 else (hv,)
 
     def __repr__(self):

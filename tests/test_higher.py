@@ -296,6 +296,11 @@ def test_grad_of_what_is_not_a_one_argument_gradient_is_refused(make):
         sg.grad(make(tanh_net))
 
 
+def test_grad_of_grad_with_respect_to_an_int_is_refused():
+    with pytest.raises(UsageError, match="'b'.*an int"):
+        sg.grad(sg.grad(scalar_loop), wrt=1)(0.5, 2)
+
+
 def test_third_derivatives_are_refused():
     with pytest.raises(UsageError, match="third derivatives"):
         sg.grad(sg.grad(sg.grad(scalar_loop)))
