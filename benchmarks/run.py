@@ -29,7 +29,8 @@ if HERE not in sys.path:
 
 import harness
 
-BENCHMARKS = ["two_layer", "mlp_big", "small_ops", "rnn_loop", "while_loop", "compile_time", "memory", "checkpoint"]
+BENCHMARKS = ["two_layer", "mlp_big", "small_ops", "rnn_loop", "while_loop", "compile_time", "memory", "checkpoint",
+              "forward"]
 MARK = "@@result "
 
 

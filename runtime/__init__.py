@@ -526,6 +526,13 @@ def grad_of(g, k, like):
     return unbroadcast(g, like)
 
 
+def pullback_of_gradient(g, k, ct, args):
+    """The adjoint of ``args[k]`` for ``y = g(*args)``, ``g`` a gradient made by sourcegrad, given
+    the adjoint ``ct`` of ``y``: the second derivatives, computed by code sourcegrad generates
+    for ``g`` (``sourcegrad/higher.py``)."""
+    return g.pullback_of_call(k, ct, args)
+
+
 class CustomGradientError(ValueError):
     """A custom Function's backward returned the wrong thing (re-exported by ``sourcegrad.errors``)."""
 
@@ -714,7 +721,8 @@ def check_scalar(value, name):
         )
 
 
-__all__ += ["NonScalarOutputError", "UnsupportedValueError", "check_scalar", "grad_of", "custom_backward", "CustomGradientError", "Function", "stop_gradient", "no_grad"]
+__all__ += ["NonScalarOutputError", "UnsupportedValueError", "check_scalar", "grad_of", "custom_backward",
+            "pullback_of_gradient", "CustomGradientError", "Function", "stop_gradient", "no_grad"]
 
 from .sequences import *  # noqa: E402,F401,F403
 from . import sequences as _sequences  # noqa: E402

@@ -10,7 +10,7 @@ import numpy as np
 from . import ZERO, _float_dtype, array_module, reduce_max_mask, zeros_like
 
 __all__ = ["tangent_zeros", "materialize", "owned_tangent", "expand", "extremum_tangent",
-           "reduce_extremum_tangent", "sort_tangent", "custom_jvp", "seq_tangent", "seq_zeros", "abs_tangent", "zero_unless_none",
+           "reduce_extremum_tangent", "sort_tangent", "custom_jvp", "tangent_of_gradient", "seq_tangent", "seq_zeros", "abs_tangent", "zero_unless_none",
            "cholesky_tangent", "eigh_tangent", "cast_tangent",
            "power_curvature", "real_sign", "log_softmax_tangent", "logsumexp_tangent"]
 
@@ -76,6 +76,13 @@ def custom_jvp(cls, ctx, xs, ts):
     no tangent."""
     tangents = [zeros_like(x) if t is ZERO else t for x, t in zip(xs, ts)]
     return cls.jvp(ctx, *tangents)
+
+
+def tangent_of_gradient(g, xs, ts):
+    """Tangent of ``g(*xs)``, ``g`` a gradient made by sourcegrad, given the tangents ``ts`` of
+    ``xs`` (``ZERO`` where none): its second derivatives, by code sourcegrad generates for ``g``
+    (``sourcegrad/higher.py``)."""
+    return g.tangent_of_call(xs, ts)
 
 
 def seq_zeros(seq):

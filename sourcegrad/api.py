@@ -106,8 +106,9 @@ def _plain_function(fn, kind):
     (a bound method's ``self``), or raise a clear error for anything else."""
     if isinstance(fn, _Compiled):
         raise UsageError(
-            f"sourcegrad.{kind} of a function made by sourcegrad ({fn!r}): higher-order derivatives "
-            "are not supported yet"
+            f"sourcegrad.{kind} of a function made by sourcegrad ({fn!r}): sourcegrad.grad, value_and_grad "
+            f"and vjp take a gradient (grad(grad(f)), and functions that call one); for sourcegrad.{kind}, "
+            "differentiate the original function (sourcegrad.hvp and sourcegrad.hessian give second derivatives)"
         )
     if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
         return fn.__func__, fn.__self__
@@ -300,6 +301,25 @@ class _Compiled:
                         f"it captures and decides from changed ({', '.join(changed) or '?'}); pass them as "
                         "arguments instead", RuntimeWarning, stacklevel=4)
         return current
+
+    def refusal_in_gradient(self):
+        """Why this cannot be called inside a differentiated function: (what it is, the hint), or
+        None (a gradient: its second derivatives are generated, ``higher.py``)."""
+        from .higher import refusal
+
+        return refusal(self)
+
+    def tangent_of_call(self, args, tangents):
+        """The tangent of ``self(*args)`` given the tangents of ``args`` (``higher.py``)."""
+        from .higher import tangent_of_call
+
+        return tangent_of_call(self, args, tangents)
+
+    def pullback_of_call(self, k, ct, args):
+        """The adjoint of ``args[k]`` for ``y = self(*args)`` given ``y``'s adjoint (``higher.py``)."""
+        from .higher import pullback_of_call
+
+        return pullback_of_call(self, k, ct, args)
 
     def _repr_html_(self):
         """Jupyter's view: the function beside its generated code, each line linked to its source."""
@@ -528,6 +548,14 @@ def _array_like(values, like):
 class Jvp(_Compiled):
     """``jf(*args, tangent)`` -> ``(value, tangent of the value)`` (forward mode, ``jvp``)."""
 
+    def _positional(self, args, kwargs):
+        """The arguments as the compiled code takes them: all by position, defaults applied
+        (binding a signature costs microseconds; a call that passes every parameter by position
+        needs none)."""
+        if kwargs or self.fn.__code__.co_kwonlyargcount or len(args) != len(self.params):
+            args, _ = _all_positional(self.fn, args, kwargs)
+        return args
+
     def _compile(self, signature):
         from .transforms import compile_jvp
 
@@ -541,7 +569,7 @@ class Jvp(_Compiled):
             args, tangents = args[:-1], self._tangents(args[-1])
             if self.bound is not None:
                 args = (self.bound,) + args
-            args, _ = _all_positional(self.fn, args, kwargs)
+            args = self._positional(args, kwargs)
             self._check_args(args, {})
             for name, i, t in zip(self.names, self.positions, tangents):
                 _check_tangent(name, args[i], t)
@@ -642,18 +670,52 @@ def jacobian(f, wrt=0, unroll=8):
 
 
 class Hvp(_Compiled):
-    """``hf(*args, v)`` -> the Hessian of scalar ``f`` times ``v`` (``hvp``)."""
+    """``hf(*args, v)`` -> the Hessian of scalar ``f`` times ``v`` (``hvp``).
+
+    ``outer`` (parameter names; the ``wrt`` ones by default) are what the gradient of the tangent
+    is taken for: the mixed second derivatives that ``grad`` of a gradient needs
+    (``higher.py``)."""
+
+    outer = None
+    _positional = Jvp._positional
+
+    _jvp = None
+
+    def run(self, args, vs):
+        """``((tangent, value), gradients)`` at ``args`` (all positional, checked by the caller):
+        ``f``'s value, its tangent along ``vs`` and that tangent's gradients for ``outer`` (or
+        ``wrt``), as many as the compiled code returns."""
+        return self._call(self._current(self.signature(args, vs)), args, vs)
+
+    def signature(self, args, vs):
+        """What the compiled code for these arguments and vectors is specialized to."""
+        return signature_of(tuple(args) + tuple(vs)) if self.specialize else None
+
+    @staticmethod
+    def _call(compiled, args, vs):
+        try:
+            return compiled.function(*args, *vs)
+        except Exception as e:
+            _annotate(e)
+            raise
 
     def _compile(self, signature):
+        """The gradient of the tangent code; ``signature`` (``signature_of`` the arguments and
+        then the vectors) specializes it to their shapes, as ``value_and_grad`` is."""
         from .transforms import compile_gradient, compile_jvp
 
         # the tangent function of f, returning (tangent, value); its gradient is H v
-        self._jvp = compile_jvp(self.fn, self.names, self.unroll, tangent_first=True)
+        if self._jvp is None or (self._jvp.guard is not None and not self._jvp.guard()):
+            self._jvp = compile_jvp(self.fn, self.names, self.unroll, tangent_first=True)
         try:
-            c = compile_gradient(self._jvp.function, self.names, "value_and_grad", unroll=self.unroll, has_aux=True)
+            c = compile_gradient(self._jvp.function, list(self.outer or self.names), "value_and_grad",
+                                 unroll=self.unroll, signature=signature, has_aux=True)
         except SourcegradError as e:
             raise _at_user_line(e, self._jvp) from None
-        self._compiled = c
+        if signature is None:
+            self._compiled = c
+        else:
+            self._specialized[signature] = c
         return c
 
     def __call__(self, *args, **kwargs):
@@ -663,18 +725,14 @@ class Hvp(_Compiled):
             args, vs = args[:-1], Jvp._tangents(self, args[-1])
             if self.bound is not None:
                 args = (self.bound,) + args
-            args, _ = _all_positional(self.fn, args, kwargs)
+            args = self._positional(args, kwargs)
             self._check_args(args, {})
             for name, i, v in zip(self.names, self.positions, vs):
                 _check_tangent(name, args[i], v)
-            compiled = self._current()
+            compiled = self._current(self.signature(args, vs))
         except SourcegradError as e:
             raise hide_internal_frames(e)
-        try:
-            (_, value), hv = compiled.function(*args, *vs)
-        except Exception as e:
-            _annotate(e)
-            raise
+        (_, value), hv = self._call(compiled, args, vs)
         if np.ndim(value) != 0:
             raise UsageError(f"hvp needs a scalar-valued function; {_fname(self.fn)} returned shape {np.shape(value)}")
         return hv
@@ -693,8 +751,8 @@ def _at_user_line(e, jvp_compiled):
     return type(e)(f"{e.message} (in the tangent code of {_fname(jvp_compiled.function)})", filename=pos.filename,
                    lineno=pos.line, text=linecache.getline(pos.filename, pos.line),
                    hint="hvp and hessian take the gradient of the forward-mode code that sourcegrad.jvp generates "
-                        "(sourcegrad.source(sourcegrad.jvp(f)) shows it), and that code's line is refused; "
-                        "sourcegrad.jacobian of sourcegrad.grad(f) is not available either")
+                        "(sourcegrad.source(sourcegrad.jvp(f)) shows it), and that code's line is refused; so do "
+                        "grad(grad(f)), vjp(grad(f)) and the gradient of a function that calls grad(f)")
 
 
 def hvp(f=None, wrt=0, unroll=8):
@@ -705,7 +763,7 @@ def hvp(f=None, wrt=0, unroll=8):
     if f is None:
         return lambda g: hvp(g, wrt, unroll)
     try:
-        return Hvp(f, wrt, "hvp", "hvp", unroll=unroll, specialize=False)
+        return Hvp(f, wrt, "hvp", "hvp", unroll=unroll)
     except SourcegradError as e:
         raise hide_internal_frames(e)
 
@@ -764,6 +822,10 @@ def _decorator(cls, mode, kind):
     def make(f=None, wrt=0, check_finite=False, unroll=8, specialize=True, has_aux=False, checkpoint=None):
         if f is None:
             return lambda g: make(g, wrt, check_finite, unroll, specialize, has_aux, checkpoint)
+        if isinstance(f, _Compiled) and not has_aux:  # grad(grad(f)): second derivatives
+            from .higher import of_gradient
+
+            return of_gradient(f, wrt, kind)
         try:
             return cls(f, wrt, mode, kind, check_finite, unroll, specialize, has_aux, checkpoint)
         except SourcegradError as e:

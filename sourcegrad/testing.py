@@ -1,5 +1,7 @@
 """Tools for users' own gradient tests: ``check_grad``, a hypothesis strategy and settings.
 
+``check_jvp`` and ``check_hvp`` check forward mode and Hessian-vector products the same way.
+
 A property-based gradient test is four lines::
 
     @given(sourcegrad.testing.arrays(shape=(3, 4)))
@@ -21,7 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["check_grad", "numerical_grad", "arrays", "settings", "GradientMismatch", "PROFILE"]
+__all__ = ["check_grad", "check_jvp", "check_hvp", "numerical_grad", "numerical_jvp", "arrays", "settings",
+           "GradientMismatch", "PROFILE"]
 
 PROFILE = "sourcegrad"
 
@@ -213,7 +216,10 @@ def _check_kind(name, a, g):
         raise GradientMismatch(f"gradient for {name!r} has dtype {getattr(g, 'dtype', type(g))}, the argument {a.dtype}")
 
 
-def _compare(name, got, want, rtol, atol, f):
+def _compare(name, got, want, rtol, atol, f, what=None):
+    what = what or f"gradient of {getattr(f, '__qualname__', f)} with respect to {name!r}"
+    if got.shape != want.shape:
+        raise GradientMismatch(f"{what} has shape {got.shape}, finite differences {want.shape}")
     err = np.abs(got - want)
     bound = atol + rtol * np.abs(want)
     bad = ~(err <= bound)  # NaN counts as bad
@@ -222,11 +228,120 @@ def _compare(name, got, want, rtol, atol, f):
     excess = np.where(bad, np.nan_to_num(err - bound, nan=np.inf), -np.inf)
     worst = np.unravel_index(int(np.argmax(excess)), got.shape) if got.shape else ()
     raise GradientMismatch(
-        f"gradient of {getattr(f, '__qualname__', f)} with respect to {name!r} disagrees with central "
-        f"finite differences at {int(bad.sum())} of {got.size} entries\n"
+        f"{what} disagrees with central finite differences at {int(bad.sum())} of {got.size} entries\n"
         f"  worst entry {name}{list(worst) if worst else ''}: sourcegrad {got[worst]!r}, "
         f"finite differences {want[worst]!r}, |diff| {err[worst]:.3g} > atol {atol:g} + rtol {rtol:g} * |fd|"
     )
+
+
+def _directions(xs, given, single, seed):
+    """The tangent of each ``wrt`` argument: ``given`` (one, or a tuple for a tuple ``wrt``), or
+    random normal values of each argument's shape and structure (a fixed ``seed``)."""
+    if given is not None:
+        return [given] if single else list(given)
+    rng = np.random.default_rng(seed)
+    out = []
+    for x in xs:
+        leaves = [float(rng.normal()) if isinstance(leaf, float) else
+                  rng.normal(size=np.shape(leaf)).astype(np.result_type(leaf, np.float32)) for _, leaf in _leaves(x)]
+        out.append(_rebuild(x, leaves))
+    return out
+
+
+def numerical_jvp(f, args, positions, tangents, eps=None):
+    """The derivative of ``f`` at ``args`` along ``tangents`` (one per argument in ``positions``)
+    by central differences in float64: ``(f(x + h t) - f(x - h t)) / 2h``, ``h`` scaled to the
+    arguments' and tangents' sizes. Any output shape."""
+    def at(sign, h):
+        moved = list(args)
+        for pos, t in zip(positions, tangents):
+            pairs = zip(_leaves(args[pos]), _leaves(t))
+            moved[pos] = _rebuild(args[pos], [_shifted(x, u, sign * h) for (_, x), (_, u) in pairs])
+        return np.asarray(f(*moved), dtype=np.float64)
+
+    xs = [abs(np.asarray(x, dtype=np.float64)).max(initial=1.0) for p in positions for _, x in _leaves(args[p])]
+    ts = [abs(np.asarray(t, dtype=np.float64)).max(initial=0.0) for t0 in tangents for _, t in _leaves(t0)]
+    scale = max(ts, default=0.0)
+    if scale == 0.0:
+        return np.zeros_like(at(1, 0.0))
+    h = (eps if eps is not None else 1e-6) * max(xs, default=1.0) / scale
+    return (at(1, h) - at(-1, h)) / (2 * h)
+
+
+def _shifted(x, t, h):
+    if isinstance(x, float):
+        return x + h * float(t)
+    return np.asarray(x, dtype=np.float64) + h * np.asarray(t, dtype=np.float64)
+
+
+def _low_precision(args, positions):
+    return any(getattr(leaf, "dtype", None) is not None and np.dtype(leaf.dtype).itemsize <= 4
+               for p in positions for _, leaf in _leaves(args[p]))
+
+
+def check_jvp(f, *args, wrt=0, tangent=None, rtol=None, atol=None, eps=None, seed=0):
+    """Check ``sourcegrad.jvp(f, wrt)`` at ``args`` against central finite differences of ``f``
+    along ``tangent`` (shaped like the ``wrt`` argument, a tuple of them for a tuple ``wrt``;
+    random normal values by default), and its value against ``f(*args)``.
+
+    The finite differences evaluate ``f`` itself on float64 copies of the arguments moved along
+    the tangent. Tolerances default by dtype as ``check_grad``'s. Raises ``GradientMismatch``
+    naming the worst entry; returns ``(value, tangent_out)``."""
+    from .api import jvp
+    from .errors import SourcegradError, hide_internal_frames
+
+    try:
+        jf = jvp(f, wrt=wrt)
+        xs = [args[p] for p in jf.positions]
+        tangents = _directions(xs, tangent, jf.single, seed)
+        value, out = jf(*args, tangents[0] if jf.single else tuple(tangents))
+    except SourcegradError as e:
+        raise hide_internal_frames(e)
+    name = getattr(f, "__qualname__", f)
+    low = _low_precision(args, jf.positions)
+    r, t = _tolerances(np.float32 if low else np.float64, rtol, atol)
+    hi = [_as_float64(a) if i in jf.positions else a for i, a in enumerate(args)]
+    _compare("value", np.asarray(value, dtype=np.float64), np.asarray(f(*args), dtype=np.float64), r, t, f,
+             what=f"the value jvp({name}) returns")
+    want = numerical_jvp(f, hi, jf.positions, tangents, eps)
+    if np.shape(out) != np.shape(value):
+        raise GradientMismatch(f"the tangent jvp({name}) returns has shape {np.shape(out)}, its value {np.shape(value)}")
+    _compare("tangent", np.asarray(out, dtype=np.float64), want, r, t, f,
+             what=f"the tangent of {name} (jvp with respect to {', '.join(jf.names)})")
+    return value, out
+
+
+def check_hvp(f, *args, wrt=0, v=None, rtol=None, atol=None, eps=None, seed=0):
+    """Check ``sourcegrad.hvp(f, wrt)`` at ``args`` against finite differences: the central
+    difference, along ``v`` (random normal values by default), of ``f``'s gradient, itself
+    computed by central differences of ``f`` (``numerical_grad``), so no code of sourcegrad's is
+    in the reference (``eps``: the outer step, 1e-4 by default). Nested differences are less precise than single ones: tolerances default to
+    ``rtol=atol=1e-4`` for float64 and ``1e-2`` for float32. Raises ``GradientMismatch`` naming the
+    worst entry; returns ``H @ v`` (a tuple for a tuple ``wrt``)."""
+    from .api import hvp
+    from .errors import SourcegradError, hide_internal_frames
+
+    try:
+        hf = hvp(f, wrt=wrt)
+        xs = [args[p] for p in hf.positions]
+        vs = _directions(xs, v, hf.single, seed)
+        got = hf(*args, vs[0] if hf.single else tuple(vs))
+    except SourcegradError as e:
+        raise hide_internal_frames(e)
+    low = _low_precision(args, hf.positions)
+    r = rtol if rtol is not None else (1e-2 if low else 1e-4)
+    t = atol if atol is not None else (1e-2 if low else 1e-4)
+    hi = [_as_float64(a) if i in hf.positions else a for i, a in enumerate(args)]
+    parts = got if not hf.single else (got,)
+    for name, pos, part in zip(hf.names, hf.positions, parts):
+        def gradient(*a, pos=pos):
+            return np.concatenate([np.ravel(leaf) for _, leaf in _leaves(numerical_grad(f, a, pos, 1e-5))])
+
+        want = numerical_jvp(gradient, hi, hf.positions, vs, 1e-4 if eps is None else eps)
+        flat = np.concatenate([np.ravel(np.asarray(leaf, dtype=np.float64)) for _, leaf in _leaves(part)])
+        _compare(name, flat, want, r, t, f,
+                 what=f"the Hessian-vector product of {getattr(f, '__qualname__', f)} for {name!r} (flattened)")
+    return got
 
 
 def arrays(shape=None, dtype=np.float64, min_value=-3.0, max_value=3.0, min_side=1, max_side=4, max_dims=3):

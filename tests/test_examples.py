@@ -174,6 +174,32 @@ def test_dask_logistic_script_fits_the_hidden_model():
     assert float(re.search(r"numpy's on 5,000 rows: ([0-9.e+-]+)", out).group(1)) < 1e-12, out
 
 
+# ---- newton: second derivatives ---------------------------------------------------------------------
+
+
+def test_newton_converges_quadratically():
+    ex = load_example("newton")
+    x, path = ex.newton(ex.rosenbrock, np.array([-1.2, 1.0]))
+    assert np.allclose(x, [1.0, 1.0], atol=1e-8) and len(path) < 40
+    X, y, lam = ex.logistic_data()
+    w, norms = ex.newton_cg(ex.logistic_loss, np.zeros(X.shape[1]), (X, y, lam))
+    assert norms[-1] < 1e-10 and len(norms) < 12
+    assert np.allclose(ex.newton_1d(ex.energy, 0.0), np.arcsinh(2.0), rtol=0, atol=1e-12)
+
+
+def test_newton_hessian_free_steps_match_the_hessian():
+    ex = load_example("newton")
+    X, y, lam = ex.logistic_data(n=50, d=3)
+    w, v = np.array([0.1, -0.2, 0.3]), np.array([1.0, 2.0, -1.0])
+    assert np.allclose(sg.hvp(ex.logistic_loss)(w, X, y, lam, v), sg.hessian(ex.logistic_loss)(w, X, y, lam) @ v)
+    sg.testing.check_hvp(ex.logistic_loss, w, X, y, lam, v=v)
+
+
+def test_newton_script():
+    out = run_script("examples/newton.py")
+    assert "Newton steps to [1. 1.]" in out and "symmetric: True" in out and "_dot_bar" in out
+
+
 # ---- benchmarks ----------------------------------------------------------------------------------
 
 
@@ -186,7 +212,7 @@ def test_benchmark_smoke_run():
     assert not any("FAILED" in row for row in rows), out
 
 
-@pytest.mark.parametrize("name", ["rnn_loop", "while_loop", "compile_time", "memory"])
+@pytest.mark.parametrize("name", ["rnn_loop", "while_loop", "compile_time", "memory", "forward"])
 def test_benchmark_smoke_run_others(name):
     out = run_script("benchmarks/run.py", "--quick", "--systems", "manual,sourcegrad", name, timeout=60)
     assert f"== {name}" in out and "FAILED" not in out, out

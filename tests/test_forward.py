@@ -277,9 +277,34 @@ def test_source_shows_each_line_then_its_tangent():
     assert "y_dot" not in text and "ZERO" not in text  # inactive: no tangent; zero on no path: no sentinel
 
 
+def test_a_tangent_a_loop_makes_dense_starts_as_zeros_before_it():
+    jf = sg.jvp(maybe_zero, unroll=0)
+    text = sg.source(jf)
+    assert "y_dot = tangent_zeros(y)" in text and "ZERO" not in text and "materialize" not in text
+    x, t = np.array([0.3, -0.6]), np.array([1.0, 0.5])
+    for c in (1.5, -1.0, 9.0):  # the branch taken in some iterations, in all, in none
+        _, got = jf(x, c, t)
+        assert_close(got, (maybe_zero(x + 1e-6 * t, c) - maybe_zero(x - 1e-6 * t, c)) / 2e-6)
+
+
+def branch_then_loop(x, c):
+    if c > 0:
+        y = 2.0 * c
+    else:
+        y = x * 1.0
+    for i in range(4):
+        y = x * y + 1.0
+    return y
+
+
 def test_zero_sentinel_only_where_a_path_leaves_the_tangent_zero():
-    text = sg.source(sg.jvp(maybe_zero))
+    jf = sg.jvp(branch_then_loop)
+    text = sg.source(jf)
     assert "y_dot = ZERO" in text and "materialize(y_dot, y)" in text
+    x, t = np.array([0.3, -0.6]), np.array([1.0, 0.5])
+    for c in (1.0, -1.0):
+        _, got = jf(x, c, t)
+        assert_close(got, (branch_then_loop(x + 1e-6 * t, c) - branch_then_loop(x - 1e-6 * t, c)) / 2e-6)
 
 
 def test_jvp_leaves_the_tangent_argument_alone():
@@ -354,7 +379,7 @@ def test_tangent_shape_and_tuple_are_checked():
 def test_the_readme_example_runs(tmp_path):
     from .test_readme import code_blocks, run_python, section
 
-    block = code_blocks(section("### Forward mode and Jacobians"), "python")[0]
+    block = code_blocks(section("### Forward mode, Jacobians and higher derivatives"), "python")[0]
     proc = run_python(block, tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "def f_jvp(x, x_dot):" in proc.stdout

@@ -161,3 +161,102 @@ def test_the_settings_apply_to_a_property_test():
 
     check()
     assert calls and set(calls) == {(2, 2)}
+
+
+# ---- check_jvp and check_hvp ------------------------------------------------------------------------
+
+
+def looped_loss(w, x):
+    h = np.tanh(x @ w)
+    for i in range(2):
+        h = np.sin(h) * 1.5
+    return np.sum(h ** 2)
+
+
+@given(arrays(shape=(2, 2)), arrays(shape=(3, 2)), arrays(shape=(2, 2)))
+@sg.testing.settings
+def test_check_jvp_and_check_hvp_pass_on_correct_code(w, x, t):
+    value, tangent = sg.testing.check_jvp(looped_loss, w, X[:, :2] + x, tangent=t)
+    assert np.ndim(tangent) == 0 and value == looped_loss(w, X[:, :2] + x)
+    hv = sg.testing.check_hvp(looped_loss, w, X[:, :2] + x, v=t)
+    assert hv.shape == w.shape
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_check_jvp_and_check_hvp_of_several_arguments_with_random_directions(dtype):
+    w, x = W.astype(dtype), X[:, :2].astype(dtype)
+    value, tangent = sg.testing.check_jvp(looped_loss, w, x, wrt=(0, 1))
+    hw, hx = sg.testing.check_hvp(looped_loss, w, x, wrt=(0, 1))
+    assert hw.dtype == dtype and hx.shape == x.shape
+
+
+def test_check_jvp_of_a_vector_valued_function_and_a_dict():
+    sg.testing.check_jvp(lambda w: np.tanh(X @ w), W)
+    sg.testing.check_jvp(net, {"w": W, "b": B, "scale": 1.5}, X)
+
+
+class WrongTangent(sg.Function):
+    """2x, whose jvp is wrong by a factor of 3/2 (its backward is right)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2.0
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2.0
+
+    @staticmethod
+    def jvp(ctx, t):
+        return t * 3.0
+
+
+def uses_wrong_tangent(w):
+    return np.sum(np.sin(WrongTangent.apply(w)))
+
+
+def test_check_jvp_reports_a_wrong_tangent_rule_with_a_diff():
+    sg.check_grad(uses_wrong_tangent, B)  # the reverse rule is right
+    with pytest.raises(GradientMismatch, match=r"(?s)tangent of uses_wrong_tangent .*worst entry tangent: "
+                                               r"sourcegrad .*finite differences .*\|diff\|"):
+        sg.testing.check_jvp(uses_wrong_tangent, B)
+
+
+class _Cube:
+    """A library function with no source (a callable object): its rules are registered."""
+
+    def __call__(self, x):
+        return x ** 3
+
+
+cube = _Cube()
+
+
+@sg.adjoint(cube)
+def _(y, x):
+    d[x] += d[y] * 2.0 * x * x  # noqa: F821  (wrong: the slope is 3 x ** 2)
+
+
+def uses_cube(w):
+    return np.sum(cube(w) * w)
+
+
+def test_check_hvp_reports_a_wrong_rule_with_a_diff(monkeypatch):
+    from sourcegrad.transforms.rules import tangents as TR
+    from sourcegrad.transforms.templates import parse_template
+
+    right_tangent = parse_template("d[y] += d[x] * 3.0 * x * x", ["y", "x"], {}, TR.TANGENT_NAMESPACE, "cube")
+    monkeypatch.setitem(TR.TEMPLATES, cube, right_tangent)
+    sg.testing.check_jvp(uses_cube, B)  # forward mode is right
+    with pytest.raises(GradientMismatch, match=r"(?s)Hessian-vector product of uses_cube for 'w'.*worst entry"):
+        sg.testing.check_hvp(uses_cube, B)
+
+
+def test_the_readme_lines_for_check_jvp_and_check_hvp_run(tmp_path):
+    from .test_readme import code_blocks, run_python, section
+
+    snippets = code_blocks(section("### Testing your own gradients"), "python")
+    # the property test's loss, x and y, a w, then the lines
+    script = snippets[0] + "\nw = np.linspace(-1.0, 1.0, 12).reshape(3, 4)\n" + snippets[1] + "\nprint('checked')\n"
+    proc = run_python(script, tmp_path)
+    assert proc.returncode == 0 and "checked" in proc.stdout, proc.stderr

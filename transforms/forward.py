@@ -65,6 +65,7 @@ class Forwarder:
         self.outside = {id(b): {n for n, k in counts.items() if k > _read_counts(_inner(b)).get(n, 0)}
                         for b in ir.walk(fn.body) if isinstance(b, (ir.If, ir.For, ir.While))}
         self.carried = []  # the names the loops around the statement being built carry
+        self.defined = set(fn.params)  # names bound by the function's top level so far (not in a block)
         self.loop_exits = []  # stack: (the head state, the states at each LoopExit) of the loops being built
 
     # ---- names ---------------------------------------------------------------------------------
@@ -124,6 +125,8 @@ class Forwarder:
     def stmt(self, s, depth, state, owned, out):
         state = dict(state)
         if isinstance(s, ir.Assign):
+            if depth == 0:
+                self.defined.add(s.target)  # (read by loops after it: the primal exists there)
             return self.assign(s, depth, state, owned, out)
         if isinstance(s, ir.SetItem):
             return self.setitem(s, depth, state, owned, out)
@@ -192,6 +195,22 @@ class Forwarder:
                 state[n] = DENSE
                 owned.add(n)
             head, head_owned, owned_early = self.settle(s, depth, state, owned, keep)
+        # a tangent that is zero on entry and that the loop makes dense starts as a zero array
+        # before the loop, as the reverse pass starts adjoints a loop adds into: one array instead
+        # of a ZERO test in every iteration, and shape inference then knows the tangent's shape
+        zeros = [n for n in sorted(head) if head[n] == MAYBE and state.get(n, ZERO) == ZERO and depth == 0
+                 and n in self.defined]
+        for _ in range(2):  # (a name some path in the loop still leaves zero keeps its ZERO test)
+            if not zeros:
+                break
+            tried = self.settle(s, depth, {**state, **dict.fromkeys(zeros, DENSE)}, owned, keep)
+            if all(tried[0].get(n) == DENSE for n in zeros):
+                for n in zeros:
+                    out.append(code.assign(depth, self.dot(n), fmt("{f}({x})", f=self.rt("tangent_zeros"), x=n)))
+                state = {**state, **dict.fromkeys(zeros, DENSE)}
+                head, head_owned, owned_early = tried
+                break
+            zeros = [n for n in zeros if tried[0].get(n) == DENSE]
         body, end, exits = owned_early
         _, fix_entry, _ = _join(state, head)
         self.zero_fix(depth, [n for n in fix_entry if head.get(n) == MAYBE], out)
@@ -243,7 +262,7 @@ class Forwarder:
             state.pop(s.target, None)
             return state, owned
         rule = TR.lookup(op.key, b.template) if not isinstance(op.key, Template) else None
-        custom = isinstance(op.key, Template) and _custom_class(op.key)
+        custom = isinstance(op.key, Template) and (_custom_class(op.key) or _gradient_callee(op.key))
         if rule is None and not custom:
             self.refuse(s, b, live)
         for p in sorted(live):  # a rule reads each tangent as a value
@@ -454,6 +473,12 @@ class Forwarder:
         return code.join(terms, " + ")
 
     def custom(self, op, b, cls, values, state, s, depth, out):
+        tuple_of = lambda items: of("(", code.join(items), ",)" if len(items) == 1 else ")")  # noqa: E731
+        if not isinstance(cls, type):  # a gradient made by sourcegrad: its second derivatives
+            xs = list(b.template.signature())
+            ts = [self.tangent_value(b.values[p], state, depth, out) or code.name(self.rt("ZERO")) for p in xs]
+            return fmt("{f}({g}, {xs}, {ts})", f=self.rt("tangent_of_gradient"), g=code.name(_gradient_alias(op.key)),
+                       xs=tuple_of([values[p] for p in xs]), ts=tuple_of(ts))
         if getattr(cls, "jvp", None) is None:
             raise fence.located(
                 MissingTangentError, self.src, s.node if s.node is not None else s.pos,
@@ -464,7 +489,6 @@ class Forwarder:
         xs = [p for p in b.template.signature() if p != "ctx"]
         ctx = values["ctx"]
         ts = [self.tangent_value(b.values[p], state, depth, out) or code.name(self.rt("ZERO")) for p in xs]
-        tuple_of = lambda items: of("(", code.join(items), ",)" if len(items) == 1 else ")")  # noqa: E731
         return fmt("{f}({c}, {ctx}, {xs}, {ts})", f=self.rt("custom_jvp"), c=code.name(_custom_alias(op.key)),
                    ctx=ctx, xs=tuple_of([values[p] for p in xs]), ts=tuple_of(ts))
 
@@ -568,6 +592,18 @@ def _custom_class(template):
         if isinstance(v, type) and issubclass(v, Function):
             return v
     return None
+
+
+def _gradient_callee(template):
+    """The gradient made by sourcegrad that a call's template (``templates.gradient_call_template``)
+    calls, or None."""
+    if "pullback_of_gradient" not in template.namespace:
+        return None
+    return next(v for k, v in template.namespace.items() if k != "pullback_of_gradient")
+
+
+def _gradient_alias(template):
+    return next(k for k in template.namespace if k != "pullback_of_gradient")
 
 
 def _custom_alias(template):

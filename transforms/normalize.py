@@ -32,7 +32,7 @@ from .captures import KEY as _CAPTURES, Captures, is_library
 from .exits import lower_exits
 from .naming import Naming
 from .source import get_source
-from .templates import custom_template, parse_template
+from .templates import custom_template, gradient_call_template, parse_template
 
 BINOPS = {
     cst.Add: (operator.add, "+"), cst.Subtract: (operator.sub, "-"), cst.Multiply: (operator.mul, "*"),
@@ -1362,10 +1362,8 @@ class Normalizer:
             return self._custom_function(node, cls, args, kwargs)
         if isinstance(callee, types.FunctionType) and _is_users(callee):
             return self._inline(node, callee, args, kwargs)
-        if type(callee).__module__ == "sourcegrad.api":
-            fence.refuse(self.src, node, msg=f"{name} is a gradient made by sourcegrad: higher derivatives (the "
-                         "gradient of a gradient) are not supported yet",
-                         hint="call the original function here, or compute the derivative you need by hand")
+        if hasattr(callee, "refusal_in_gradient"):  # made by sourcegrad
+            return self._gradient_call(node, callee, args, kwargs, text, name)
         # no rule: it runs as a constant, and the gate (gate.py) refuses it if an active value flows in
         return ir.Op(callee, args, kwargs, text, "nondiff")
 
@@ -1535,6 +1533,19 @@ class Normalizer:
         self._emit(ir.Assign(ctx, ir.Op(Context, (), (), f"{context}()", "nondiff"), self._pos(node)))
         text = f"{alias}.forward({', '.join([ctx] + [a.render() for a in args])})"
         return ir.Op(template, (ir.Name(ctx),) + tuple(args), (), text, "call")
+
+    # ---- a gradient made by sourcegrad, called: its second derivatives (sourcegrad/higher.py) --
+    def _gradient_call(self, node, g, args, kwargs, text, name):
+        why = g.refusal_in_gradient()
+        if why is not None:
+            fence.refuse(self.src, node, msg=f"{name} is {why[0]}", hint=why[1])
+        if kwargs:
+            fence.refuse(self.src, node, msg=f"a gradient made by sourcegrad ({name}) takes positional arguments "
+                         "here", hint=f"pass them by position: {name}(x, ...)")
+        if name.isidentifier() and name not in self.locals and self.inlining[0].__globals__.get(name) is g:
+            self.extra_ns.setdefault(name, g)  # the user's own name for it
+        template = gradient_call_template(g, len(args), self.naming, self.extra_ns)
+        return ir.Op(template, tuple(args), (), text, "call")
 
     # ---- name resolution -------------------------------------------------------------------------
     def _is_local_expr(self, node):

@@ -29,6 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sourcegrad.runtime import tangents as _rt_tangents
+
 from . import ir
 from . import rules as R
 from .ir import ATTRIBUTE_READ, Tup
@@ -115,6 +117,7 @@ _CREATE = {np.zeros, np.ones, np.empty, np.full}
 _LIKE = {np.zeros_like, np.ones_like, np.empty_like, np.full_like}
 _SAME = {np.copy, np.ascontiguousarray}  # same shape as the operand, for arrays of rank >= 1
 _SCATTERS = set(R.UFUNC_AT.values())  # buf = add_at(buf, idx, v): buf keeps its shape
+_TANGENT_ZEROS = _rt_tangents.tangent_zeros  # forward-mode code's zeros_like (what hvp differentiates)
 
 
 class Shapes:
@@ -352,6 +355,8 @@ def _call(key, args, op, binding, atom):
     if key in _LIKE:
         if any(k != "dtype" for k, _ in op.kwargs) or len(args) > (2 if key is np.full_like else 1):
             return TOP
+        return args[0] if isinstance(args[0], Arr) else TOP
+    if key is _TANGENT_ZEROS and len(args) == 1 and not op.kwargs:
         return args[0] if isinstance(args[0], Arr) else TOP
     if key in _SCATTERS and len(args) == 3:
         return args[0] if isinstance(args[0], Arr) else TOP

@@ -435,3 +435,20 @@ def custom_template(cls, nargs, naming, namespace):
     body += [f"d[{x}] += grad_of(g, {i}, {x})" for i, x in enumerate(xs)]
     ns = {alias: cls, "grad_of": rt.grad_of, "custom_backward": rt.custom_backward}
     return parse_template("\n".join(body), ["y", "ctx"] + xs, {}, ns, f"{cls.__qualname__}.backward"), alias
+
+
+def gradient_call_template(g, nargs, naming, namespace):
+    """The template of a call ``y = g(x0, ...)`` to a gradient ``g`` made by sourcegrad: each
+    active argument's adjoint comes from ``g``'s second derivatives (``pullback_of_gradient``).
+    One statement per argument, so only the arguments that are active cost a pass."""
+    import sourcegrad.runtime as rt
+
+    alias = next((k for k, v in namespace.items() if v is g), None)
+    if alias is None:
+        alias = naming.unique(getattr(g, "__name__", "gradient"))
+        namespace[alias] = g
+    xs = [f"x{i}" for i in range(nargs)]
+    inputs = f"({', '.join(xs)}{',' if nargs == 1 else ''})"
+    body = [f"d[{x}] += pullback_of_gradient({alias}, {i}, d[y], {inputs})" for i, x in enumerate(xs)]
+    ns = {alias: g, "pullback_of_gradient": rt.pullback_of_gradient}
+    return parse_template("\n".join(body), ["y"] + xs, {}, ns, f"{alias} (a gradient made by sourcegrad)")
