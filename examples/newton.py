@@ -44,8 +44,8 @@ def newton(f, x, steps=50, tol=1e-10):
 
 
 def logistic_loss(w, X, y, lam):
-    z = X @ w
-    return np.sum(np.log1p(np.exp(z)) - y * z) / len(y) + 0.5 * lam * np.sum(w * w)
+    z = X @ w  # log(1 + e^z) as np.logaddexp(0, z): no overflow for large z
+    return np.sum(np.logaddexp(0.0, z) - y * z) / len(y) + 0.5 * lam * np.sum(w * w)
 
 
 def conjugate_gradients(hvp, b, iters=50, rtol=1e-10):
