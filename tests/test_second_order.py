@@ -204,3 +204,18 @@ def logsumexp_with_sign(x):
 def test_logsumexp_return_sign_is_refused_in_forward_mode():
     with pytest.raises(SourcegradError, match="return_sign"):
         sg.jvp(logsumexp_with_sign)(np.ones(3), np.ones(3))
+
+
+def test_hvp_code_names_the_users_lines():
+    """hvp compiles the generated jvp code; its comments follow that code back to your lines."""
+    import inspect
+    import os
+    import re
+
+    h = sg.hvp(std_all)
+    h(np.array([0.3, -1.0, 2.0]), np.ones(3))
+    text = sg.source(h)
+    first = inspect.getsourcelines(std_all)[1]
+    lines = {int(n) for n in re.findall(rf"# {os.path.basename(__file__)}:(\d+)", text)}
+    assert lines and lines <= {first, first + 1}, text
+    assert "jvp #" not in text, text

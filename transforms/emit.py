@@ -84,10 +84,16 @@ def render(name, rev, mode, naming, bind, result_pos=None, aux=None, signature=N
     value; the value is then rendered ``(loss, aux)``. ``signature``: the parameter list as
     written in the header (default: the parameters by position)."""
     lines = []  # (text, pos)
+    last = [None]  # the user line the last comment named
 
     def add(depth, text, pos=None, comment=False):
-        if comment and pos is not None:
+        mapped = _user_pos(pos)
+        # lines of generated code (hvp's, from jvp code) that come from one user line: one comment
+        repeat = mapped is not pos and mapped is not None and (mapped.filename, mapped.line) == last[0]
+        pos = mapped
+        if comment and pos is not None and not repeat:
             text = f"{text}  # {os.path.basename(pos.filename)}:{pos.line}"
+            last[0] = (pos.filename, pos.line)
         lines.append(("    " * depth + text, pos))
 
     if mode == "jvp":  # forward mode: ``rev`` is a ``forward.Forward``; returns (value, tangent)
@@ -127,6 +133,19 @@ def render(name, rev, mode, naming, bind, result_pos=None, aux=None, signature=N
             value = f"({value}, {bind('copy_arrays')}({aux}))" if rev.mutates else f"({value}, {aux})"
         add(1, f"return {value}, {name}_pullback")
     return lines
+
+
+def _user_pos(pos):
+    """``pos`` in the user's source: a position in code sourcegrad generated (``hvp`` compiles the
+    generated jvp code) is followed back to the user's line it comes from, so the comments, error
+    notes and profiles of second derivatives name your lines."""
+    for _ in range(4):  # a generated function of a generated function at most a few levels deep
+        compiled = REGISTRY.get(pos.filename) if pos is not None else None
+        mapped = compiled.user_line(pos.line) if compiled is not None else None
+        if mapped is None:
+            return pos
+        pos = mapped
+    return pos
 
 
 def _outputs(outputs):
