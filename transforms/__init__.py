@@ -148,6 +148,8 @@ def _header(fn, params):
 
 def _check_only(src, s, binding):
     """Refuse a literal argument value the rule does not handle (np.pad(mode="mean"))."""
+    if not binding.template.only:
+        return
     read = set().union(*(st.reads_values for st in binding.template.stmts))
     for param, allowed in binding.template.only:
         v = binding.values.get(param)

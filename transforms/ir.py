@@ -112,12 +112,16 @@ class Op:
     kind: str = "call"  # call (a rule applies) | copy (a value passed on as it is) | nondiff
 
     def arg_names(self):
-        out = []
-        for a in self.args:
-            out.extend(atom_names(a))
-        for _, a in self.kwargs:
-            out.extend(atom_names(a))
-        return out
+        """The local names the operands read, in order (worked out once: several passes ask)."""
+        found = self.__dict__.get("_arg_names")
+        if found is None:
+            out = []
+            for a in self.args:
+                out.extend(atom_names(a))
+            for _, a in self.kwargs:
+                out.extend(atom_names(a))
+            found = self.__dict__["_arg_names"] = tuple(out)
+        return found
 
 
 def atom_names(a):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import inspect
 import operator
 import re
@@ -105,6 +106,13 @@ _EMPTY = cst.Module([])
 
 
 _TARGETED = (ast.AugAssign, ast.AnnAssign, ast.For)
+
+
+@functools.lru_cache(maxsize=4096)
+def _literal(text):
+    """The value of a number or string literal's text, as libcst's ``evaluated_value`` gives it
+    (``ast.literal_eval``, which parses and compiles the text): the same literals recur."""
+    return ast.literal_eval(text)
 
 
 class _Locals:
@@ -927,8 +935,8 @@ class Normalizer:
         self.dict_keys[name] = {self._dict_key(el.key) for el in node.elements}
 
     def _dict_key(self, node):
-        if isinstance(node, cst.SimpleString) and isinstance(node.evaluated_value, str):
-            return node.evaluated_value
+        if isinstance(node, cst.SimpleString) and isinstance(_literal(node.value), str):
+            return _literal(node.value)
         fence.refuse(self.src, node, kind="Dict",
                      msg="a local dict literal's keys must be string constants (d[\"name\"]) known when the function is compiled",
                      hint="write the key as a string literal, or keep the values in a list and index it")
@@ -1035,13 +1043,13 @@ class Normalizer:
         return ir.Const(self._static_value(node), self._text(node))
 
     def _expr_Integer(self, node):
-        return ir.Const(node.evaluated_value, node.value)
+        return ir.Const(_literal(node.value), node.value)
 
     _expr_Float = _expr_Integer
     _expr_Imaginary = _expr_Integer
 
     def _expr_SimpleString(self, node):
-        return ir.Const(node.evaluated_value, node.value)
+        return ir.Const(_literal(node.value), node.value)
 
     def _expr_Ellipsis(self, node):
         fence.refuse(self.src, node)
@@ -1073,7 +1081,7 @@ class Normalizer:
         fn, sym = UNOPS[type(node.operator)]
         if fn is operator.neg and isinstance(node.expression, (cst.Integer, cst.Float, cst.Imaginary)):
             lit = node.expression
-            return ir.Const(-lit.evaluated_value, "-" + lit.value)
+            return ir.Const(-_literal(lit.value), "-" + lit.value)
         x = self._atom(node.expression)
         return ir.Op(fn, (x,), (), f"{sym}{x.render()}", self._kind(fn))
 

@@ -63,16 +63,35 @@ def _kinds(irfn):
         if isinstance(s, (ir.Assign, ir.Append, ir.SetItem, ir.For)):
             defs.setdefault(s.target, []).append(s)
     kinds = dict.fromkeys(defs, _BOTTOM)
+    # a name's kind follows from the kinds of the names its definitions read: where none of those
+    # changed since it was last worked out, it would come out the same, and is not worked out again
+    reads = {name: {n for d in ds for n in _read_by(d)} for name, ds in defs.items()}
+    changed_at, seen_at, step = {}, {}, 0
     changed = True
     while changed:
         changed = False
         for name, ds in defs.items():
+            last = seen_at.get(name)
+            if last is not None and all(changed_at.get(n, -1) < last for n in reads[name]):
+                continue
+            step += 1
+            seen_at[name] = step
             seen = {_kind_of_def(d, kinds) for d in ds} - {_BOTTOM}
             k = (seen.pop() if len(seen) == 1 else None) if seen else _BOTTOM
             if kinds[name] != k:
                 kinds[name] = k
+                changed_at[name] = step
                 changed = True
     return {n: (None if k is _BOTTOM else k) for n, k in kinds.items()}
+
+
+def _read_by(s):
+    """The names whose kinds ``_kind_of_def(s, ...)`` reads."""
+    if isinstance(s, ir.SetItem):
+        return (s.target,)
+    if isinstance(s, ir.Assign):
+        return tuple(a.id for a in s.op.args if isinstance(a, ir.Name))
+    return ()
 
 
 def _kind_of_def(s, kinds):

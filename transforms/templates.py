@@ -347,20 +347,21 @@ def instantiate(template, values, adjoints, fresh, bind):
     if kept is None:
         kept = known[active] = _kept(template, active)
     local_map = {}
+
+    def field(kind, n):
+        if kind == "V":
+            return values[n]
+        if kind == "A":
+            return Ref(adjoints[n])
+        if kind == "L":
+            return Ref(local_map[n])
+        return Ref(bind(n, template.global_object(n)))
+
+    def fill(parts):
+        return _fold(code.of(*[field(*p) if type(p) is tuple else p for p in parts]))
+
     out = []
     for s in kept:
-        def field(kind, n):
-            if kind == "V":
-                return values[n]
-            if kind == "A":
-                return Ref(adjoints[n])
-            if kind == "L":
-                return Ref(local_map[n])
-            return Ref(bind(n, template.global_object(n)))
-
-        def fill(parts):
-            return _fold(code.of(*(field(*p) if type(p) is tuple else p for p in parts)))
-
         expr = fill(s.parts)
         reads_adjoint = tuple(adjoints[p] for p in s.reads_adjoints)
         if s.accumulate:
