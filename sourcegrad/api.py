@@ -67,6 +67,27 @@ def signature_of(args):
     return key if any(type(k) is tuple for k in key) else None
 
 
+# What the checks and the signature of a call depend on, for arguments of these types: an array's
+# shape and dtype (its dtype decides whether it can be differentiated), a number's type.
+_KEYED_TYPES = frozenset((float, int, bool, str, type(None)))
+_MAX_CHECKED = 64
+
+
+def _fast_key(args):
+    """A key that decides ``_check_args`` and ``signature_of`` for ``args``, or None when some
+    argument's outcome depends on more than its type (containers, objects, array subclasses)."""
+    key = []
+    for a in args:
+        t = type(a)
+        if t is _ndarray:
+            key.append((a.shape, a.dtype))
+        elif t in _KEYED_TYPES:
+            key.append(t)
+        else:
+            return None
+    return tuple(key)
+
+
 def _arg_key(a):
     t = type(a)
     if t is _ndarray:
@@ -166,6 +187,10 @@ class _Compiled:
         self._compiled = None
         self._specialized = {}  # argument signature -> emit.Compiled
         self._recompiles = 0  # compiled again because a captured value changed (_recompiled)
+        # argument key (_fast_key) -> the emit.Compiled that calls with such arguments run, once
+        # they passed every check (_run's fast path)
+        self._checked = {}
+        self._by_position = not fn.__code__.co_kwonlyargcount
         self._lock = threading.Lock()
         functools.update_wrapper(self, original, updated=())
         self.__name__ = f"{getattr(fn, '__name__', 'f')}_{kind}"
@@ -222,6 +247,19 @@ class _Compiled:
                            f"{_describe(a)}; {_wrt_advice(name, a)}")
 
     def _run(self, args, kwargs):
+        key = _fast_key(args) if not kwargs and self._by_position else None
+        compiled = self._checked.get(key) if key is not None else None
+        if compiled is not None:  # arguments like these passed every check before and ran this
+            if compiled.guard is None or compiled.guard():
+                try:
+                    return compiled.function(*args) if self.bound is None else compiled.function(self.bound, *args)
+                except Exception as e:
+                    _annotate(e)
+                    raise
+        return self._run_checked(args, kwargs, key)
+
+    def _run_checked(self, args, kwargs, key=None):
+        """``_run`` with every check made; remembers the outcome for arguments ``key`` describes."""
         if self.bound is not None:
             args = (self.bound,) + args
         if self.fn.__code__.co_kwonlyargcount:
@@ -231,6 +269,8 @@ class _Compiled:
         compiled = self.compiled(signature)
         if compiled.guard is not None and not compiled.guard():
             compiled = self._recompiled(signature, compiled)
+        if key is not None and (key in self._checked or len(self._checked) < _MAX_CHECKED):
+            self._checked[key] = compiled
         try:
             if self.fn.__code__.co_kwonlyargcount:  # keyword-only in the generated code too
                 args, kwargs = _keyword_only(self.fn, args)

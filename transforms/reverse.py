@@ -21,6 +21,7 @@ user's text is never rewritten to make room.
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field
 
@@ -29,6 +30,10 @@ from .code import Ref, fmt, lit, of
 from .ir import Tup
 from .optimize import read_in_place
 from .templates import instantiate
+
+# A temporary known to hold at most this many numbers is kept to the end rather than released for
+# its shape: its memory does not matter, and ``shape_of`` costs more than keeping it.
+SMALL_ARRAY = 64
 
 ZERO, DENSE, MAYBE = "zero", "dense", "maybe"
 
@@ -245,6 +250,8 @@ class Reverser:
                 last[n] = i
         out = {}
         for n in sorted((self.naming.temps & self.an.active) - self.reads - set(self.fn.params) - self.restored):
+            if n in self.shapes and self._small(n):
+                continue  # keeping a few numbers costs less than shape_of's record of them
             d = defs.get(n, ())
             if len(d) != 1 or id(d[0]) not in top or not isinstance(d[0], ir.Assign):
                 continue
@@ -253,6 +260,11 @@ class Reverser:
             after = max(last.get(n, -1), top[id(d[0])])
             out.setdefault(id(body[after]), []).append(n)
         return out
+
+    def _small(self, name):
+        """Is ``name`` known (from the argument shapes) to hold at most ``SMALL_ARRAY`` numbers?"""
+        shape = self.an.shapes.of(name) if self.an.shapes is not None else None
+        return shape is not None and all(type(k) is int for k in shape) and math.prod(shape) <= SMALL_ARRAY
 
     def _fwd_block(self, stmts, depth, in_loop, out):
         for s in stmts:
