@@ -15,6 +15,7 @@ import types
 
 import numpy as np
 
+from . import backends as _backends
 from .runtime import structures as _structures
 from .errors import NoSourceError, PullbackError, SourcegradError, UsageError, WrtError, hide_internal_frames
 
@@ -167,7 +168,7 @@ class _Compiled:
     """A lazily compiled gradient of ``fn``; the callable users hold."""
 
     def __init__(self, fn, wrt, mode, kind, check_finite=False, unroll=8, specialize=True, has_aux=False,
-                 checkpoint=None):
+                 checkpoint=None, backend="numpy"):
         original = fn
         fn, self.bound = _plain_function(fn, kind)
         self.fn = fn
@@ -179,6 +180,7 @@ class _Compiled:
         self.specialize = specialize
         self.has_aux = has_aux
         self.checkpoint = _checkpoint_option(checkpoint)
+        self.backend = _backends.check_backend(backend)
         if self.bound is not None:  # a bound method: wrt counts the arguments after self
             wrt = tuple(w + 1 if isinstance(w, int) and w >= 0 else w for w in wrt) if isinstance(wrt, (tuple, list)) \
                 else (wrt + 1 if isinstance(wrt, int) and not isinstance(wrt, bool) and wrt >= 0 else wrt)
@@ -219,6 +221,8 @@ class _Compiled:
 
         c = compile_gradient(self.fn, self.names, self.mode, self.check_finite, self.unroll, signature, self.has_aux,
                              checkpoint=self.checkpoint)
+        if self.backend != "numpy":
+            c = _backends.accelerated(self, c, signature)
         if signature is None:
             self._compiled = c
         else:
@@ -762,18 +766,20 @@ def _checkpoint_option(checkpoint):
 
 
 def _decorator(cls, mode, kind):
-    def make(f=None, wrt=0, check_finite=False, unroll=8, specialize=True, has_aux=False, checkpoint=None):
+    def make(f=None, wrt=0, check_finite=False, unroll=8, specialize=True, has_aux=False, checkpoint=None,
+             backend="numpy"):
         if f is None:
-            return lambda g: make(g, wrt, check_finite, unroll, specialize, has_aux, checkpoint)
+            return lambda g: make(g, wrt, check_finite, unroll, specialize, has_aux, checkpoint, backend)
         try:
-            return cls(f, wrt, mode, kind, check_finite, unroll, specialize, has_aux, checkpoint)
+            return cls(f, wrt, mode, kind, check_finite, unroll, specialize, has_aux, checkpoint, backend)
         except SourcegradError as e:
             raise hide_internal_frames(e)  # sourcegrad's own frames hidden; SOURCEGRAD_TRACEBACK=full shows them
 
     return make
 
 
-def grad(f=None, wrt=0, check_finite=False, unroll=8, specialize=True, has_aux=False, checkpoint=None):
+def grad(f=None, wrt=0, check_finite=False, unroll=8, specialize=True, has_aux=False, checkpoint=None,
+         backend="numpy"):
     """The gradient of a scalar-valued function, compiled from its source.
 
     ``wrt`` selects the arguments to differentiate: an index, a parameter name, or a tuple of
@@ -810,25 +816,33 @@ def grad(f=None, wrt=0, check_finite=False, unroll=8, specialize=True, has_aux=F
     at the start of each of that many pieces instead of what every iteration overwrites, and the
     backward runs each piece again before reversing it (about one more forward). The gradient is
     the same. ``sourcegrad.memory`` shows what is kept either way.
+
+    ``backend``: ``"numpy"`` (default); ``"numba"`` compiles the code specialized to each
+    signature with numba (``pip install "sourcegrad[numba]"``), keeping numpy, with one
+    ``BackendWarning`` naming the reason, for anything it cannot compile exactly; ``"auto"``
+    compiles with numba for small arrays and keeps whichever ran faster. See the README's Backends.
     """
-    return _decorator(Grad, "value_and_grad", "grad")(f, wrt, check_finite, unroll, specialize, has_aux, checkpoint)
+    return _decorator(Grad, "value_and_grad", "grad")(f, wrt, check_finite, unroll, specialize, has_aux, checkpoint,
+                                                      backend)
 
 
-def value_and_grad(f=None, wrt=0, check_finite=False, unroll=8, specialize=True, has_aux=False, checkpoint=None):
+def value_and_grad(f=None, wrt=0, check_finite=False, unroll=8, specialize=True, has_aux=False, checkpoint=None,
+                   backend="numpy"):
     """Like ``grad``, but returns ``(value, gradient)`` from one run of the forward; with
     ``has_aux=True``, ``((loss, aux), gradient)``."""
     return _decorator(ValueAndGrad, "value_and_grad", "value_and_grad")(f, wrt, check_finite, unroll, specialize,
-                                                                        has_aux, checkpoint)
+                                                                        has_aux, checkpoint, backend)
 
 
-def vjp(f=None, wrt=0, check_finite=False, unroll=8, specialize=True, has_aux=False, checkpoint=None):
+def vjp(f=None, wrt=0, check_finite=False, unroll=8, specialize=True, has_aux=False, checkpoint=None,
+        backend="numpy"):
     """Vector-Jacobian products: ``vf(*args)`` returns ``(value, pullback)``; ``pullback(ct)``
     returns the gradient of ``sum(value * ct)`` with respect to ``wrt``. Any output shape.
     A pullback can be called once (it consumes the forward's tape).
 
     ``has_aux=True`` (as in JAX): ``f`` returns a pair ``(value, aux)``; ``vf(*args)`` returns
     ``(value, pullback, aux)``, ``aux`` as computed, with no gradient."""
-    return _decorator(Vjp, "vjp", "vjp")(f, wrt, check_finite, unroll, specialize, has_aux, checkpoint)
+    return _decorator(Vjp, "vjp", "vjp")(f, wrt, check_finite, unroll, specialize, has_aux, checkpoint, backend)
 
 
 def source(g, *args, **kwargs):

@@ -32,7 +32,7 @@ def parameters_of(fn):
 
 
 def compile_gradient(fn, wrt, mode, check_finite=False, unroll=8, signature=None, has_aux=False, meter=False,
-                     checkpoint=None):
+                     checkpoint=None, jit=False):
     """Compile ``fn``'s reverse mode for the parameters named in ``wrt``.
 
     ``mode`` is ``"value_and_grad"`` (one function: value and gradient) or ``"vjp"`` (returns the
@@ -47,7 +47,9 @@ def compile_gradient(fn, wrt, mode, check_finite=False, unroll=8, signature=None
     differentiated and ``aux`` is returned as computed, with no gradient (``_AuxNormalizer``).
     ``meter``: the forward counts what each of its saves keeps (``sourcegrad.memory``).
     ``checkpoint``: True or a number of snapshots: a loop outside other loops keeps snapshots of
-    its state instead of a tape, and the backward runs its pieces again (``reverse.py``)."""
+    its state instead of a tape, and the backward runs its pieces again (``reverse.py``).
+    ``jit``: the variant numba compiles (``sourcegrad.backends``): no ``del``, and the stand-ins
+    of ``runtime.jit.STAND_INS`` bound for ``reversed``, ``finalize`` and ``check_scalar``."""
     with _stages(fn) as stage:
         src, normalizer, irfn, analysis = _front(stage, fn, wrt, unroll, signature,
                                                  _AuxNormalizer if has_aux else Normalizer)
@@ -58,8 +60,11 @@ def compile_gradient(fn, wrt, mode, check_finite=False, unroll=8, signature=None
         rev = optimize.run(rev, check_finite)
         stage.name = "emit"
         lines = render(irfn.name, rev, mode, normalizer.naming, bind, irfn.body[-1].pos,
-                       aux=getattr(normalizer, "aux_var", None), signature=_header(fn, irfn.params))
-        compiled = load(fn, irfn.qualname, mode, lines, normalizer.extra_ns)
+                       aux=getattr(normalizer, "aux_var", None), signature=_header(fn, irfn.params), releases=not jit)
+        stand_ins = None
+        if jit:
+            from sourcegrad.runtime.jit import STAND_INS as stand_ins
+        compiled = load(fn, irfn.qualname, mode + (" numba" if jit else ""), lines, normalizer.extra_ns, stand_ins)
         compiled.sites = rev.sites
         return compiled
 
