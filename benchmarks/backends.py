@@ -26,7 +26,9 @@ if HERE not in sys.path:
 
 import harness  # noqa: E402
 
-os.environ.update(harness.THREAD_ENV)  # before the first BLAS call starts its thread pool
+if any(os.environ.get(k) != v for k, v in harness.THREAD_ENV.items()):
+    # OpenBLAS sizes its thread pool when numpy loads (harness imports it): start again pinned
+    os.execve(sys.executable, [sys.executable, *sys.argv], {**os.environ, **harness.THREAD_ENV})
 
 import importlib  # noqa: E402
 import statistics  # noqa: E402

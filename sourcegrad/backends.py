@@ -57,7 +57,7 @@ def accelerated(owner, compiled, signature):
                                owner.has_aux, checkpoint=owner.checkpoint, jit=True)
     import numba
 
-    kernel = numba.njit(variant.function)
+    kernel = numba.njit(variant.function, boundscheck=True)  # an IndexError, as numpy raises, never a stray read
     runner = _Runner(owner, kernel, compiled.function)
     return dataclasses.replace(variant, function=runner, guard=compiled.guard, reads=compiled.reads)
 

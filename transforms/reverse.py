@@ -54,12 +54,13 @@ class Reversed:
     sites: list = field(default_factory=list)  # metered saves: (ir.Pos, the value's code)
 
 
-def reverse(fn, analysis, naming, wrt, bind, check_finite=False, meter=False, checkpoint=None):
+def reverse(fn, analysis, naming, wrt, bind, check_finite=False, meter=False, checkpoint=None, typed_tapes=False):
     """The forward and backward sweeps of ``fn`` for the parameters ``wrt`` (a ``Reversed``).
     ``meter``: number every save of the forward for ``sourcegrad.memory`` (``runtime/meter.py``);
     the sites, (user position, the value saved), are ``Reversed.sites``. ``checkpoint``: True or
-    a number of snapshots: loops keep snapshots instead of a tape (``Reverser._checkpointed``)."""
-    rev = Reverser(fn, analysis, naming, wrt, bind, check_finite, meter, checkpoint)
+    a number of snapshots: loops keep snapshots instead of a tape (``Reverser._checkpointed``).
+    ``typed_tapes``: one tape per saved variable and kind (``Reverser._tape_of``), for numba."""
+    rev = Reverser(fn, analysis, naming, wrt, bind, check_finite, meter, checkpoint, typed_tapes)
     rev.plan()
     forward = rev.forward()
     result = fn.body[-1].value
@@ -75,7 +76,8 @@ def reverse(fn, analysis, naming, wrt, bind, check_finite=False, meter=False, ch
 
 
 class Reverser:
-    def __init__(self, fn, analysis, naming, wrt, bind, check_finite=False, meter=False, checkpoint=None):
+    def __init__(self, fn, analysis, naming, wrt, bind, check_finite=False, meter=False, checkpoint=None,
+                 typed_tapes=False):
         self.fn = fn
         self.an = analysis
         self.naming = naming
@@ -91,6 +93,8 @@ class Reverser:
         self.restored = set()
         self.uses_tape = False
         self.tape = naming.unique("_tape")
+        self.typed_tapes = typed_tapes  # one tape per saved variable and kind (numba types a list by its items)
+        self.tapes = {}  # with typed_tapes: key (_tape_of) -> tape name, in order of first use
         self._bw_cache = {}
         self.check_finite = check_finite
         self.owned = set()  # adjoints updated in place: zero arrays of loop-invariant values
@@ -202,6 +206,8 @@ class Reverser:
         self._fwd_block(self.fn.body, 0, False, out)
         if self.meter:
             out.insert(0, code.assign(0, self.tape, fmt("{f}()", f=self.rt("metered_tape"))))
+        elif self.uses_tape and self.typed_tapes:
+            out[:0] = [code.assign(0, t, lit("[]")) for t in self.tapes.values()]
         elif self.uses_tape:  # known only now: branch flags and trip counts are taped as emitted
             out.insert(0, code.assign(0, self.tape, lit("[]")))
         return out
@@ -210,23 +216,38 @@ class Reverser:
         self.sites.append((pos, value.render()))
         return lit(str(len(self.sites) - 1))
 
-    def _push(self, depth, value, pos=None, about=None):
+    def _push(self, depth, value, pos=None, about=None, key=None):
         """``_tape.append(value)``; ``about``: the user's statement a metered site is counted at
-        when the line itself maps to none (a branch flag, a trip count)."""
+        when the line itself maps to none (a branch flag, a trip count). ``key``: what is saved
+        (``_tape_of``); its pop names the same key."""
         if self.meter:
             site = self._site(value, pos or about)
             return code.line(depth, fmt("{t}.push({v}, {k})", t=self.tape, v=value, k=site), pos)
-        return code.line(depth, fmt("{t}.append({v})", t=self.tape, v=value), pos)
+        return code.line(depth, fmt("{t}.append({v})", t=self._tape_of(key), v=value), pos)
 
-    def _pop(self):
-        return fmt("{t}.pop()", t=self.tape)
+    def _pop(self, key=None):
+        return fmt("{t}.pop()", t=self._tape_of(key))
+
+    def _tape_of(self, key):
+        """The tape a save goes on: the one tape, or with ``typed_tapes`` one per key (a saved
+        variable, its entries, a branch flag, a trip count). Pops come in the reverse order of
+        pushes, on each tape as on the one, so splitting the tape by key changes no value."""
+        if not self.typed_tapes or key is None:
+            return self.tape
+        if key not in self.tapes:
+            self.tapes[key] = self.naming.unique(f"{self.tape}_{key.lstrip('_')}")
+        return self.tapes[key]
+
+    @staticmethod
+    def _save_key(s):
+        return f"{s.target}_entry" if isinstance(s, ir.SetItem) else s.target
 
     def _save(self, s, value, depth, out):
         where = None if self._plain else self.saves.get(id(s))
         if where and id(s) in self.shape_saves:
             value = fmt("{f}({v})", f=self.rt("shape_of"), v=value)  # keep no array alive for its shape
         if where == "tape":
-            out.append(self._push(depth, value, s.pos))
+            out.append(self._push(depth, value, s.pos, key=self._save_key(s)))
         elif where and self.meter:
             out.append(code.assign(depth, where, fmt("{t}.keep({v}, {k})", t=self.tape, v=value,
                                                      k=self._site(value, s.pos)), s.pos))
@@ -319,7 +340,7 @@ class Reverser:
             out.append(code.header(depth, lit("else:")))
             self._fwd_block(s.orelse, depth + 1, in_loop, out)
         if in_loop and id(s) in self.conds and not self._plain:
-            out.append(self._push(depth, code.name(self.conds[id(s)]), about=s.pos))
+            out.append(self._push(depth, code.name(self.conds[id(s)]), about=s.pos, key=self.conds[id(s)]))
             self.uses_tape = True
 
     def _fwd_for(self, s, depth, in_loop, out):
@@ -342,7 +363,7 @@ class Reverser:
         if count:  # the iterations that ran, for the backward to retrace
             out.append(code.assign(depth, r, fmt("{r}[:{n}]", r=r, n=count)))
         if in_loop:
-            out.append(self._push(depth, code.name(r), about=s.pos))
+            out.append(self._push(depth, code.name(r), about=s.pos, key=r))
             self.uses_tape = True
 
     def _fwd_while(self, s, depth, in_loop, out):
@@ -358,7 +379,7 @@ class Reverser:
         out.append(code.augment(depth + 1, n, lit("1")))
         self._fwd_block(s.body, depth + 1, True, out)
         if in_loop:
-            out.append(self._push(depth, code.name(n), about=s.pos))
+            out.append(self._push(depth, code.name(n), about=s.pos, key=n))
             self.uses_tape = True
 
     # ---- checkpointed loops ----------------------------------------------------------------
@@ -498,7 +519,7 @@ class Reverser:
         where = self.saves.get(id(s))
         if not where:
             return
-        value = self._pop() if where == "tape" else code.name(where)
+        value = self._pop(self._save_key(s)) if where == "tape" else code.name(where)
         if entry is None:
             out.append(code.assign(depth, name, value, s.pos))
         else:  # x[i] = <saved>: a write into x's array
@@ -689,7 +710,7 @@ class Reverser:
     def _bwd_if(self, s, depth, in_loop, state, out):
         c = self.conds[id(s)]
         if in_loop:
-            out.append(code.assign(depth, c, self._pop()))
+            out.append(code.assign(depth, c, self._pop(c)))
         body, else_ = [], []
         st1 = self._bwd_block(s.body, depth + 1, in_loop, dict(state), body)
         st2 = self._bwd_block(s.orelse, depth + 1, in_loop, dict(state), else_)
@@ -712,7 +733,7 @@ class Reverser:
     def _bwd_loop(self, s, depth, in_loop, state, out):
         var = self.counts[id(s)]
         if in_loop:
-            out.append(code.assign(depth, var, self._pop()))
+            out.append(code.assign(depth, var, self._pop(var)))
         if isinstance(s, ir.For):
             header = code.header(depth, fmt("for {t} in {f}({v}):", t=s.target, f=self.rt("reversed"), v=var), s.pos,
                                  (s.target,))
