@@ -577,7 +577,7 @@ def _check_tangent(name, x, t):
                          "pass a tangent shaped like the argument")
 
 
-def jvp(f=None, wrt=0, unroll=8):
+def jvp(f=None, wrt=0, unroll=8, backend="numpy"):
     """Jacobian-vector products (forward mode), compiled from the source as readable code:
     ``jf = jvp(f)``; ``jf(*args, tangent)`` returns ``(f(*args), J @ tangent)``, the derivative
     of ``f`` at ``args`` in the direction ``tangent`` (shaped like the ``wrt`` argument; a tuple of
@@ -588,9 +588,13 @@ def jvp(f=None, wrt=0, unroll=8):
         (array([0.        , 1.68294197]), array([2., 0.]))
 
     ``source(jf)`` shows the generated code: each line of ``f`` followed by its tangent line.
-    A primitive without a tangent rule reached by the tangent is refused when ``jf`` compiles."""
+    A primitive without a tangent rule reached by the tangent is refused when ``jf`` compiles.
+    ``backend``: forward mode runs on numpy; ``"numba"`` says so with a ``BackendWarning``."""
     if f is None:
-        return lambda g: jvp(g, wrt, unroll)
+        return lambda g: jvp(g, wrt, unroll, backend)
+    if _backends.check_backend(backend) == "numba":
+        warnings.warn(f"sourcegrad: jvp of {_fname(f)} runs on numpy, not numba: forward mode is not compiled "
+                      "with numba yet", _backends.BackendWarning, stacklevel=2)
     try:
         return Jvp(f, wrt, "jvp", "jvp", unroll=unroll, specialize=False)
     except SourcegradError as e:

@@ -22,6 +22,8 @@ import warnings
 
 import numpy as np
 
+from .runtime import ZERO, check_scalar, finalize
+
 BACKENDS = ("numpy", "numba", "auto")
 
 # auto: larger arguments (in numbers, all arrays together) keep numpy without compiling for numba
@@ -116,6 +118,9 @@ class _Runner:
         self.use_kernel = True
         self.checked = False
         self.value_type = None
+        self.name = owner.fn.__name__
+        self.positions = tuple(owner.positions)
+        self.single = len(self.positions) == 1
 
     def __call__(self, *args):
         if not self.use_kernel:
@@ -129,13 +134,11 @@ class _Runner:
         return self._finished(value, raw, args)
 
     def _finished(self, value, raw, args):
-        from .runtime import ZERO, check_scalar, finalize
-
-        check_scalar(value, self.owner.fn.__name__)
-        value = self.value_type(value)
-        if len(self.owner.names) == 1:
-            return value, finalize(ZERO if raw is None else raw, args[self.owner.positions[0]])
-        return value, tuple(finalize(ZERO if g is None else g, args[i]) for g, i in zip(raw, self.owner.positions))
+        check_scalar(value, self.name)
+        if self.single:
+            return self.value_type(value), finalize(ZERO if raw is None else raw, args[self.positions[0]])
+        return self.value_type(value), tuple([finalize(ZERO if g is None else g, args[i])
+                                              for g, i in zip(raw, self.positions)])
 
     def _first(self, args):
         want = self.numpy(*args)  # raises what the user's code raises: nothing is decided then
