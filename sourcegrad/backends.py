@@ -108,78 +108,84 @@ def _fallback_warning(owner, reason):
 
 
 class _Runner:
-    """The thin Python wrapper around the numba kernel: value checks and gradient conversion,
-    the first call checked against numpy, and the fallback to numpy."""
+    """The thin Python wrapper around the numba kernel: value checks and gradient conversion, the
+    first call with each combination of argument types checked against numpy (numba compiles
+    the kernel again for new dtypes), and the fallback to numpy."""
 
     def __init__(self, owner, kernel, numpy_function):
         self.owner = owner
         self.kernel = kernel
         self.numpy = numpy_function
-        self.use_kernel = True
-        self.checked = False
-        self.value_type = None
+        # argument types (_types) -> the value's type when the kernel runs them, None: numpy runs them
+        self.value_types = {}
         self.name = owner.fn.__name__
         self.positions = tuple(owner.positions)
         self.single = len(self.positions) == 1
 
+    @property
+    def use_kernel(self):
+        """Does the kernel run some argument types (all that were tried, so far, but refused ones)?"""
+        return any(t is not None for t in self.value_types.values())
+
     def __call__(self, *args):
-        if not self.use_kernel:
+        key = _types(args)
+        value_type = self.value_types.get(key, _UNTRIED)
+        if value_type is None:
             return self.numpy(*args)
-        if not self.checked:
-            return self._first(args)
+        if value_type is _UNTRIED:
+            return self._first(args, key)
         try:
             value, raw = self.kernel(*args)
         except Exception:  # noqa: BLE001 — a run-time refusal of a helper: numpy runs it (or raises it)
             return self.numpy(*args)
-        return self._finished(value, raw, args)
+        return self._finished(value_type, value, raw, args)
 
-    def _finished(self, value, raw, args):
+    def _finished(self, value_type, value, raw, args):
         check_scalar(value, self.name)
         if self.single:
-            return self.value_type(value), finalize(ZERO if raw is None else raw, args[self.positions[0]])
-        return self.value_type(value), tuple([finalize(ZERO if g is None else g, args[i])
-                                              for g, i in zip(raw, self.positions)])
+            return value_type(value), finalize(ZERO if raw is None else raw, args[self.positions[0]])
+        return value_type(value), tuple([finalize(ZERO if g is None else g, args[i])
+                                         for g, i in zip(raw, self.positions)])
 
-    def _first(self, args):
+    def _first(self, args, key):
         want = self.numpy(*args)  # raises what the user's code raises: nothing is decided then
         try:
-            started = time.perf_counter()
-            value, raw = self.kernel(*args)  # the numba compile
-            compile_seconds = time.perf_counter() - started
+            value, raw = self.kernel(*args)  # numba compiles for these argument types
         except Exception as e:  # noqa: BLE001 — numba could not type or run it
-            return self._give_up(_first_line(e), want)
-        self.value_type = type(want[0]) if isinstance(want[0], np.generic) else float
-        got = self._finished(value, raw, args)
-        error = _disagreement(got, want)
+            return self._give_up(key, _first_line(e), want)
+        value_type = type(want[0]) if isinstance(want[0], np.generic) else float
+        error = _disagreement(self._finished(value_type, value, raw, args), want)
         if error is not None:
-            return self._give_up(f"its first result differs from numpy's ({error})", want)
-        self.compile_seconds = compile_seconds
-        if self.owner.backend == "auto" and not self._faster(args):
-            self.use_kernel = False
-        self.checked = True
+            return self._give_up(key, f"its first result differs from numpy's ({error})", want)
+        faster = self.owner.backend != "auto" or self._faster(value_type, args)
+        self.value_types[key] = value_type if faster else None
         return want
 
-    def _faster(self, args):
+    def _faster(self, value_type, args):
         """Does the kernel beat numpy on this call's arguments (best of a few calls each)?"""
         def best(call):
             times = []
             for _ in range(_TIMED_CALLS):
                 started = time.perf_counter()
-                call(*args)
+                call()
                 times.append(time.perf_counter() - started)
             return min(times)
 
-        return best(self._kernel_call) <= AUTO_MARGIN * best(self.numpy)
+        kernel = best(lambda: self._finished(value_type, *self.kernel(*args), args))
+        return kernel <= AUTO_MARGIN * best(lambda: self.numpy(*args))
 
-    def _kernel_call(self, *args):
-        value, raw = self.kernel(*args)
-        return self._finished(value, raw, args)
-
-    def _give_up(self, reason, result):
-        self.use_kernel = False
-        self.checked = True
+    def _give_up(self, key, reason, result):
+        self.value_types[key] = None
         _fallback_warning(self.owner, reason)
         return result
+
+
+_UNTRIED = object()
+
+
+def _types(args):
+    """What numba dispatches on, as far as the specialization does not fix it: dtypes and types."""
+    return tuple([a.dtype if type(a) is np.ndarray else type(a) for a in args])
 
 
 def _first_line(e):

@@ -123,6 +123,24 @@ def test_float32_gradients_keep_their_dtype():
           (0, 1), rtol=2e-3, atol=2e-3)
 
 
+def test_each_dtype_is_checked_on_its_first_call():
+    """The specialization keys on shapes; numba compiles again for new dtypes, and each new
+    combination runs beside numpy first (float32 here keeps numpy: numba cannot type its loop)."""
+    df = sg.grad(tanh_steps, wrt=(0, 1), backend="numba")
+    args = tuple(R.normal(size=8) for _ in range(3))
+    single = tuple(a.astype(np.float32) for a in args)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", BackendWarning)
+        for call in (args, args, single, single, args):
+            gw, gx = df(*call)
+            assert gw.dtype == call[0].dtype
+            assert_close(gw, fd_grad(tanh_steps, [a.astype(np.float64) for a in call], 0), rtol=2e-3, atol=2e-3)
+    runner = df.compiled(api.signature_of(args)).function
+    assert len([w for w in caught if issubclass(w.category, BackendWarning)]) == 1
+    assert runner.value_types[(np.dtype(np.float64),) * 3] is np.float64
+    assert runner.value_types[(np.dtype(np.float32),) * 3] is None
+
+
 # ---- the rule table: a representative part -------------------------------------------------------
 
 RULES = ["np.tanh", "np.exp", "np.sin", "np.log", "np.sqrt", "np.square", "np.multiply", "np.add", "np.subtract",
