@@ -55,7 +55,7 @@ def compile_gradient(fn, wrt, mode, check_finite=False, unroll=8, signature=None
                                                  _AuxNormalizer if has_aux else Normalizer)
         stage.name = "reverse"
         bind = normalizer.captures.bind
-        rev = reverse(irfn, analysis, normalizer.naming, wrt, bind, check_finite, meter, checkpoint, typed_tapes=jit)
+        rev = reverse(irfn, analysis, normalizer.naming, wrt, bind, check_finite, meter, checkpoint, jit=jit)
         stage.name = "optimize"
         rev = optimize.run(rev, check_finite)
         stage.name = "emit"

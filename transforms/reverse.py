@@ -54,13 +54,14 @@ class Reversed:
     sites: list = field(default_factory=list)  # metered saves: (ir.Pos, the value's code)
 
 
-def reverse(fn, analysis, naming, wrt, bind, check_finite=False, meter=False, checkpoint=None, typed_tapes=False):
+def reverse(fn, analysis, naming, wrt, bind, check_finite=False, meter=False, checkpoint=None, jit=False):
     """The forward and backward sweeps of ``fn`` for the parameters ``wrt`` (a ``Reversed``).
     ``meter``: number every save of the forward for ``sourcegrad.memory`` (``runtime/meter.py``);
     the sites, (user position, the value saved), are ``Reversed.sites``. ``checkpoint``: True or
     a number of snapshots: loops keep snapshots instead of a tape (``Reverser._checkpointed``).
-    ``typed_tapes``: one tape per saved variable and kind (``Reverser._tape_of``), for numba."""
-    rev = Reverser(fn, analysis, naming, wrt, bind, check_finite, meter, checkpoint, typed_tapes)
+    ``jit``: the variant numba compiles: one tape per saved variable and kind (``Reverser._tape_of``),
+    and known broadcast sums without ``keepdims`` (``_unbroadcast_known``)."""
+    rev = Reverser(fn, analysis, naming, wrt, bind, check_finite, meter, checkpoint, jit)
     rev.plan()
     forward = rev.forward()
     result = fn.body[-1].value
@@ -77,7 +78,7 @@ def reverse(fn, analysis, naming, wrt, bind, check_finite=False, meter=False, ch
 
 class Reverser:
     def __init__(self, fn, analysis, naming, wrt, bind, check_finite=False, meter=False, checkpoint=None,
-                 typed_tapes=False):
+                 jit=False):
         self.fn = fn
         self.an = analysis
         self.naming = naming
@@ -93,7 +94,8 @@ class Reverser:
         self.restored = set()
         self.uses_tape = False
         self.tape = naming.unique("_tape")
-        self.typed_tapes = typed_tapes  # one tape per saved variable and kind (numba types a list by its items)
+        self.jit = jit
+        self.typed_tapes = jit  # one tape per saved variable and kind (numba types a list by its items)
         self.tapes = {}  # with typed_tapes: key (_tape_of) -> tape name, in order of first use
         self._bw_cache = {}
         self.check_finite = check_finite
@@ -632,7 +634,8 @@ class Reverser:
                 expr, tight = inst.expr, inst.tight
                 plan = self.an.unbroadcast_of(s, b, inst.source_param) if inst.source_param in b.values else None
                 if plan is not None and inst.inner is not None:
-                    expr, tight = _unbroadcast_known(inst.inner, plan), inst.inner_tight or bool(plan)
+                    shape = self.an.shapes.of(b.values[inst.source_param].id) if self.jit and plan else None
+                    expr, tight = _unbroadcast_known(inst.inner, plan, shape), inst.inner_tight or bool(plan)
                 if pending and pending[-1][0] == inst.target and pending[-1][1] == expr:
                     pending[-1][3] += 1
                 else:
@@ -805,13 +808,19 @@ def _join(a, b):
     return merged, fix_a, fix_b
 
 
-def _unbroadcast_known(inner, plan):
+def _unbroadcast_known(inner, plan, shape=None):
     """``unbroadcast(E, x)`` where shape inference knows the shapes: ``E`` when they match (plan
-    ``()``), else ``E.sum(axis=axes)`` (plan ``(axes, keepdims)`` from ``Analysis.unbroadcast_of``)."""
+    ``()``), else ``E.sum(axis=axes)`` (plan ``(axes, keepdims)`` from ``Analysis.unbroadcast_of``).
+    ``shape``: x's shape, for numba, which sums over one axis at a time and has no ``keepdims``:
+    ``E.sum(axis=2).sum(axis=0).reshape(shape)``."""
     if not plan:
         return inner
     axes, keepdims = plan
     base = inner if inner.ref() else of("(", inner, ")")
+    if shape is not None:
+        for a in sorted(axes, reverse=True):
+            base = of(base, f".sum(axis={a})")
+        return of(base, f".reshape({shape!r})") if keepdims else base
     axis = axes[0] if len(axes) == 1 else axes
     return of(base, f".sum(axis={axis}{', keepdims=True' if keepdims else ''})")
 
