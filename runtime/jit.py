@@ -21,7 +21,7 @@ from numba import types
 from numba.core.errors import TypingError
 from numba.extending import overload
 
-from . import ZERO, adjoints, check_scalar, finalize, scale_repeated, shape_of, structures, unbroadcast, unreduce, zeros_like
+from . import ZERO, acc, adjoints, check_scalar, check_sequence, copy_value, finalize, unindex, written_part, zero_at, scale_repeated, shape_of, structures, unbroadcast, unreduce, zeros_like
 
 __all__ = ["descending", "as_computed", "checked_later", "STAND_INS"]
 
@@ -117,11 +117,93 @@ def _zeros_like(x):
     _refuse("zeros_like", x)
 
 
+def _is_basic_index(t):
+    """An int, a slice, or a tuple of them: numpy's basic indexing, which writes each entry once."""
+    if isinstance(t, types.BaseTuple):
+        return all(_is_basic_index(u) and not isinstance(u, types.BaseTuple) for u in t.types)
+    return isinstance(t, (types.Integer, types.SliceType)) and not isinstance(t, types.Boolean)
+
+
+@overload(unindex)
+def _unindex(g, like, idx):
+    if not (_is_array(like) and _is_basic_index(idx) and (_is_number(g) or _is_float_array(g))):
+        _refuse("unindex", g, like, idx)
+    dtype = like.dtype if isinstance(like.dtype, types.Float) else types.float64
+
+    def impl(g, like, idx):
+        out = np.zeros(like.shape, dtype)
+        out[idx] = g
+        return out
+
+    return impl
+
+
+@overload(written_part)
+def _written_part(g, idx, value):
+    if not (_is_float_array(g) and _is_basic_index(idx)):
+        _refuse("written_part", g, idx, value)
+    return lambda g, idx, value: unbroadcast(g[idx], value)
+
+
+def _is_value(t):
+    return _is_number(t) or _is_float_array(t)
+
+
+@overload(acc)
+def _acc(total, g):
+    """``total + g`` where either may be ZERO, which is None in compiled code."""
+    def part(t):
+        return isinstance(t, types.NoneType) or _is_value(t) or (isinstance(t, types.Optional) and _is_value(t.type))
+
+    if not (part(total) and part(g)):
+        _refuse("acc", total, g)
+    if isinstance(total, types.NoneType):
+        return lambda total, g: g
+    if isinstance(g, types.NoneType):
+        return lambda total, g: total
+
+    def impl(total, g):
+        if total is None:
+            return g
+        if g is None:
+            return total
+        return total + g
+
+    return impl
+
+
+@overload(copy_value)
+def _copy_value(x):
+    if _is_array(x):
+        return lambda x: x.copy()
+    if _is_number(x):
+        return lambda x: x
+    _refuse("copy_value", x)
+
+
+@overload(check_sequence)
+def _check_sequence(seq):
+    if _is_array(seq):
+        return lambda seq: None  # an array: iterated by index, as the numpy helper allows
+    _refuse("check_sequence", seq)
+
+
 @overload(shape_of)
 def _shape_of(x):
-    if _is_array(x) or _is_number(x):
-        return lambda x: x  # numba keeps the value; only its shape and dtype are read
-    _refuse("shape_of", x)
+    return lambda x: x  # numba keeps the value (or None); only its shape and dtype are read
+
+
+@overload(zero_at)
+def _zero_at(g, idx):
+    if not (_is_float_array(g) and _is_basic_index(idx)):
+        _refuse("zero_at", g, idx)
+
+    def impl(g, idx):
+        out = g.copy()
+        out[idx] = 0
+        return out
+
+    return impl
 
 
 _FLOAT_MIN, _FLOAT_MAX = np.finfo(np.float64).tiny, np.finfo(np.float64).max

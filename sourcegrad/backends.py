@@ -189,9 +189,11 @@ def _types(args):
 
 
 def _first_line(e):
+    """numba's reason, without its pipeline header, source excerpt and context lines."""
+    skip = ("Failed in ", "File ", "During:", "<source elided>", "^", "This error may have been caused",
+            "There are ", " - Of which")
     lines = [line.strip() for line in str(e).strip().splitlines() if line.strip()]
-    detail = next((line for line in lines if "sourcegrad" in line or "No implementation" in line or "Unknown" in line),
-                  lines[0] if lines else "")
+    detail = next((line for line in lines if not line.startswith(skip)), lines[0] if lines else "")
     return f"numba cannot compile it ({type(e).__name__}: {detail[:200]})"
 
 
