@@ -21,9 +21,11 @@ from numba import types
 from numba.core.errors import TypingError
 from numba.extending import overload
 
-from . import ZERO, acc, adjoints, check_scalar, check_sequence, copy_value, finalize, unindex, written_part, zero_at, scale_repeated, shape_of, structures, unbroadcast, unreduce, zeros_like
+from . import (ZERO, acc, adjoints, check_scalar, check_sequence, copy_value, finalize, scale_repeated, shape_of,
+               structures, unbroadcast, unindex, unreduce, written_part, zero_at, zeros_like)
 
 __all__ = ["descending", "as_computed", "checked_later", "STAND_INS"]
+
 
 def _is_array(t):
     return isinstance(t, types.Array)
