@@ -128,6 +128,18 @@ def _is_basic_index(t):
 
 @overload(unindex)
 def _unindex(g, like, idx):
+    if isinstance(idx, types.Optional) and isinstance(idx.type, types.Integer) and _is_array(like) \
+            and (_is_number(g) or _is_float_array(g)):
+        # an index variable the backward restores, which numba types as maybe None: int() of it
+        # raises where it is None (numpy's backend then runs the call and says what went wrong)
+        dtype = like.dtype if isinstance(like.dtype, types.Float) else types.float64
+
+        def optional_index(g, like, idx):
+            out = np.zeros(like.shape, dtype)
+            out[int(idx)] = g
+            return out
+
+        return optional_index
     if not (_is_array(like) and _is_basic_index(idx) and (_is_number(g) or _is_float_array(g))):
         _refuse("unindex", g, like, idx)
     dtype = like.dtype if isinstance(like.dtype, types.Float) else types.float64
@@ -142,6 +154,8 @@ def _unindex(g, like, idx):
 
 @overload(written_part)
 def _written_part(g, idx, value):
+    if isinstance(idx, types.Optional) and isinstance(idx.type, types.Integer) and _is_float_array(g):
+        return lambda g, idx, value: unbroadcast(g[int(idx)], value)  # (as in unindex)
     if not (_is_float_array(g) and _is_basic_index(idx)):
         _refuse("written_part", g, idx, value)
     return lambda g, idx, value: unbroadcast(g[idx], value)
