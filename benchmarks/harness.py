@@ -49,6 +49,7 @@ SYSTEMS = [
     ("forward", "numpy forward only", None),
     ("manual", "numpy hand-written", None),
     ("sourcegrad", "sourcegrad", "sourcegrad"),
+    ("sourcegrad_numba", "sourcegrad numba", "numba"),
     ("autograd", "HIPS autograd", "autograd"),
     ("torch", "PyTorch eager CPU", "torch"),
     ("jax", "JAX (no jit)", "jax"),
@@ -92,6 +93,26 @@ def system_sourcegrad(bench, args):
         f = sg.value_and_grad(bench.loss, wrt=wrt[0])
         return (lambda: f(*args)), lambda result: (result[0], (result[1],))
     f = sg.value_and_grad(bench.loss, wrt=wrt)
+    return (lambda: f(*args)), _identity
+
+
+def system_sourcegrad_numba(bench, args):
+    """``backend="numba"``, compiled and checked against numpy by a first call made here, so the
+    call checked and timed is the compiled kernel's. A function that keeps numpy is skipped."""
+    import warnings
+
+    import sourcegrad as sg
+    from sourcegrad.backends import BackendWarning
+
+    wrt = tuple(bench.WRT)
+    f = sg.value_and_grad(bench.loss, wrt=wrt[0] if len(wrt) == 1 else wrt, backend="numba")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", BackendWarning)
+        f(*args)
+    if caught:
+        raise Skip(str(caught[0].message).split(": ", 2)[-1][:140])
+    if len(wrt) == 1:
+        return (lambda: f(*args)), lambda result: (result[0], (result[1],))
     return (lambda: f(*args)), _identity
 
 

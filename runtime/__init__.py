@@ -242,6 +242,13 @@ def unreduce(g, like, axis=None, keepdims=False, mean=False):
     """Broadcast the adjoint of a reduction over ``axis`` back to ``like``'s shape; ``mean=True``
     also divides it by the number of entries reduced (``np.mean``), counted from the shape alone
     (``np.size`` of a lazy array would compute it)."""
+    if type(g) is float and type(like) is _ndarray and axis is None and not mean and like.ndim \
+            and like.size <= _FILL_MAX:
+        # the seed 1.0 of a small array's sum, the commonest case, first and cheap (below)
+        dtype = like.dtype
+        out = np.empty(like.shape, dtype=dtype if dtype.kind in "fc" else np.float64)
+        out.fill(g)
+        return out
     shape = _shape(like)
     if mean:
         total = math.prod(_known(shape))
@@ -250,10 +257,14 @@ def unreduce(g, like, axis=None, keepdims=False, mean=False):
         return unreduce(g, like, axis, keepdims) * ((total // count) / total if total else math.nan)
     if not shape:
         return g
-    if axis is None and type(like) is _ndarray and like.size <= _FILL_MAX and type(g) in _HOST_SCALARS:
+    if (axis is None and type(g) in _HOST_SCALARS and (type(like) is _ndarray or _is_host_shape(like))
+            and like.size <= _FILL_MAX):
         # a full reduction of a small host array: filling a new array costs a fraction of
-        # broadcast_to's fixed cost; a large one gets the zero-copy view below
-        return np.full(shape, g, dtype=g.dtype if hasattr(g, "dtype") else _float_dtype(like))
+        # broadcast_to's fixed cost; a large one gets the zero-copy view below. (np.empty and
+        # fill are np.full without its Python-level checks: half the time on a tiny array.)
+        out = np.empty(shape, dtype=g.dtype if hasattr(g, "dtype") else _float_dtype(like))
+        out.fill(g)
+        return out
     if not hasattr(g, "shape"):
         # a Python number (the seed 1.0): an array of like's module and float dtype, no upcast
         g = array_module(like).asarray(g, dtype=_float_dtype(like))
@@ -265,6 +276,11 @@ def unreduce(g, like, axis=None, keepdims=False, mean=False):
     if type(g) is not _ndarray:
         _known(shape)  # a lazy array's unknown lengths (dask's nan): refused here, not when it computes
     return np.broadcast_to(g, shape)
+
+
+def _is_host_shape(like):
+    """Is ``like`` what ``shape_of`` keeps of a numpy array?"""
+    return type(like) is ShapeOf and like.module is np
 
 
 def as_array_like(g, like):
@@ -708,6 +724,8 @@ class NonScalarOutputError(ValueError):
 
 def check_scalar(value, name):
     """``grad`` needs a scalar: refuse anything else before running the backward."""
+    if type(value) is np.float64 or type(value) is float:  # the common cases, first and cheap
+        return
     shape = getattr(value, "shape", None)
     if shape is None:
         ok = isinstance(value, (int, float)) and not isinstance(value, bool)

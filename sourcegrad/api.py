@@ -16,6 +16,7 @@ import types
 
 import numpy as np
 
+from . import backends as _backends
 from .runtime import structures as _structures
 from .errors import NoSourceError, PullbackError, SourcegradError, UsageError, WrtError, hide_internal_frames
 
@@ -64,6 +65,27 @@ def signature_of(args):
     to specialize on)."""
     key = tuple(_arg_key(a) for a in args)
     return key if any(type(k) is tuple for k in key) else None
+
+
+# What the checks and the signature of a call depend on, for arguments of these types: an array's
+# shape and dtype (its dtype decides whether it can be differentiated), a number's type.
+_KEYED_TYPES = frozenset((float, int, bool, str, type(None)))
+_MAX_CHECKED = 64
+
+
+def _fast_key(args):
+    """A key that decides ``_check_args`` and ``signature_of`` for ``args``, or None when some
+    argument's outcome depends on more than its type (containers, objects, array subclasses)."""
+    key = []
+    for a in args:
+        t = type(a)
+        if t is _ndarray:
+            key.append((a.shape, a.dtype))
+        elif t in _KEYED_TYPES:
+            key.append(t)
+        else:
+            return None
+    return tuple(key)
 
 
 def _arg_key(a):
@@ -166,7 +188,7 @@ class _Compiled:
     """A lazily compiled gradient of ``fn``; the callable users hold."""
 
     def __init__(self, fn, wrt, mode, kind, check_finite=False, unroll=8, specialize=True, has_aux=False,
-                 checkpoint=None):
+                 checkpoint=None, backend="numpy"):
         original = fn
         fn, self.bound = _plain_function(fn, kind)
         self.fn = fn
@@ -178,6 +200,7 @@ class _Compiled:
         self.specialize = specialize
         self.has_aux = has_aux
         self.checkpoint = _checkpoint_option(checkpoint)
+        self.backend = _backends.check_backend(backend)
         if self.bound is not None:  # a bound method: wrt counts the arguments after self
             wrt = tuple(w + 1 if isinstance(w, int) and w >= 0 else w for w in wrt) if isinstance(wrt, (tuple, list)) \
                 else (wrt + 1 if isinstance(wrt, int) and not isinstance(wrt, bool) and wrt >= 0 else wrt)
@@ -187,6 +210,10 @@ class _Compiled:
         self._specialized = {}  # argument signature -> emit.Compiled
         self._lazy = {}  # signature (None: the general code) -> the code for dask arrays (_for_lazy)
         self._recompiles = 0  # compiled again because a captured value changed (_recompiled)
+        # argument key (_fast_key) -> the emit.Compiled that calls with such arguments run, once
+        # they passed every check (_run's fast path)
+        self._checked = {}
+        self._by_position = not fn.__code__.co_kwonlyargcount
         self._lock = threading.Lock()
         functools.update_wrapper(self, original, updated=())
         self.__name__ = f"{getattr(fn, '__name__', 'f')}_{kind}"
@@ -215,6 +242,8 @@ class _Compiled:
 
         c = compile_gradient(self.fn, self.names, self.mode, self.check_finite, self.unroll, signature, self.has_aux,
                              checkpoint=self.checkpoint)
+        if self.backend != "numpy":
+            c = _backends.accelerated(self, c, signature)
         if signature is None:
             self._compiled = c
         else:
@@ -243,6 +272,19 @@ class _Compiled:
                            f"{_describe(a)}; {_wrt_advice(name, a)}")
 
     def _run(self, args, kwargs):
+        key = _fast_key(args) if not kwargs and self._by_position else None
+        compiled = self._checked.get(key) if key is not None else None
+        if compiled is not None:  # arguments like these passed every check before and ran this
+            if compiled.guard is None or compiled.guard():
+                try:
+                    return compiled.function(*args) if self.bound is None else compiled.function(self.bound, *args)
+                except Exception as e:
+                    _annotate(e)
+                    raise
+        return self._run_checked(args, kwargs, key)
+
+    def _run_checked(self, args, kwargs, key=None):
+        """``_run`` with every check made; remembers the outcome for arguments ``key`` describes."""
         if self.bound is not None:
             args = (self.bound,) + args
         if self.fn.__code__.co_kwonlyargcount:
@@ -254,6 +296,8 @@ class _Compiled:
             compiled = self._recompiled(signature, compiled)
         if compiled.tests and _DASK in sys.modules and _any_lazy(args, kwargs):  # (no dask array without dask)
             compiled = self._for_lazy(signature, compiled)
+        if key is not None and (key in self._checked or len(self._checked) < _MAX_CHECKED):
+            self._checked[key] = compiled
         try:
             if self.fn.__code__.co_kwonlyargcount:  # keyword-only in the generated code too
                 args, kwargs = _keyword_only(self.fn, args)
@@ -600,7 +644,7 @@ def _check_tangent(name, x, t):
                          "pass a tangent shaped like the argument")
 
 
-def jvp(f=None, wrt=0, unroll=8):
+def jvp(f=None, wrt=0, unroll=8, backend="numpy"):
     """Jacobian-vector products (forward mode), compiled from the source as readable code:
     ``jf = jvp(f)``; ``jf(*args, tangent)`` returns ``(f(*args), J @ tangent)``, the derivative
     of ``f`` at ``args`` in the direction ``tangent`` (shaped like the ``wrt`` argument; a tuple of
@@ -611,9 +655,13 @@ def jvp(f=None, wrt=0, unroll=8):
         (array([0.        , 1.68294197]), array([2., 0.]))
 
     ``source(jf)`` shows the generated code: each line of ``f`` followed by its tangent line.
-    A primitive without a tangent rule reached by the tangent is refused when ``jf`` compiles."""
+    A primitive without a tangent rule reached by the tangent is refused when ``jf`` compiles.
+    ``backend``: forward mode runs on numpy; ``"numba"`` says so with a ``BackendWarning``."""
     if f is None:
-        return lambda g: jvp(g, wrt, unroll)
+        return lambda g: jvp(g, wrt, unroll, backend)
+    if _backends.check_backend(backend) == "numba":
+        warnings.warn(f"sourcegrad: jvp of {_fname(f)} runs on numpy, not numba: forward mode is not compiled "
+                      "with numba yet", _backends.BackendWarning, stacklevel=2)
     try:
         return Jvp(f, wrt, "jvp", "jvp", unroll=unroll, specialize=False)
     except SourcegradError as e:
@@ -819,22 +867,26 @@ def _checkpoint_option(checkpoint):
 
 
 def _decorator(cls, mode, kind):
-    def make(f=None, wrt=0, check_finite=False, unroll=8, specialize=True, has_aux=False, checkpoint=None):
+    def make(f=None, wrt=0, check_finite=False, unroll=8, specialize=True, has_aux=False, checkpoint=None,
+             backend="numpy"):
         if f is None:
-            return lambda g: make(g, wrt, check_finite, unroll, specialize, has_aux, checkpoint)
+            return lambda g: make(g, wrt, check_finite, unroll, specialize, has_aux, checkpoint, backend)
         if isinstance(f, _Compiled) and not has_aux:  # grad(grad(f)): second derivatives
+            if backend == "numba":
+                raise UsageError("a derivative of a gradient runs on the numpy backend only: drop backend='numba'")
             from .higher import of_gradient
 
             return of_gradient(f, wrt, kind)
         try:
-            return cls(f, wrt, mode, kind, check_finite, unroll, specialize, has_aux, checkpoint)
+            return cls(f, wrt, mode, kind, check_finite, unroll, specialize, has_aux, checkpoint, backend)
         except SourcegradError as e:
             raise hide_internal_frames(e)  # sourcegrad's own frames hidden; SOURCEGRAD_TRACEBACK=full shows them
 
     return make
 
 
-def grad(f=None, wrt=0, check_finite=False, unroll=8, specialize=True, has_aux=False, checkpoint=None):
+def grad(f=None, wrt=0, check_finite=False, unroll=8, specialize=True, has_aux=False, checkpoint=None,
+         backend="numpy"):
     """The gradient of a scalar-valued function, compiled from its source.
 
     ``wrt`` selects the arguments to differentiate: an index, a parameter name, or a tuple of
@@ -875,25 +927,33 @@ def grad(f=None, wrt=0, check_finite=False, unroll=8, specialize=True, has_aux=F
     snapshot every so many iterations (``True``: about ``sqrt`` of them). The gradient is the
     same to the last bit. ``for t in sourcegrad.checkpointed(range(T)):`` checkpoints one loop
     without this keyword. ``sourcegrad.memory`` shows what is kept either way.
+
+    ``backend``: ``"numpy"`` (default); ``"numba"`` compiles the code specialized to each
+    signature with numba (``pip install "sourcegrad[numba]"``), keeping numpy, with one
+    ``BackendWarning`` naming the reason, for anything it cannot compile exactly; ``"auto"``
+    compiles with numba for small arrays and keeps whichever ran faster. See the README's Backends.
     """
-    return _decorator(Grad, "value_and_grad", "grad")(f, wrt, check_finite, unroll, specialize, has_aux, checkpoint)
+    return _decorator(Grad, "value_and_grad", "grad")(f, wrt, check_finite, unroll, specialize, has_aux, checkpoint,
+                                                      backend)
 
 
-def value_and_grad(f=None, wrt=0, check_finite=False, unroll=8, specialize=True, has_aux=False, checkpoint=None):
+def value_and_grad(f=None, wrt=0, check_finite=False, unroll=8, specialize=True, has_aux=False, checkpoint=None,
+                   backend="numpy"):
     """Like ``grad``, but returns ``(value, gradient)`` from one run of the forward; with
     ``has_aux=True``, ``((loss, aux), gradient)``."""
     return _decorator(ValueAndGrad, "value_and_grad", "value_and_grad")(f, wrt, check_finite, unroll, specialize,
-                                                                        has_aux, checkpoint)
+                                                                        has_aux, checkpoint, backend)
 
 
-def vjp(f=None, wrt=0, check_finite=False, unroll=8, specialize=True, has_aux=False, checkpoint=None):
+def vjp(f=None, wrt=0, check_finite=False, unroll=8, specialize=True, has_aux=False, checkpoint=None,
+        backend="numpy"):
     """Vector-Jacobian products: ``vf(*args)`` returns ``(value, pullback)``; ``pullback(ct)``
     returns the gradient of ``sum(value * ct)`` with respect to ``wrt``. Any output shape.
     A pullback can be called once (it consumes the forward's tape).
 
     ``has_aux=True`` (as in JAX): ``f`` returns a pair ``(value, aux)``; ``vf(*args)`` returns
     ``(value, pullback, aux)``, ``aux`` as computed, with no gradient."""
-    return _decorator(Vjp, "vjp", "vjp")(f, wrt, check_finite, unroll, specialize, has_aux, checkpoint)
+    return _decorator(Vjp, "vjp", "vjp")(f, wrt, check_finite, unroll, specialize, has_aux, checkpoint, backend)
 
 
 def source(g, *args, **kwargs):

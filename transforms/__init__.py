@@ -26,7 +26,7 @@ __all__ = ["compile_gradient", "compile_jvp"]
 
 
 def compile_gradient(fn, wrt, mode, check_finite=False, unroll=8, signature=None, has_aux=False, meter=False,
-                     checkpoint=None, lazy=False):
+                     checkpoint=None, lazy=False, jit=False):
     """Compile ``fn``'s reverse mode for the parameters named in ``wrt``.
 
     ``mode`` is ``"value_and_grad"`` (one function: value and gradient) or ``"vjp"`` (returns the
@@ -45,7 +45,9 @@ def compile_gradient(fn, wrt, mode, check_finite=False, unroll=8, signature=None
     without it, and the backward runs its iterations again (``checkpoints.py``, ``reverse.py``).
     ``lazy``: the code for lazy arrays (dask): before each data-dependent test it persists the
     values the rest of the computation reads (``runtime/lazy.py``). ``Compiled.tests`` says whether
-    the function has such tests at all (without, the lazy code would be the same)."""
+    the function has such tests at all (without, the lazy code would be the same).
+    ``jit``: the variant numba compiles (``sourcegrad.backends``): no ``del``, and the stand-ins
+    of ``runtime.jit.STAND_INS`` bound for ``reversed``, ``finalize`` and ``check_scalar``."""
     with _stages(fn) as stage:
         src, normalizer, irfn, analysis = _front(stage, fn, wrt, unroll, signature,
                                                  _AuxNormalizer if has_aux else Normalizer)
@@ -54,13 +56,16 @@ def compile_gradient(fn, wrt, mode, check_finite=False, unroll=8, signature=None
         kept = checkpoints.plan(src, irfn, analysis, checkpoint)
         stage.name = "reverse"
         rev = reverse(irfn, analysis, normalizer.naming, wrt, bind, check_finite, meter, kept, lazy,
-                      seed_one=mode == "value_and_grad")
+                      seed_one=mode == "value_and_grad", jit=jit)
         stage.name = "optimize"
         rev = optimize.run(rev, check_finite)
         stage.name = "emit"
         lines = render(irfn.name, rev, mode, normalizer.naming, bind, irfn.body[-1].pos,
-                       aux=getattr(normalizer, "aux_var", None), signature=_header(fn, irfn.params))
-        compiled = load(fn, irfn.qualname, mode, lines, normalizer.extra_ns)
+                       aux=getattr(normalizer, "aux_var", None), signature=_header(fn, irfn.params), releases=not jit)
+        stand_ins = None
+        if jit:
+            from sourcegrad.runtime.jit import STAND_INS as stand_ins
+        compiled = load(fn, irfn.qualname, mode + (" numba" if jit else ""), lines, normalizer.extra_ns, stand_ins)
         compiled.sites = rev.sites
         compiled.tests = any(isinstance(s, (ir.If, ir.While, ir.LoopExit)) for s in ir.walk(irfn.body))
         return compiled

@@ -246,8 +246,10 @@ def header(depth, code, pos=None, writes=()):
 
 
 def delete(depth, names):
+    """``del a, b``: a release of dead values (``info["release"]``), which changes no result."""
     names = sorted(names)
-    return Stmt(depth, of("del ", join([Ref(n) for n in names])), None, frozenset(), frozenset(names))
+    return Stmt(depth, of("del ", join([Ref(n) for n in names])), None, frozenset(), frozenset(names),
+                info={"release": True})
 
 
 def user(depth, text, pos=None, reads=(), writes=(), opens=False):

@@ -19,7 +19,7 @@ import linecache
 import os
 import types
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sourcegrad.errors import PullbackError
 
@@ -78,11 +78,12 @@ def annotate(exc, tb):
         exc.add_note(note)
 
 
-def render(name, rev, mode, naming, bind, result_pos=None, aux=None, signature=None):
+def render(name, rev, mode, naming, bind, result_pos=None, aux=None, signature=None, releases=True):
     """Source lines of the generated function, ``(text, pos)`` each, from a ``reverse.Reversed``.
     ``mode``: 'value_and_grad' or 'vjp'. ``aux``: the variable holding ``has_aux``'s auxiliary
     value; the value is then rendered ``(loss, aux)``. ``signature``: the parameter list as
-    written in the header (default: the parameters by position)."""
+    written in the header (default: the parameters by position). ``releases=False`` leaves out
+    the ``del`` statements that release dead values (numba compiles no ``del``)."""
     lines = []  # (text, pos)
     last = [None]  # the user line the last comment named
 
@@ -102,6 +103,8 @@ def render(name, rev, mode, naming, bind, result_pos=None, aux=None, signature=N
         pair = [rev.result.render(), rev.tangent_out.render()]
         add(1, f"return {', '.join(pair[::-1] if rev.tangent_first else pair)}", result_pos)
         return lines
+    if not releases:
+        rev = replace(rev, forward=_kept(rev.forward), backward=_kept(rev.backward))
     suffix = "value_and_grad" if mode == "value_and_grad" else "vjp"
     add(0, f"def {name}_{suffix}({signature if signature is not None else ', '.join(rev.params)}):")
     _add_lines(add, rev.forward, 1)
@@ -148,6 +151,11 @@ def _user_pos(pos):
     return pos
 
 
+def _kept(body):
+    """``body`` without its releases (``code.delete``)."""
+    return [st for st in body if not (st.info and st.info.get("release"))]
+
+
 def _outputs(outputs):
     exprs = [e.render() for _, e in outputs]
     if len(exprs) == 1:
@@ -164,11 +172,12 @@ def _add_lines(add, body, depth):
             last = line.pos.line
 
 
-def load(fn, qualname, mode, lines, names):
+def load(fn, qualname, mode, lines, names, replace_objects=None):
     """Compile the rendered lines and return a ``Compiled``. ``names``: what the generated code
     needs bound beyond the user's globals (runtime helpers, template names, defaults), each under
     the name the code reads it by, and under ``captures.KEY`` the ``Captures`` of the compile:
-    the helpers' cells it reads and the modules it reads other modules' globals through."""
+    the helpers' cells it reads and the modules it reads other modules' globals through.
+    ``replace_objects``: {id(object): stand-in} for helpers bound differently (numba's ``reversed``)."""
     names = dict(names)
     captures = names.pop(_CAPTURES, None)
     fn = _underlying(fn)
@@ -178,6 +187,8 @@ def load(fn, qualname, mode, lines, names):
         cells.update(captures.cells)
         names.update(captures.objects)
         names.update(captures.bound)
+    if replace_objects:
+        names = {k: replace_objects.get(id(v), v) for k, v in names.items()}
     clash = set(names) & set(cells)
     if clash:  # the naming module keeps them apart: a clash is our bug
         raise AssertionError(f"generated names {sorted(clash)} are both bound and read from the user's closure")

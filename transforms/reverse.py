@@ -21,6 +21,7 @@ user's text is never rewritten to make room.
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field
 
@@ -29,6 +30,10 @@ from .code import Ref, fmt, lit, of
 from .ir import Tup
 from .optimize import read_in_place
 from .templates import instantiate
+
+# A temporary known to hold at most this many numbers is kept to the end rather than released for
+# its shape: its memory does not matter, and ``shape_of`` costs more than keeping it.
+SMALL_ARRAY = 64
 
 ZERO, DENSE, MAYBE = "zero", "dense", "maybe"
 
@@ -50,7 +55,7 @@ class Reversed:
 
 
 def reverse(fn, analysis, naming, wrt, bind, check_finite=False, meter=False, checkpoints=None, lazy=False,
-            seed_one=False):
+            seed_one=False, jit=False):
     """The forward and backward sweeps of ``fn`` for the parameters ``wrt`` (a ``Reversed``).
     ``meter``: number every save of the forward for ``sourcegrad.memory`` (``runtime/meter.py``);
     the sites, (user position, the value saved), are ``Reversed.sites``. ``checkpoints``: the
@@ -59,8 +64,10 @@ def reverse(fn, analysis, naming, wrt, bind, check_finite=False, meter=False, ch
     constant 1.0 (``value_and_grad``, not a pullback's argument), so a rule may take it as that
     constant (``Reverser._seeded``); ``Reversed.seed`` is then None where no statement reads the
     seed any more. ``lazy``: for lazy arrays (dask): before each data-dependent test, the values
-    the rest of the computation reads are persisted (``Reverser._persist``, ``runtime/lazy.py``)."""
-    rev = Reverser(fn, analysis, naming, wrt, bind, check_finite, meter, checkpoints, lazy)
+    the rest of the computation reads are persisted (``Reverser._persist``, ``runtime/lazy.py``). ``jit``: the variant numba compiles: one
+    tape per saved variable and kind (``Reverser._tape_of``), and known broadcast sums without
+    ``keepdims`` (``_unbroadcast_known``)."""
+    rev = Reverser(fn, analysis, naming, wrt, bind, check_finite, meter, checkpoints, lazy, jit)
     rev.plan()
     forward = rev.forward()
     result = fn.body[-1].value
@@ -81,7 +88,7 @@ def reverse(fn, analysis, naming, wrt, bind, check_finite=False, meter=False, ch
 
 class Reverser:
     def __init__(self, fn, analysis, naming, wrt, bind, check_finite=False, meter=False, checkpoints=None,
-                 lazy=False):
+                 lazy=False, jit=False):
         self.fn = fn
         self.an = analysis
         self.naming = naming
@@ -97,6 +104,9 @@ class Reverser:
         self.restored = set()
         self.uses_tape = False
         self.tape = naming.unique("_tape")
+        self.jit = jit
+        self.typed_tapes = jit  # one tape per saved variable and kind (numba types a list by its items)
+        self.tapes = {}  # with typed_tapes: key (_tape_of) -> tape name, in order of first use
         self._bw_cache = {}
         self.check_finite = check_finite
         self.owned = set()  # adjoints updated in place: zero arrays of loop-invariant values
@@ -249,6 +259,8 @@ class Reverser:
         self._fwd_block(self.fn.body, 0, False, out)
         if self.meter:
             out.insert(0, code.assign(0, self.tape, fmt("{f}()", f=self.rt("metered_tape"))))
+        elif self.uses_tape and self.typed_tapes:
+            out[:0] = [code.assign(0, t, lit("[]")) for t in self.tapes.values()]
         elif self.uses_tape:  # known only now: branch flags and trip counts are taped as emitted
             tape = fmt("{f}()", f=self.rt("lazy_tape")) if self.lazy and self.tape_saves else lit("[]")
             out.insert(0, code.assign(0, self.tape, tape))
@@ -299,23 +311,38 @@ class Reverser:
         self.sites.append((pos, value.render()))
         return lit(str(len(self.sites) - 1))
 
-    def _push(self, depth, value, pos=None, about=None):
+    def _push(self, depth, value, pos=None, about=None, key=None):
         """``_tape.append(value)``; ``about``: the user's statement a metered site is counted at
-        when the line itself maps to none (a branch flag, a trip count)."""
+        when the line itself maps to none (a branch flag, a trip count). ``key``: what is saved
+        (``_tape_of``); its pop names the same key."""
         if self.meter:
             site = self._site(value, pos or about)
             return code.line(depth, fmt("{t}.push({v}, {k})", t=self.tape, v=value, k=site), pos)
-        return code.line(depth, fmt("{t}.append({v})", t=self.tape, v=value), pos)
+        return code.line(depth, fmt("{t}.append({v})", t=self._tape_of(key), v=value), pos)
 
-    def _pop(self):
-        return fmt("{t}.pop()", t=self.tape)
+    def _pop(self, key=None):
+        return fmt("{t}.pop()", t=self._tape_of(key))
+
+    def _tape_of(self, key):
+        """The tape a save goes on: the one tape, or with ``typed_tapes`` one per key (a saved
+        variable, its entries, a branch flag, a trip count). Pops come in the reverse order of
+        pushes, on each tape as on the one, so splitting the tape by key changes no value."""
+        if not self.typed_tapes or key is None:
+            return self.tape
+        if key not in self.tapes:
+            self.tapes[key] = self.naming.unique(f"{self.tape}_{key.lstrip('_')}")
+        return self.tapes[key]
+
+    @staticmethod
+    def _save_key(s):
+        return f"{s.target}_entry" if isinstance(s, ir.SetItem) else s.target
 
     def _save(self, s, value, depth, out):
         where = None if self._plain else self.saves.get(id(s))
         if where and id(s) in self.shape_saves:
             value = fmt("{f}({v})", f=self.rt("shape_of"), v=value)  # keep no array alive for its shape
         if where == "tape":
-            out.append(self._push(depth, value, s.pos))
+            out.append(self._push(depth, value, s.pos, key=self._save_key(s)))
         elif where and self.meter:
             out.append(code.assign(depth, where, fmt("{t}.keep({v}, {k})", t=self.tape, v=value,
                                                      k=self._site(value, s.pos)), s.pos))
@@ -339,6 +366,8 @@ class Reverser:
                 last[n] = i
         out = {}
         for n in sorted((self.naming.temps & self.an.active) - self.reads - set(self.fn.params) - self.restored):
+            if n in self.shapes and self._small(n):
+                continue  # keeping a few numbers costs less than shape_of's record of them
             d = defs.get(n, ())
             if len(d) != 1 or id(d[0]) not in top or not isinstance(d[0], ir.Assign):
                 continue
@@ -347,6 +376,11 @@ class Reverser:
             after = max(last.get(n, -1), top[id(d[0])])
             out.setdefault(id(body[after]), []).append(n)
         return out
+
+    def _small(self, name):
+        """Is ``name`` known (from the argument shapes) to hold at most ``SMALL_ARRAY`` numbers?"""
+        shape = self.an.shapes.of(name) if self.an.shapes is not None else None
+        return shape is not None and all(type(k) is int for k in shape) and math.prod(shape) <= SMALL_ARRAY
 
     def _fwd_block(self, stmts, depth, in_loop, out):
         for s in stmts:
@@ -403,7 +437,7 @@ class Reverser:
             out.append(code.header(depth, lit("else:")))
             self._fwd_block(s.orelse, depth + 1, in_loop, out)
         if in_loop and id(s) in self.conds and not self._plain:
-            out.append(self._push(depth, code.name(self.conds[id(s)]), about=s.pos))
+            out.append(self._push(depth, code.name(self.conds[id(s)]), about=s.pos, key=self.conds[id(s)]))
             self.uses_tape = True
 
     def _fwd_for(self, s, depth, in_loop, out):
@@ -426,7 +460,7 @@ class Reverser:
         if count:  # the iterations that ran, for the backward to retrace
             out.append(code.assign(depth, r, fmt("{r}[:{n}]", r=r, n=count)))
         if in_loop:
-            out.append(self._push(depth, code.name(r), about=s.pos))
+            out.append(self._push(depth, code.name(r), about=s.pos, key=r))
             self.uses_tape = True
 
     def _fwd_while(self, s, depth, in_loop, out):
@@ -445,7 +479,7 @@ class Reverser:
         self._fwd_block(s.body, depth + 1, True, out)
         self._persist(s, depth + 1, out, at_end=True)
         if in_loop:
-            out.append(self._push(depth, code.name(n), about=s.pos))
+            out.append(self._push(depth, code.name(n), about=s.pos, key=n))
             self.uses_tape = True
 
     # ---- checkpointed loops ----------------------------------------------------------------
@@ -642,7 +676,7 @@ class Reverser:
         where = self.saves.get(id(s))
         if not where:
             return
-        value = self._pop() if where == "tape" else code.name(where)
+        value = self._pop(self._save_key(s)) if where == "tape" else code.name(where)
         if entry is None:
             out.append(code.assign(depth, name, value, s.pos))
         else:  # x[i] = <saved>: a write into x's array
@@ -755,7 +789,8 @@ class Reverser:
                 expr, tight = inst.expr, inst.tight
                 plan = self.an.unbroadcast_of(s, b, inst.source_param) if inst.source_param in b.values else None
                 if plan is not None and inst.inner is not None:
-                    expr, tight = _unbroadcast_known(inst.inner, plan), inst.inner_tight or bool(plan)
+                    shape = self.an.shapes.of(b.values[inst.source_param].id) if self.jit and plan else None
+                    expr, tight = _unbroadcast_known(inst.inner, plan, shape), inst.inner_tight or bool(plan)
                 seeded = self._seeded(inst, g, b, values, depth, out)
                 if seeded is not None:
                     expr, tight = seeded, True
@@ -850,7 +885,7 @@ class Reverser:
     def _bwd_if(self, s, depth, in_loop, state, out):
         c = self.conds[id(s)]
         if in_loop:
-            out.append(code.assign(depth, c, self._pop()))
+            out.append(code.assign(depth, c, self._pop(c)))
         body, else_ = [], []
         st1 = self._bwd_block(s.body, depth + 1, in_loop, dict(state), body)
         st2 = self._bwd_block(s.orelse, depth + 1, in_loop, dict(state), else_)
@@ -873,7 +908,7 @@ class Reverser:
     def _bwd_loop(self, s, depth, in_loop, state, out):
         var = self.counts[id(s)]
         if in_loop:
-            out.append(code.assign(depth, var, self._pop()))
+            out.append(code.assign(depth, var, self._pop(var)))
         if isinstance(s, ir.For):
             header = code.header(depth, fmt("for {t} in {f}({v}):", t=s.target, f=self.rt("reversed"), v=var), s.pos,
                                  (s.target,))
@@ -947,13 +982,19 @@ def _join(a, b):
     return merged, fix_a, fix_b
 
 
-def _unbroadcast_known(inner, plan):
+def _unbroadcast_known(inner, plan, shape=None):
     """``unbroadcast(E, x)`` where shape inference knows the shapes: ``E`` when they match (plan
-    ``()``), else ``E.sum(axis=axes)`` (plan ``(axes, keepdims)`` from ``Analysis.unbroadcast_of``)."""
+    ``()``), else ``E.sum(axis=axes)`` (plan ``(axes, keepdims)`` from ``Analysis.unbroadcast_of``).
+    ``shape``: x's shape, for numba, which sums over one axis at a time and has no ``keepdims``:
+    ``E.sum(axis=2).sum(axis=0).reshape(shape)``."""
     if not plan:
         return inner
     axes, keepdims = plan
     base = inner if inner.ref() else of("(", inner, ")")
+    if shape is not None:
+        for a in sorted(axes, reverse=True):
+            base = of(base, f".sum(axis={a})")
+        return of(base, f".reshape({shape!r})") if keepdims else base
     axis = axes[0] if len(axes) == 1 else axes
     return of(base, f".sum(axis={axis}{', keepdims=True' if keepdims else ''})")
 

@@ -1,0 +1,294 @@
+"""numba implementations of the runtime helpers that specialized generated code calls.
+
+Imported only by the numba backend (``sourcegrad.backends``): ``sourcegrad.runtime`` itself never
+imports numba. Each helper gets an ``@overload`` that numba uses when it compiles generated code
+calling the helper (the generated code names the very functions the numpy backend runs), and each
+overload covers only the argument types for which it computes exactly what the numpy helper does:
+for anything else it raises a typing error, and the backend keeps numpy for that function.
+
+``STAND_INS`` are what the numba variant of the generated code binds in place of helpers it
+cannot run: ``descending`` for ``reversed`` over a ``range`` (numba has none), and, for
+``finalize`` and ``check_scalar``, helpers that pass the value on, because the thin Python
+wrapper around the compiled code (``sourcegrad.backends``) runs the real ones; None for ``ZERO``.
+"""
+
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+from numba import types
+from numba.core.errors import TypingError
+from numba.extending import overload
+
+from . import (ZERO, acc, adjoints, check_scalar, check_sequence, copy_value, finalize, scale_repeated, shape_of,
+               structures, unbroadcast, unindex, unreduce, written_part, zero_at, zeros_like)
+
+__all__ = ["descending", "as_computed", "checked_later", "STAND_INS"]
+
+
+def _is_array(t):
+    return isinstance(t, types.Array)
+
+
+def _is_float_array(t):
+    return _is_array(t) and isinstance(t.dtype, types.Float)
+
+
+def _is_number(t):
+    return isinstance(t, (types.Float, types.Integer)) and not isinstance(t, types.Boolean)
+
+
+def _is_none(t):
+    return t is None or isinstance(t, (types.NoneType, types.Omitted))
+
+
+def _is_false(t):
+    """An argument given as the literal False, or left out (its default is False)."""
+    if t is False:
+        return True
+    if isinstance(t, types.Omitted):
+        return t.value is False
+    return isinstance(t, types.BooleanLiteral) and t.literal_value is False
+
+
+def _refuse(helper, *args):
+    raise TypingError(f"sourcegrad's numba backend has no {helper} for ({', '.join(map(str, args))})")
+
+
+def descending(r):
+    """``reversed(r)`` for a ``range``: the same numbers, last first (compiled: a ``range``)."""
+    return reversed(r)
+
+
+@overload(descending)
+def _descending(r):
+    if not isinstance(r, types.RangeType):
+        _refuse("reversed", r)
+
+    def impl(r):
+        n = len(r)
+        return range(r.start + (n - 1) * r.step, r.start - r.step, -r.step)
+
+    return impl
+
+
+@overload(unreduce)
+def _unreduce(g, like, axis=None, keepdims=False, mean=False):
+    if isinstance(g, types.Optional):  # an adjoint that may be ZERO (None), used where it is not
+        g = g.type
+    if not (_is_none(axis) and _is_false(mean) and _is_number(g)):
+        _refuse("unreduce", g, like, axis, keepdims, mean)
+    if _is_number(like):
+        return lambda g, like, axis=None, keepdims=False, mean=False: g
+    if not _is_array(like):
+        _refuse("unreduce", g, like, axis, keepdims, mean)
+    dtype = like.dtype if isinstance(like.dtype, types.Float) else types.float64
+    if like.ndim == 0:
+        return lambda g, like, axis=None, keepdims=False, mean=False: g
+
+    def impl(g, like, axis=None, keepdims=False, mean=False):
+        return np.full(like.shape, g, dtype)
+
+    return impl
+
+
+@overload(unbroadcast)
+def _unbroadcast(g, like):
+    if _is_number(g) and _is_number(like):
+        return lambda g, like: g
+    if _is_float_array(g) and _is_array(like) and g.ndim == like.ndim:
+        def impl(g, like):
+            if g.shape != like.shape:
+                raise ValueError("unbroadcast: shapes differ")  # the numpy backend runs the call instead
+            return g
+
+        return impl
+    if _is_float_array(g) and _is_number(like):
+        return lambda g, like: g.sum()
+    _refuse("unbroadcast", g, like)
+
+
+@overload(zeros_like)
+def _zeros_like(x):
+    if _is_number(x):
+        return lambda x: 0.0
+    if _is_array(x):
+        dtype = x.dtype if isinstance(x.dtype, types.Float) else types.float64
+        return lambda x: np.zeros(x.shape, dtype)
+    _refuse("zeros_like", x)
+
+
+def _is_basic_index(t):
+    """An int, a slice, or a tuple of them: numpy's basic indexing, which writes each entry once."""
+    if isinstance(t, types.BaseTuple):
+        return all(_is_basic_index(u) and not isinstance(u, types.BaseTuple) for u in t.types)
+    return isinstance(t, (types.Integer, types.SliceType)) and not isinstance(t, types.Boolean)
+
+
+@overload(unindex)
+def _unindex(g, like, idx):
+    if isinstance(idx, types.Optional) and isinstance(idx.type, types.Integer) and _is_array(like) \
+            and (_is_number(g) or _is_float_array(g)):
+        # an index variable the backward restores, which numba types as maybe None: int() of it
+        # raises where it is None (numpy's backend then runs the call and says what went wrong)
+        dtype = like.dtype if isinstance(like.dtype, types.Float) else types.float64
+
+        def optional_index(g, like, idx):
+            out = np.zeros(like.shape, dtype)
+            out[int(idx)] = g
+            return out
+
+        return optional_index
+    if not (_is_array(like) and _is_basic_index(idx) and (_is_number(g) or _is_float_array(g))):
+        _refuse("unindex", g, like, idx)
+    dtype = like.dtype if isinstance(like.dtype, types.Float) else types.float64
+
+    def impl(g, like, idx):
+        out = np.zeros(like.shape, dtype)
+        out[idx] = g
+        return out
+
+    return impl
+
+
+@overload(written_part)
+def _written_part(g, idx, value):
+    if isinstance(idx, types.Optional) and isinstance(idx.type, types.Integer) and _is_float_array(g):
+        return lambda g, idx, value: unbroadcast(g[int(idx)], value)  # (as in unindex)
+    if not (_is_float_array(g) and _is_basic_index(idx)):
+        _refuse("written_part", g, idx, value)
+    return lambda g, idx, value: unbroadcast(g[idx], value)
+
+
+def _is_value(t):
+    return _is_number(t) or _is_float_array(t)
+
+
+@overload(acc)
+def _acc(total, g):
+    """``total + g`` where either may be ZERO, which is None in compiled code."""
+    def part(t):
+        return isinstance(t, types.NoneType) or _is_value(t) or (isinstance(t, types.Optional) and _is_value(t.type))
+
+    if not (part(total) and part(g)):
+        _refuse("acc", total, g)
+    if isinstance(total, types.NoneType):
+        return lambda total, g: g
+    if isinstance(g, types.NoneType):
+        return lambda total, g: total
+
+    def impl(total, g):
+        if total is None:
+            return g
+        if g is None:
+            return total
+        return total + g
+
+    return impl
+
+
+@overload(copy_value)
+def _copy_value(x):
+    if _is_array(x):
+        return lambda x: x.copy()
+    if _is_number(x):
+        return lambda x: x
+    _refuse("copy_value", x)
+
+
+@overload(check_sequence)
+def _check_sequence(seq):
+    if _is_array(seq):
+        return lambda seq: None  # an array: iterated by index, as the numpy helper allows
+    _refuse("check_sequence", seq)
+
+
+@overload(shape_of)
+def _shape_of(x):
+    return lambda x: x  # numba keeps the value (or None); only its shape and dtype are read
+
+
+@overload(zero_at)
+def _zero_at(g, idx):
+    if not (_is_float_array(g) and _is_basic_index(idx)):
+        _refuse("zero_at", g, idx)
+
+    def impl(g, idx):
+        out = g.copy()
+        out[idx] = 0
+        return out
+
+    return impl
+
+
+_FLOAT_MIN, _FLOAT_MAX = np.finfo(np.float64).tiny, np.finfo(np.float64).max
+
+
+@overload(scale_repeated)
+def _scale_repeated(g, k, n):
+    if not (_is_number(k) and isinstance(n, types.Integer) and (_is_float_array(g) or _is_number(g))):
+        _refuse("scale_repeated", g, k, n)
+
+    def impl(g, k, n):
+        s = float(k) ** n  # inf where Python's float power raises OverflowError: the loop below, as there
+        if _FLOAT_MIN <= abs(s) <= _FLOAT_MAX:
+            return g * s
+        for _ in range(n):
+            g = g * k
+        return g
+
+    return impl
+
+
+@overload(adjoints.extremum_share)
+def _extremum_share(wins, ties, g):
+    if not (_is_array(wins) and _is_array(ties) and _is_float_array(g)):
+        _refuse("extremum_share", wins, ties, g)
+    dtype = g.dtype
+
+    def impl(wins, ties, g):  # 1, 1/2 or 0 exactly, in g's dtype, as numpy's
+        return wins.astype(dtype) + ties.astype(dtype) * dtype(0.5)
+
+    return impl
+
+
+@overload(adjoints.power_slope)
+def _power_slope(x, y):
+    if not (_is_number(y) and _is_float_array(x)):
+        _refuse("power_slope", x, y)
+
+    def impl(x, y):
+        if y == 0:
+            return np.zeros(x.shape, x.dtype)  # the numpy helper's number 0.0, shaped like x
+        if y == 2:
+            return x * 2.0
+        return y * x ** (y - 1)
+
+    return impl
+
+
+def as_computed(g, like):
+    """``finalize``'s stand-in: the gradient as the compiled code computed it."""
+    return g
+
+
+@overload(as_computed)
+def _as_computed(g, like):
+    return lambda g, like: g
+
+
+def checked_later(value, name):
+    """``check_scalar``'s stand-in: the wrapper checks the value the compiled code returns."""
+
+
+@overload(checked_later)
+def _checked_later(value, name):
+    return lambda value, name: None
+
+
+# ZERO, the adjoint known to be zero on some paths (``if s_bar is not ZERO``), is None in compiled
+# code: numba types a variable that is None on one path and an array on another as an optional
+# array. The wrapper turns a None gradient back into ZERO before ``finalize``.
+STAND_INS = {id(builtins.reversed): descending, id(finalize): as_computed, id(structures.finalize): as_computed,
+             id(check_scalar): checked_later, id(ZERO): None}

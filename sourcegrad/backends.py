@@ -1,0 +1,217 @@
+"""Backends: where the generated code of a specialized gradient runs.
+
+``numpy`` (the default) runs the generated Python. ``numba`` compiles a variant of the same code
+(``compile_gradient(..., jit=True)``: no ``del``, numba implementations of the runtime helpers in
+``runtime/jit.py``) with ``numba.njit``, inside a thin Python wrapper that keeps what numba cannot
+do: ``check_scalar`` on the value, and ``finalize`` of each gradient (dtype, Python floats).
+``auto`` compiles for numba where the arrays are small and keeps whichever of the two ran faster
+on the first calls.
+
+Deny by default, never wrong: the numba variant runs only for ``grad``/``value_and_grad`` of code
+specialized to its arguments' shapes, whose captured values are all modules, functions or
+integers the guard checks (numba freezes what it reads), and that numba types. On its first call
+it runs beside the numpy code and must agree with it. Anything else keeps numpy for that
+function, with one ``BackendWarning`` naming the reason (``backend="numba"``; ``auto`` is silent).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+import warnings
+
+import numpy as np
+
+from .runtime import ZERO, check_scalar, finalize
+
+BACKENDS = ("numpy", "numba", "auto")
+
+# auto: larger arguments (in numbers, all arrays together) keep numpy without compiling for numba
+# (numba's scalar transcendental functions and its own BLAS calls gain nothing on big arrays)
+AUTO_MAX_NUMBERS = 100_000
+# auto: numba is kept when its first timed calls take at most this fraction of numpy's
+AUTO_MARGIN = 0.9
+_TIMED_CALLS = 3
+
+
+class BackendWarning(UserWarning):
+    """A gradient asked for a compiled backend runs on numpy instead (the message says why)."""
+
+
+def check_backend(backend):
+    from .errors import UsageError
+
+    if backend not in BACKENDS:
+        raise UsageError(f"backend must be one of {', '.join(map(repr, BACKENDS))}, not {backend!r}")
+    return backend
+
+
+def accelerated(owner, compiled, signature):
+    """``compiled`` (the numpy code for ``signature``), or code that runs on ``owner.backend``
+    with ``compiled`` as its fallback."""
+    reason = _refusal(owner, compiled, signature)
+    if reason is not None:
+        _fallback_warning(owner, reason)
+        return compiled
+    from .transforms import compile_gradient
+
+    variant = compile_gradient(owner.fn, owner.names, owner.mode, owner.check_finite, owner.unroll, signature,
+                               owner.has_aux, checkpoint=owner.checkpoint, jit=True)
+    import numba
+
+    kernel = numba.njit(variant.function, boundscheck=True)  # an IndexError, as numpy raises, never a stray read
+    runner = _Runner(owner, kernel, compiled.function)
+    return dataclasses.replace(variant, function=runner, guard=compiled.guard, reads=compiled.reads)
+
+
+def _refusal(owner, compiled, signature):
+    """Why ``owner``'s code for ``signature`` keeps numpy, or None."""
+    if owner.backend == "numpy":
+        return ""
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return 'numba is not installed (pip install "sourcegrad[numba]")'
+    if signature is None:
+        return "only code specialized to its arguments' shapes compiles (specialize=False, keyword arguments " \
+               "and calls past MAX_SPECIALIZATIONS run the general numpy code)"
+    if owner.mode != "value_and_grad":
+        return "the numba backend compiles grad and value_and_grad; vjp's pullback runs on numpy"
+    if owner.has_aux or owner.check_finite or owner.checkpoint or owner.bound is not None:
+        return "has_aux, check_finite, checkpoint and bound methods run on numpy"
+    if owner.fn.__code__.co_kwonlyargcount:
+        return "keyword-only parameters run on numpy"
+    if any(k is None for k in signature):
+        return "an argument is neither an array nor a number (containers and objects run on numpy)"
+    if any(r.check not in ("is", "eq", "absent") for r in compiled.reads):
+        live = ", ".join(r.describe() for r in compiled.reads if r.check not in ("is", "eq", "absent"))
+        return f"it reads captured values ({live}) live, and numba would freeze them: pass them as arguments"
+    if owner.backend == "auto":
+        numbers = sum(_size(k) for k in signature if type(k) is tuple)
+        if numbers > AUTO_MAX_NUMBERS:
+            return ""
+    return None
+
+
+def _size(shape):
+    n = 1
+    for k in shape:
+        n *= k
+    return n
+
+
+def _fallback_warning(owner, reason):
+    if owner.backend == "numba" and reason and not getattr(owner, "_backend_warned", False):
+        owner._backend_warned = True
+        warnings.warn(f"sourcegrad: {getattr(owner.fn, '__qualname__', owner.fn)} runs on numpy, not numba: {reason}",
+                      BackendWarning, stacklevel=8)  # the user's call (through api's _run)
+
+
+class _Runner:
+    """The thin Python wrapper around the numba kernel: value checks and gradient conversion, the
+    first call with each combination of argument types checked against numpy (numba compiles
+    the kernel again for new dtypes), and the fallback to numpy."""
+
+    def __init__(self, owner, kernel, numpy_function):
+        self.owner = owner
+        self.kernel = kernel
+        self.numpy = numpy_function
+        # argument types (_types) -> the value's type when the kernel runs them, None: numpy runs them
+        self.value_types = {}
+        self.name = owner.fn.__name__
+        self.positions = tuple(owner.positions)
+        self.single = len(self.positions) == 1
+
+    @property
+    def use_kernel(self):
+        """Does the kernel run some argument types (all that were tried, so far, but refused ones)?"""
+        return any(t is not None for t in self.value_types.values())
+
+    def __call__(self, *args):
+        key = _types(args)
+        value_type = self.value_types.get(key, _UNTRIED)
+        if value_type is None:
+            return self.numpy(*args)
+        if value_type is _UNTRIED:
+            return self._first(args, key)
+        try:
+            value, raw = self.kernel(*args)
+        except Exception:  # noqa: BLE001 — a run-time refusal of a helper: numpy runs it (or raises it)
+            return self.numpy(*args)
+        return self._finished(value_type, value, raw, args)
+
+    def _finished(self, value_type, value, raw, args):
+        check_scalar(value, self.name)
+        if self.single:
+            return value_type(value), finalize(ZERO if raw is None else raw, args[self.positions[0]])
+        return value_type(value), tuple([finalize(ZERO if g is None else g, args[i])
+                                         for g, i in zip(raw, self.positions)])
+
+    def _first(self, args, key):
+        want = self.numpy(*args)  # raises what the user's code raises: nothing is decided then
+        try:
+            value, raw = self.kernel(*args)  # numba compiles for these argument types
+        except Exception as e:  # noqa: BLE001 — numba could not type or run it
+            return self._give_up(key, _first_line(e), want)
+        value_type = type(want[0]) if isinstance(want[0], np.generic) else float
+        error = _disagreement(self._finished(value_type, value, raw, args), want)
+        if error is not None:
+            return self._give_up(key, f"its first result differs from numpy's ({error})", want)
+        faster = self.owner.backend != "auto" or self._faster(value_type, args)
+        self.value_types[key] = value_type if faster else None
+        return want
+
+    def _faster(self, value_type, args):
+        """Does the kernel beat numpy on this call's arguments (best of a few calls each)?"""
+        def best(call):
+            times = []
+            for _ in range(_TIMED_CALLS):
+                started = time.perf_counter()
+                call()
+                times.append(time.perf_counter() - started)
+            return min(times)
+
+        kernel = best(lambda: self._finished(value_type, *self.kernel(*args), args))
+        return kernel <= AUTO_MARGIN * best(lambda: self.numpy(*args))
+
+    def _give_up(self, key, reason, result):
+        self.value_types[key] = None
+        _fallback_warning(self.owner, reason)
+        return result
+
+
+_UNTRIED = object()
+
+
+def _types(args):
+    """What numba dispatches on, as far as the specialization does not fix it: dtypes and types."""
+    return tuple([a.dtype if type(a) is np.ndarray else type(a) for a in args])
+
+
+def _first_line(e):
+    """numba's reason, without its pipeline header, source excerpt and context lines."""
+    skip = ("Failed in ", "File ", "During:", "<source elided>", "^", "This error may have been caused",
+            "There are ", " - Of which")
+    lines = [line.strip() for line in str(e).strip().splitlines() if line.strip()]
+    detail = next((line for line in lines if not line.startswith(skip)), lines[0] if lines else "")
+    return f"numba cannot compile it ({type(e).__name__}: {detail[:200]})"
+
+
+def _disagreement(got, want):
+    """None when ``got`` (value, gradients) agrees with numpy's ``want``; else what differs."""
+    pairs = [(got[0], want[0])]
+    g, w = got[1], want[1]
+    pairs += list(zip(g, w)) if isinstance(w, tuple) else [(g, w)]
+    for a, b in pairs:
+        a, b = np.asarray(a), np.asarray(b)
+        if a.shape != b.shape or a.dtype != b.dtype:
+            return f"shape or dtype {a.shape} {a.dtype} for {b.shape} {b.dtype}"
+        tol = 1e-3 if b.dtype.itemsize <= 4 else 1e-9
+        scale = max(float(np.max(np.abs(b[np.isfinite(b)]), initial=0.0)), 1e-300)
+        finite = np.isfinite(b)
+        if not np.array_equal(a[~finite], b[~finite], equal_nan=True):
+            return "non-finite entries"
+        err = float(np.max(np.abs(a[finite] - b[finite]), initial=0.0)) / scale
+        if not err <= tol:
+            return f"relative error {err:.3g}"
+    return None

@@ -1,0 +1,377 @@
+"""The numba backend: the same gradients as the numpy backend and as finite differences.
+
+Each function runs through ``backend="numba"`` twice (the first call compiles and runs beside the
+numpy code; the second runs the compiled kernel alone) and is checked against the numpy backend
+and central finite differences (``tests/oracle.py``). Where the numba variant does not apply, the
+function keeps numpy with exactly one ``BackendWarning``: the checks below assert that the warning
+comes exactly when numpy runs, and that the kernel runs where it should (the seed's programs,
+elementwise rules, loops and branches).
+
+numba compiles each specialization in a second or more, so the default run takes a representative
+part of the rule table, the control-flow suite and the corpus; ``-m slow`` runs all of them.
+"""
+
+import os
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import sourcegrad as sg
+from sourcegrad import api
+from sourcegrad.backends import BackendWarning, _Runner
+
+from . import test_control_flow as cf
+from .corpus import all_cases
+from .corpus.harness import assert_tree_close, fd_tree_grad
+from .oracle import assert_close, fd_grad
+
+numba = pytest.importorskip("numba")
+
+
+def run(f, args, wrt, backend="numba"):
+    """``(value, gradients, ran_on_numba)`` of the second call through ``backend``."""
+    vg = sg.value_and_grad(f, wrt=wrt, backend=backend)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        vg(*args)
+        value, grads = vg(*args)
+    warned = [w for w in caught if issubclass(w.category, BackendWarning)]
+    signature = api.signature_of(args)
+    runner = vg.compiled(signature).function if signature is not None else None
+    used = isinstance(runner, _Runner) and runner.use_kernel
+    if backend == "numba":
+        assert len(warned) == (0 if used else 1), [str(w.message) for w in warned]
+    return value, grads, used
+
+
+def check(f, args, wrt=0, rtol=1e-5, atol=1e-6, backend="numba"):
+    """The backend's value and gradients against the numpy backend's and finite differences."""
+    value, grads, used = run(f, args, wrt, backend)
+    want_value, want_grads = sg.value_and_grad(f, wrt=wrt)(*args)
+    assert type(value) is type(want_value)
+    single = any(getattr(a, "dtype", None) == np.float32 for a in args)
+    same = 1e-4 if single else 1e-7  # numba and numpy round differently (numba: float64 where numpy keeps float32)
+    assert_close(value, want_value, rtol=same, atol=same * 1e-3, what="value")
+    positions = wrt if isinstance(wrt, tuple) else (wrt,)
+    grads = grads if isinstance(wrt, tuple) else (grads,)
+    want_grads = want_grads if isinstance(wrt, tuple) else (want_grads,)
+    for i, g, w in zip(positions, grads, want_grads):
+        assert type(g) is type(w)
+        if isinstance(w, np.ndarray):
+            assert g.shape == w.shape and g.dtype == w.dtype
+        assert_tree_close(g, fd_tree_grad(f, args, i), rtol, atol, what=f"d/d argument {i}")
+        assert_tree_close(g, w, rtol=same, atol=same * 1e-3, what=f"d/d argument {i}: numba vs numpy")
+    return used
+
+
+# ---- the benchmarks' programs: these must run on numba ---------------------------------------------
+
+
+def tanh_steps(w, x, y):
+    for i in range(50):
+        y = np.tanh(w * y + x)
+    return np.sum(y)
+
+
+def doubling(x, c):
+    y = x * 2
+    while np.linalg.norm(y) < 100:
+        y = y * 2
+    return np.sum(y * c)
+
+
+def two_layer(w1, w2, x, y):
+    h = x.dot(w1)
+    h_relu = np.maximum(h, 0)
+    y_pred = h_relu.dot(w2)
+    return np.square(y_pred - y).sum()
+
+
+R = np.random.default_rng(0)
+
+
+@pytest.mark.parametrize("f, args, wrt", [
+    (tanh_steps, tuple(R.normal(size=8) for _ in range(3)), (0, 1)),
+    (doubling, (R.normal(size=3) * 1e-3, np.array([0.1, 1.0, 0.0001])), 0),
+    (two_layer, (R.normal(size=(5, 4)), R.normal(size=(4, 3)), R.normal(size=(6, 5)), R.normal(size=(6, 3))), (0, 1)),
+], ids=["small_ops", "while_loop", "two_layer"])
+def test_benchmark_programs_run_on_numba(f, args, wrt):
+    assert check(f, args, wrt)
+
+
+@settings(max_examples=5, deadline=None)
+@given(st.integers(0, 2 ** 32 - 1), st.floats(0.1, 2.0))
+def test_tanh_steps_match_finite_differences(seed, scale):
+    """Values drawn anew, one shape: one numba compile for every example."""
+    rng = np.random.default_rng(seed)
+    args = tuple(rng.normal(size=8) * scale for _ in range(3))
+    assert check(tanh_steps, args, (0, 1, 2))
+
+
+def test_float32_gradients_keep_their_dtype():
+    """(numba computes ``1.0 - y * y`` of a float32 ``y`` in float64, unlike numpy: where that
+    makes a loop's adjoint change type, it cannot type the loop, and numpy runs it.)"""
+    args = tuple(R.normal(size=8).astype(np.float32) for _ in range(3))
+    check(tanh_steps, args, (0, 1), rtol=2e-3, atol=2e-3)
+    check(two_layer, tuple(a.astype(np.float32) for a in (R.normal(size=(5, 4)), R.normal(size=(4, 3)),
+                                                         R.normal(size=(6, 5)), R.normal(size=(6, 3)))),
+          (0, 1), rtol=2e-3, atol=2e-3)
+
+
+def test_each_dtype_is_checked_on_its_first_call():
+    """The specialization keys on shapes; numba compiles again for new dtypes, and each new
+    combination runs beside numpy first (float32 here keeps numpy: numba cannot type its loop)."""
+    df = sg.grad(tanh_steps, wrt=(0, 1), backend="numba")
+    args = tuple(R.normal(size=8) for _ in range(3))
+    single = tuple(a.astype(np.float32) for a in args)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", BackendWarning)
+        for call in (args, args, single, single, args):
+            gw, gx = df(*call)
+            assert gw.dtype == call[0].dtype
+            assert_close(gw, fd_grad(tanh_steps, [a.astype(np.float64) for a in call], 0), rtol=2e-3, atol=2e-3)
+    runner = df.compiled(api.signature_of(args)).function
+    assert len([w for w in caught if issubclass(w.category, BackendWarning)]) == 1
+    assert runner.value_types[(np.dtype(np.float64),) * 3] is np.float64
+    assert runner.value_types[(np.dtype(np.float32),) * 3] is None
+
+
+# ---- the rule table: a representative part -------------------------------------------------------
+
+RULES = ["np.tanh", "np.exp", "np.sin", "np.log", "np.sqrt", "np.square", "np.multiply", "np.add", "np.subtract",
+         "np.true_divide", "np.maximum", "np.sum", "np.dot", "np.power", "np.mean", "np.abs"]
+# must run on numba (the cases of np.add and np.subtract picked broadcast: their adjoints sum over
+# axes, one at a time and reshaped where numpy would keep the dimensions)
+ELEMENTWISE = {"np.tanh", "np.exp", "np.sin", "np.log", "np.sqrt", "np.multiply", "np.add", "np.subtract"}
+
+
+def _rule_cases(names, every=False):
+    from . import test_systematic as ts
+
+    out = []
+    for key in ts.registered():
+        name = ts.source_name(key)
+        if key not in ts.S.SPECS or (names is not None and name not in names):
+            continue
+        cases = ts.cases_of(key)
+        profile = ts.fast_profile(key, cases)
+        for i, dtype in profile:
+            c = cases[i]
+            if c.refused or c.bug or c.seeded:
+                continue  # refusals come before any backend; seeded draws reset numpy's random state
+            if not every and not all(x.form not in ("py", "scalar") and x.shape for x in c.inputs.values()):
+                continue  # the default run: array arguments (numbers run on numpy)
+            out.append(pytest.param(key, i, np.float64, id=f"{ts.key_id(key)}-{i}"))
+            if not every:
+                break
+    return out
+
+
+def _check_rule_case(key, index, dtype):
+    from . import test_systematic as ts
+
+    case = ts.cases_of(key)[index]
+    built = ts.build(key, case, dtype)
+    names = tuple(case.inputs)
+    _, fd = ts.oracle(built, case)
+    value, grads, used = run(built.f, built.args, names)
+    want_value, want_grads = sg.value_and_grad(built.f, wrt=names)(*built.args)
+    rtol = ts.tolerance(case, dtype)
+    assert_close(value, want_value, rtol=1e-9, atol=1e-12, what="value")
+    for name, a, g, want_g, numpy_g in zip(names, built.args, grads, fd, want_grads):
+        ts.check_gradient(a, g, np.zeros_like(want_g) if case.stops else want_g, rtol, f"d/d{name}\n{built.shown}")
+        assert_close(g, numpy_g, rtol=1e-7, atol=1e-10, what=f"d/d{name}: numba vs numpy\n{built.shown}")
+    return ts.source_name(key), used
+
+
+@pytest.mark.parametrize("key, index, dtype", _rule_cases(RULES))
+def test_rule_table_part(key, index, dtype):
+    name, used = _check_rule_case(key, index, dtype)
+    assert used or name not in ELEMENTWISE, f"{name} should run on numba"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("key, index, dtype", _rule_cases(None, every=True))
+def test_rule_table_fast_profile(key, index, dtype):
+    _check_rule_case(key, index, dtype)
+
+
+# ---- control flow ---------------------------------------------------------------------------------
+
+CONTROL_FLOW = [
+    ("branch, first", cf.piecewise3, lambda r: (cf.with_sum(1, 4, 2.0, 3.0),), 0, True),
+    ("branch, middle", cf.piecewise3, lambda r: (cf.with_sum(3, 4, -0.5, 0.5),), 0, True),
+    ("branch, last", cf.piecewise3, lambda r: (cf.with_sum(2, 4, -3.0, -2.0),), 0, True),
+    ("for range(n)", cf.loop_n, lambda r: (r.normal(size=4), 5), 0, True),  # a tape per saved value
+    ("for range(0)", cf.loop_n, lambda r: (r.normal(size=4), 0), 0, True),
+    ("while, data-dependent", cf.grow_until, lambda r: (r.normal(size=3) * 0.5, 10.0), 0, True),
+    ("while, counter", cf.while_counter, lambda r: (r.normal(size=3), 4), 0, True),
+    ("while, newton", cf.newton_sqrt, lambda r: (r.uniform(0.1, 4.0, size=4),), 0, True),
+    ("while, break", cf.while_break, lambda r: (r.normal(size=3) * 0.3 + 0.1,), 0, None),
+    ("nested, triangular", cf.triangular, lambda r: (r.normal(size=4),), 0, None),
+]
+
+
+@pytest.mark.parametrize("f, make, wrt, on_numba", [pytest.param(*c[1:], id=c[0]) for c in CONTROL_FLOW])
+def test_control_flow(f, make, wrt, on_numba):
+    used = check(f, make(np.random.default_rng(0)), wrt)
+    assert on_numba is None or used == on_numba
+
+
+@settings(max_examples=5, deadline=None)
+@given(st.integers(0, 2 ** 32 - 1), st.integers(0, 6))
+def test_loop_tapes_match_finite_differences(seed, n):
+    """A loop saving an array and a number: each on a tape of its own (one compile: n is an int)."""
+    assert check(cf.loop_n, (np.random.default_rng(seed).normal(size=4), n), 0)
+
+
+# ---- the corpus -----------------------------------------------------------------------------------
+
+CORPUS_PART = ["rnn.elman_last_state", "attention.logsumexp_loop", "piecewise.huber_loop", "solvers.newton_cube_root",
+               "polynomials.horner", "scans.exponential_moving_average", "filters.kalman_1d", "masked.masked_mse"]
+
+
+def _corpus(ids=None):
+    return [pytest.param(c, id=c.id) for c in all_cases() if ids is None or c.id in ids]
+
+
+def _check_corpus_case(case):
+    args = case.make(np.random.default_rng(0))
+    wrt = case.wrt if isinstance(case.wrt, tuple) else case.wrt
+    check(case.fn, args, wrt, case.rtol, case.atol)
+
+
+@pytest.mark.parametrize("case", _corpus(CORPUS_PART))
+def test_corpus_part(case):
+    _check_corpus_case(case)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", _corpus())
+def test_corpus_whole(case):
+    _check_corpus_case(case)
+
+
+# ---- what keeps numpy, and says so once --------------------------------------------------------------
+
+GAIN = 1.5
+
+
+def reads_a_global(x):
+    return np.sum(np.sin(x) * GAIN)
+
+
+def test_a_captured_float_keeps_numpy_with_one_warning():
+    df = sg.grad(reads_a_global, backend="numba")
+    x = R.normal(size=3)
+    with pytest.warns(BackendWarning, match="GAIN"):
+        df(x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", BackendWarning)
+        assert_close(df(x), fd_grad(reads_a_global, (x,), 0))
+        df(R.normal(size=4))  # another signature: no second warning
+
+
+def test_a_closure_float_keeps_numpy():
+    def make(scale):
+        def f(x):
+            return np.sum(np.tanh(x) * scale)
+        return f
+
+    assert not check(make(2.0), (R.normal(size=3),))  # (check asserts the one warning)
+
+
+TRIPS = 3
+
+
+def repeated_sin(x):
+    y = x
+    for i in range(TRIPS):
+        y = np.sin(y)
+    return np.sum(y)
+
+
+def test_an_integer_the_compile_decided_from_is_guarded():
+    """numba freezes ``TRIPS``; the guard sees it rebound and compiles again."""
+    global TRIPS
+    df = sg.grad(repeated_sin, backend="numba")
+    x = R.normal(size=3)
+    df(x)
+    df(x)
+    try:
+        TRIPS = 5
+        assert_close(df(x), fd_grad(repeated_sin, (x,), 0))
+        assert_close(df(x), fd_grad(repeated_sin, (x,), 0))
+    finally:
+        TRIPS = 3
+
+
+def entry_times(x, i):
+    return np.sum(x[i] * x)
+
+
+def test_an_index_out_of_bounds_raises_as_in_numpy():
+    df = sg.grad(entry_times, backend="numba")
+    x = R.normal(size=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", BackendWarning)
+        assert_close(df(x, 1), fd_grad(entry_times, (x, 1), 0))
+        with pytest.raises(IndexError):
+            df(x, 7)
+
+
+@pytest.mark.parametrize("make, reason", [
+    (lambda f: sg.vjp(f, backend="numba"), "vjp"),
+    (lambda f: sg.grad(f, specialize=False, backend="numba"), "specialized"),
+])
+def test_what_the_backend_does_not_compile_says_why(make, reason):
+    g = make(tanh_steps)
+    with pytest.warns(BackendWarning, match=reason):
+        g(*(R.normal(size=3) for _ in range(3)))
+
+
+def test_jvp_keeps_numpy_and_says_so():
+    with pytest.warns(BackendWarning, match="jvp"):
+        jf = sg.jvp(tanh_steps, backend="numba")
+    args = tuple(R.normal(size=3) for _ in range(3))
+    _, t = jf(*args, np.ones(3))
+    assert_close(t, fd_grad(tanh_steps, args, 0).sum(), what="tangent")
+
+
+def test_a_container_argument_keeps_numpy():
+    def f(p, x):
+        return np.sum(np.tanh(p["w"] * x))
+
+    with pytest.warns(BackendWarning, match="container"):
+        g = sg.grad(f, backend="numba")({"w": R.normal(size=3)}, R.normal(size=3))
+    assert set(g) == {"w"}
+
+
+def test_an_unknown_backend_is_refused():
+    with pytest.raises(sg.SourcegradError, match="backend"):
+        sg.grad(tanh_steps, backend="jax")
+
+
+def test_auto_is_never_wrong():
+    for f, args, wrt in [(tanh_steps, tuple(R.normal(size=8) for _ in range(3)), (0, 1)),
+                         (two_layer, (R.normal(size=(5, 4)), R.normal(size=(4, 3)), R.normal(size=(6, 5)),
+                                      R.normal(size=(6, 3))), (0, 1))]:
+        check(f, args, wrt, backend="auto")
+
+
+def test_without_numba_the_backend_keeps_numpy_and_says_so():
+    """``sourcegrad.runtime`` and ``sourcegrad`` import without numba; ``backend="numba"`` then
+    warns once and runs numpy."""
+    code = ("import sys, warnings; sys.modules['numba'] = None; import numpy as np; import sourcegrad as sg; "
+            "from tests.test_call_path import scaled_sum; warnings.simplefilter('error'); "
+            "df = sg.grad(scaled_sum, backend='numba')\n"
+            "try:\n    df(np.ones(2), np.ones(2))\nexcept sg.backends.BackendWarning as w:\n    print(w)\n"
+            "warnings.simplefilter('ignore'); print(df(np.zeros(2), np.ones(2)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__)))).stdout
+    assert "numba is not installed" in out and out.strip().endswith("[2. 2.]"), out
