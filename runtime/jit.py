@@ -21,8 +21,8 @@ from numba import types
 from numba.core.errors import TypingError
 from numba.extending import overload
 
-from . import (ZERO, acc, adjoints, check_scalar, check_sequence, copy_value, finalize, scale_repeated, shape_of,
-               structures, unbroadcast, unindex, unreduce, written_part, zero_at, zeros_like)
+from . import (ZERO, acc, adjoints, check_scalar, check_sequence, copy_value, finalize, scale_repeated, seed_like,
+               shape_of, structures, unbroadcast, unindex, unreduce, written_part, zero_at, zeros_like)
 
 __all__ = ["descending", "as_computed", "checked_later", "STAND_INS"]
 
@@ -89,6 +89,23 @@ def _unreduce(g, like, axis=None, keepdims=False, mean=False):
 
     def impl(g, like, axis=None, keepdims=False, mean=False):
         return np.full(like.shape, g, dtype)
+
+    return impl
+
+
+@overload(seed_like)
+def _seed_like(like, mean=False):
+    """The seed folded into a sum's (or a mean's) rule: ones (or ``1 / size``) shaped like ``like``."""
+    if _is_number(like):
+        return lambda like, mean=False: 1.0
+    if not _is_array(like):
+        _refuse("seed_like", like, mean)
+    dtype = like.dtype if isinstance(like.dtype, types.Float) else types.float64
+    if like.ndim == 0:
+        return lambda like, mean=False: 1.0
+
+    def impl(like, mean=False):
+        return np.full(like.shape, 1.0 / max(like.size, 1) if mean else 1.0, dtype)
 
     return impl
 

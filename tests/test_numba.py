@@ -25,7 +25,9 @@ import sourcegrad as sg
 from sourcegrad import api
 from sourcegrad.backends import BackendWarning, _Runner
 
-from . import test_control_flow as cf
+from .flow import with_sum
+from .test_branches import piecewise3
+from .test_loops import grow_until, loop_n, newton_sqrt, triangular, while_break, while_counter
 from .corpus import all_cases
 from .corpus.harness import assert_tree_close, fd_tree_grad
 from .oracle import assert_close, fd_grad
@@ -204,16 +206,16 @@ def test_rule_table_fast_profile(key, index, dtype):
 # ---- control flow ---------------------------------------------------------------------------------
 
 CONTROL_FLOW = [
-    ("branch, first", cf.piecewise3, lambda r: (cf.with_sum(1, 4, 2.0, 3.0),), 0, True),
-    ("branch, middle", cf.piecewise3, lambda r: (cf.with_sum(3, 4, -0.5, 0.5),), 0, True),
-    ("branch, last", cf.piecewise3, lambda r: (cf.with_sum(2, 4, -3.0, -2.0),), 0, True),
-    ("for range(n)", cf.loop_n, lambda r: (r.normal(size=4), 5), 0, True),  # a tape per saved value
-    ("for range(0)", cf.loop_n, lambda r: (r.normal(size=4), 0), 0, True),
-    ("while, data-dependent", cf.grow_until, lambda r: (r.normal(size=3) * 0.5, 10.0), 0, True),
-    ("while, counter", cf.while_counter, lambda r: (r.normal(size=3), 4), 0, True),
-    ("while, newton", cf.newton_sqrt, lambda r: (r.uniform(0.1, 4.0, size=4),), 0, True),
-    ("while, break", cf.while_break, lambda r: (r.normal(size=3) * 0.3 + 0.1,), 0, None),
-    ("nested, triangular", cf.triangular, lambda r: (r.normal(size=4),), 0, None),
+    ("branch, first", piecewise3, lambda r: (with_sum(1, 4, 2.0, 3.0),), 0, True),
+    ("branch, middle", piecewise3, lambda r: (with_sum(3, 4, -0.5, 0.5),), 0, True),
+    ("branch, last", piecewise3, lambda r: (with_sum(2, 4, -3.0, -2.0),), 0, True),
+    ("for range(n)", loop_n, lambda r: (r.normal(size=4), 5), 0, True),  # a tape per saved value
+    ("for range(0)", loop_n, lambda r: (r.normal(size=4), 0), 0, True),
+    ("while, data-dependent", grow_until, lambda r: (r.normal(size=3) * 0.5, 10.0), 0, True),
+    ("while, counter", while_counter, lambda r: (r.normal(size=3), 4), 0, True),
+    ("while, newton", newton_sqrt, lambda r: (r.uniform(0.1, 4.0, size=4),), 0, True),
+    ("while, break", while_break, lambda r: (r.normal(size=3) * 0.3 + 0.1,), 0, None),
+    ("nested, triangular", triangular, lambda r: (r.normal(size=4),), 0, None),
 ]
 
 
@@ -227,7 +229,7 @@ def test_control_flow(f, make, wrt, on_numba):
 @given(st.integers(0, 2 ** 32 - 1), st.integers(0, 6))
 def test_loop_tapes_match_finite_differences(seed, n):
     """A loop saving an array and a number: each on a tape of its own (one compile: n is an int)."""
-    assert check(cf.loop_n, (np.random.default_rng(seed).normal(size=4), n), 0)
+    assert check(loop_n, (np.random.default_rng(seed).normal(size=4), n), 0)
 
 
 # ---- the corpus -----------------------------------------------------------------------------------
@@ -375,3 +377,12 @@ def test_without_numba_the_backend_keeps_numpy_and_says_so():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__)))).stdout
     assert "numba is not installed" in out and out.strip().endswith("[2. 2.]"), out
+
+
+def tanh_mean(w, x):
+    return np.mean(np.tanh(w * x) * x)
+
+
+def test_a_mean_loss_folds_its_seed_on_numba():
+    """The seed 1.0 folded into a mean's rule (``seed_like(x, mean=True)``) compiles with numba."""
+    assert check(tanh_mean, (R.normal(size=(3, 4)), R.normal(size=(3, 4))), 0)
