@@ -33,16 +33,12 @@ if any(os.environ.get(k) != v for k, v in harness.THREAD_ENV.items()):
 import importlib  # noqa: E402
 import statistics  # noqa: E402
 
+from interleaved import batch  # noqa: E402
+
 BENCHMARKS = ["small_ops", "while_loop", "rnn_loop", "two_layer"]
 ROUNDS = 15
 BATCH_SECONDS = 0.02
 
-
-def batch(call, number):
-    start = time.perf_counter()
-    for _ in range(number):
-        call()
-    return (time.perf_counter() - start) / number
 
 
 def sourcegrad_system(bench, args, backend):
