@@ -164,9 +164,11 @@ def test_unsure_endings_are_left_to_inspect(tricky, monkeypatch):
         source._source_lines(getattr(tricky, name))
         assert len(asked) == before + 1, name
     before = len(asked)
-    for name in ("plain", "decorated", "trailing_comments", "bracket_at_margin", "continued", "nested"):
+    clear = ("plain", "decorated", "trailing_comments", "bracket_at_margin", "continued", "nested")
+    for name in clear:
         source._source_lines(getattr(tricky, name))
-    assert len(asked) == before
+    # Python 3.10's code objects record no end positions: there inspect finds every end
+    assert len(asked) == before + (0 if hasattr(tricky.plain.__code__, "co_positions") else len(clear))
 
 
 def test_gradients_of_the_tricky_layouts(tricky):

@@ -170,7 +170,10 @@ def _block(lines, start, code):
 
 def _last_line(code):
     """The last line any instruction of ``code`` or of the functions in it covers, or None when
-    positions are not recorded (``python -X no_debug_ranges``)."""
+    positions are not recorded (``python -X no_debug_ranges``, or Python 3.10, whose code objects
+    have no ``co_positions``: ``inspect`` finds the end there)."""
+    if not hasattr(code, "co_positions"):
+        return None
     last = code.co_firstlineno
     for line, end, _, _ in code.co_positions():
         if end is None and line is not None:
