@@ -11,7 +11,7 @@ import numpy as np
 
 from . import UnsupportedValueError, _norm_axes, _shape, unbroadcast, unreduce, zeros_like
 from .adjoints.elementwise import nonzero_or_one
-from .adjoints.reductions import _spread_divisor, centered
+from .adjoints.reductions import _matrix_order, _products_around, _reduced_groups, _std_denominator, centered
 
 __all__ = ["std_curvature", "std_curvature_of_y", "prod_curvature", "norm_curvature", "norm_curvature_of_y",
            "vector_norm_curvature", "vector_norm_curvature_of_y", "softmax_curvature_of_y",
@@ -19,12 +19,6 @@ __all__ = ["std_curvature", "std_curvature_of_y", "prod_curvature", "norm_curvat
 
 
 # ---- std: s = (a - mean) / (n y), where y = std(a) -------------------------------------------------
-def _std_denominator(c, a, y, axis, ddof, keepdims):
-    """``n y`` broadcast against ``a``, 1 where ``std_slope`` set its slope to 0 (zero spread)."""
-    d = _spread_divisor(a, axis, ddof) * unreduce(y, a, axis, keepdims)
-    return d + ((c == 0) & (d == 0))
-
-
 def std_curvature(ds, a, y, axis=None, ddof=0, keepdims=False):
     """The adjoint of ``a`` in ``std_slope(a, y, ...)`` with ``y`` held: the slope is linear in the
     centered ``a``, and centering is its own adjoint."""
@@ -46,30 +40,24 @@ def prod_curvature(dp, a, axis=None):
     axes = _norm_axes(axis, np.ndim(a))
     if not axes:
         return np.zeros_like(dp)
-    moved = np.moveaxis(a, axes, range(-len(axes), 0))
-    keep = moved.shape[: np.ndim(a) - len(axes)]
-    flat = np.reshape(moved, keep + (-1,))
-    gflat = np.reshape(np.moveaxis(np.broadcast_to(dp, _shape(a)), axes, range(-len(axes), 0)), keep + (-1,))
+    flat, undo = _reduced_groups(a, axes)
+    gflat, _ = _reduced_groups(np.broadcast_to(dp, _shape(a)), axes)
     n = flat.shape[-1]
-    ones = np.ones_like(flat[..., :1])
-    before = np.cumprod(np.concatenate([ones, flat[..., :-1]], -1), axis=-1)  # the entries before k
-    after = np.flip(np.cumprod(np.concatenate([ones, np.flip(flat, -1)[..., :-1]], -1), axis=-1), -1)
+    before, after = _products_around(flat)  # the entries before k, and after it
     lower = np.zeros_like(before)  # sum over i < k of dp_i times the entries before k but i
     upper = np.zeros_like(before)  # sum over i > k of dp_i times the entries after k but i
     for k in range(1, n):
         lower[..., k] = lower[..., k - 1] * flat[..., k - 1] + gflat[..., k - 1] * before[..., k - 1]
         j = n - 1 - k
         upper[..., j] = upper[..., j + 1] * flat[..., j + 1] + gflat[..., j + 1] * after[..., j + 1]
-    out = lower * after + upper * before
-    return np.moveaxis(np.reshape(out, moved.shape), range(-len(axes), 0), axes)
+    return undo(lower * after + upper * before)
 
 
 # ---- norms: r = g sign(x) (|x| / y) ** (p - 1), the adjoint of the vector p-norm y -----------------
 def _norm_order(x, ord, axis):
     """The vector order ``p`` that ``norm_adjoint`` applies (2 for None and 'fro'); a matrix
     order has no second-order rule yet, and is refused when the backward runs."""
-    matrix = isinstance(axis, tuple) and len(axis) == 2 or axis is None and np.ndim(x) == 2 and ord is not None
-    if matrix and ord not in (None, "fro"):
+    if _matrix_order(x, ord, axis):
         raise UnsupportedValueError(
             f"second derivatives of the matrix norm of order {ord!r} are not supported (vector norms "
             f"and the Frobenius norm are)")

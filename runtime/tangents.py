@@ -181,13 +181,11 @@ def log_softmax_tangent(t, y, axis=None):
 
 
 def _logsumexp_weights(a, y, axis, b, keepdims, which):
-    """``exp(a - y)`` (times ``b`` for the slope in ``a``) on the shape ``a`` and ``b`` broadcast
-    to: the slope of ``y = logsumexp(a, axis, b)`` in ``a`` (``which`` 0) or ``b`` (1)."""
-    from . import unreduce
+    """The slope of ``y = logsumexp(a, axis, b)`` in ``a`` (``which`` 0: ``b exp(a - y)``) or in
+    ``b`` (1: ``exp(a - y)``), with ``exp(a - y)`` and an array of the broadcast shape."""
+    from .adjoints.special import _logsumexp_exponentials
 
-    shape = np.broadcast_shapes(np.shape(a), np.shape(b)) if b is not None else np.shape(a)
-    like = np.broadcast_to(np.asarray(a), shape)
-    e = np.exp(a - unreduce(y, like, axis, keepdims))
+    e, like = _logsumexp_exponentials(a, y, axis, b, keepdims)
     return (e * b if which == 0 and b is not None else e), e, like
 
 

@@ -47,8 +47,14 @@ def std_slope(a, y, axis=None, ddof=0, keepdims=False):
     ``abs'(0) = 0``). Only entries equal to the mean get the 0, so a variance that underflowed
     while ``a`` still varies gives inf, never a wrong finite slope."""
     c = centered(a, axis)
+    return c / _std_denominator(c, a, y, axis, ddof, keepdims)
+
+
+def _std_denominator(c, a, y, axis, ddof, keepdims):
+    """``(n - ddof) y`` broadcast against ``a`` (``c``, ``a`` centered), 1 where both it and ``c``
+    are 0 (zero spread: the slope there is 0)."""
     d = _spread_divisor(a, axis, ddof) * unreduce(y, a, axis, keepdims)
-    return c / (d + ((c == 0) & (d == 0)))
+    return d + ((c == 0) & (d == 0))
 
 
 def prod_of_others(a, axis=None):
@@ -57,12 +63,25 @@ def prod_of_others(a, axis=None):
     axes = _norm_axes(axis, _nd(a))
     if not axes:
         return np.ones_like(a)
+    flat, undo = _reduced_groups(a, axes)
+    before, after = _products_around(flat)
+    return undo(before * after)
+
+
+def _reduced_groups(a, axes):
+    """``a`` with the ``axes`` it is reduced over moved last and flattened into one (each row a
+    group of entries reduced together), and the function that puts such an array back."""
     moved = np.moveaxis(a, axes, range(-len(axes), 0))
     flat = np.reshape(moved, moved.shape[: _nd(a) - len(axes)] + (-1,))
+    return flat, lambda r: np.moveaxis(np.reshape(r, moved.shape), range(-len(axes), 0), axes)
+
+
+def _products_around(flat):
+    """For each entry of each row, the product of the entries before it and of those after it."""
     ones = np.ones_like(flat[..., :1])
     before = np.cumprod(np.concatenate([ones, flat[..., :-1]], -1), axis=-1)
     after = np.flip(np.cumprod(np.concatenate([ones, np.flip(flat, -1)[..., :-1]], -1), axis=-1), -1)
-    return np.moveaxis(np.reshape(before * after, moved.shape), range(-len(axes), 0), axes)
+    return before, after
 
 
 def _with_kept_axes(y, a, axis, keepdims):
@@ -148,10 +167,16 @@ def average_weights_adjoint(g, a, y, axis=None, weights=None, keepdims=False):
 def norm_adjoint(g, x, y, ord=None, axis=None, keepdims=False):
     """Adjoint of ``np.linalg.norm``: every vector order, and the matrix orders ``'fro'``,
     ``'nuc'``, 1, -1, 2, -2, inf and -inf (over ``axis``, a pair of axes, for stacks)."""
-    matrix = isinstance(axis, tuple) and len(axis) == 2 or axis is None and _nd(x) == 2 and ord is not None
-    if matrix and ord not in (None, "fro"):
+    if _matrix_order(x, ord, axis):
         return unreduce(g, x, axis, keepdims) * _matrix_norm_slope(x, ord, axis or (0, 1))
     return vector_norm_adjoint(g, x, y, 2 if ord in (None, "fro") else ord, axis, keepdims)
+
+
+def _matrix_order(x, ord, axis):
+    """Is ``np.linalg.norm(x, ord, axis)`` a matrix norm other than Frobenius's (which is the
+    vector 2-norm of the entries)?"""
+    matrix = isinstance(axis, tuple) and len(axis) == 2 or axis is None and _nd(x) == 2 and ord is not None
+    return matrix and ord not in (None, "fro")
 
 
 def vector_norm_adjoint(g, x, y, ord=2, axis=None, keepdims=False):

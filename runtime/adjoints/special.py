@@ -19,13 +19,19 @@ def polygamma_of(n, x):
     return special.polygamma(n, x).astype(_float_dtype(x), copy=False) if hasattr(x, "shape") else float(special.polygamma(n, x))
 
 
+def _logsumexp_exponentials(a, y, axis=None, b=None, keepdims=False):
+    """``exp(a - y)`` on the shape ``a`` and ``b`` broadcast to, and an array of that shape (the
+    terms of ``y = logsumexp(a, axis, b)`` over ``y``'s exponential, ``b`` not applied)."""
+    shape = np.broadcast_shapes(np.shape(a), np.shape(b)) if b is not None else np.shape(a)
+    like = np.broadcast_to(np.asarray(a), shape)
+    return np.exp(a - unreduce(y, like, axis, keepdims)), like
+
+
 def logsumexp_adjoint(g, a, y, axis=None, b=None, keepdims=False, which=0):
     """Adjoint of ``a`` (``which`` 0) or ``b`` (1) in ``y = logsumexp(a, axis, b, keepdims)``:
     ``g b exp(a - y)`` and ``g exp(a - y)``, broadcast back over the reduced axes. Where every
     ``a`` is ``-inf`` (``y`` is ``-inf``) the adjoint is NaN."""
-    shape = np.broadcast_shapes(np.shape(a), np.shape(b)) if b is not None else np.shape(a)
-    like = np.broadcast_to(np.asarray(a), shape)
-    e = np.exp(a - unreduce(y, like, axis, keepdims))
+    e, like = _logsumexp_exponentials(a, y, axis, b, keepdims)
     gg = unreduce(g, like, axis, keepdims)
     out = gg * e * (1.0 if b is None else b) if which == 0 else gg * e
     return unbroadcast(cast_like(out, [a, b][which]), [a, b][which])
