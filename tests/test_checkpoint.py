@@ -12,10 +12,12 @@ from one iteration to the next, for any number of snapshots. What is kept is mea
 import copy
 import inspect
 import math
+import random
 import re
 import sys
 
 import hypothesis
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -339,8 +341,15 @@ def draws_from_a_generator(x, n):
     return np.sum(x)
 
 
+def draws_from_the_standard_library(x, n):
+    for i in sg.checkpointed(range(n)):
+        x = x * (1.0 + random.random())  # REFUSED: a method of a hidden random.Random
+    return np.sum(x)
+
+
 @pytest.mark.parametrize("f, checkpoint, message", [
     (draws, None, "np.random.normal in a checkpointed loop"),
+    (draws_from_the_standard_library, None, "random.random in a checkpointed loop"),
     (draws_from_a_generator, 3, "RNG.normal in a checkpointed loop"),
     (on_a_list, None, "range"),
     (inside_another, None, "inside another checkpointed loop"),

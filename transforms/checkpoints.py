@@ -14,6 +14,7 @@ refused at their line.
 from __future__ import annotations
 
 import builtins
+import types
 
 from sourcegrad.errors import UnsupportedSyntaxError
 
@@ -91,6 +92,18 @@ def _check_repeatable(src, loop):
                           "array the loop indexes, or do not checkpoint this loop")
 
 
+def _module_of(key):
+    """The module ``key`` comes from. A method written in C has no ``__module__`` of its own
+    (``random.random`` is a method of a hidden ``random.Random``): its object's class says."""
+    module = getattr(key, "__module__", None)
+    if module:
+        return module
+    owner = getattr(key, "__self__", None)
+    if owner is not None and not isinstance(owner, types.ModuleType):
+        return type(owner).__module__ or ""
+    return type(key).__module__ or ""
+
+
 def _repeatable(key):
     if key is None or (isinstance(key, type) and key.__module__ == "builtins"):
         return True  # a copy; int(...), float(...), tuple(...)
@@ -99,7 +112,7 @@ def _repeatable(key):
             return False
     except TypeError:  # unhashable
         return False
-    module = getattr(key, "__module__", None) or type(key).__module__ or ""
+    module = _module_of(key)
     if module.startswith(_NOT_REPEATABLE):
         return False
     return any(module == m or module.startswith(m + ".") for m in _REPEATABLE_MODULES)
