@@ -535,7 +535,7 @@ class Reverser:
         out.append(code.header(depth + 1, fmt("for {t} in {p}:", t=s.target, p=piece), s.pos, (s.target,)))
         self._checkpointed_bodies(s, depth + 2, out)
         if in_loop:
-            out.append(self._push(depth, code.name(schedule), about=s.pos))
+            out.append(self._push(depth, code.name(schedule), about=s.pos, key=schedule))
             self.uses_tape = True
 
     def _fwd_checkpointed_while(self, s, depth, out):
