@@ -21,8 +21,9 @@ from numba import types
 from numba.core.errors import TypingError
 from numba.extending import overload
 
-from . import (ZERO, acc, adjoints, check_scalar, check_sequence, copy_value, finalize, scale_repeated, seed_like,
-               shape_of, structures, unbroadcast, unindex, unreduce, written_part, zero_at, zeros_like)
+from . import (_FLOAT_MAX, _FLOAT_MIN, ZERO, acc, adjoints, check_scalar, check_sequence, copy_value, finalize,
+               scale_repeated, seed_like, shape_of, structures, unbroadcast, unindex, unreduce, written_part, zero_at,
+               zeros_like)
 
 __all__ = ["descending", "as_computed", "checked_later", "STAND_INS"]
 
@@ -33,6 +34,12 @@ def _is_array(t):
 
 def _is_float_array(t):
     return _is_array(t) and isinstance(t.dtype, types.Float)
+
+
+def _float_type(t):
+    """The dtype of the float array numba builds for array type ``t``: its own, float64 for
+    integers and booleans (``runtime._float_dtype`` at typing time)."""
+    return t.dtype if isinstance(t.dtype, types.Float) else types.float64
 
 
 def _is_number(t):
@@ -83,7 +90,7 @@ def _unreduce(g, like, axis=None, keepdims=False, mean=False):
         return lambda g, like, axis=None, keepdims=False, mean=False: g
     if not _is_array(like):
         _refuse("unreduce", g, like, axis, keepdims, mean)
-    dtype = like.dtype if isinstance(like.dtype, types.Float) else types.float64
+    dtype = _float_type(like)
     if like.ndim == 0:
         return lambda g, like, axis=None, keepdims=False, mean=False: g
 
@@ -100,7 +107,7 @@ def _seed_like(like, mean=False):
         return lambda like, mean=False: 1.0
     if not _is_array(like):
         _refuse("seed_like", like, mean)
-    dtype = like.dtype if isinstance(like.dtype, types.Float) else types.float64
+    dtype = _float_type(like)
     if like.ndim == 0:
         return lambda like, mean=False: 1.0
 
@@ -131,7 +138,7 @@ def _zeros_like(x):
     if _is_number(x):
         return lambda x: 0.0
     if _is_array(x):
-        dtype = x.dtype if isinstance(x.dtype, types.Float) else types.float64
+        dtype = _float_type(x)
         return lambda x: np.zeros(x.shape, dtype)
     _refuse("zeros_like", x)
 
@@ -149,7 +156,7 @@ def _unindex(g, like, idx):
             and (_is_number(g) or _is_float_array(g)):
         # an index variable the backward restores, which numba types as maybe None: int() of it
         # raises where it is None (numpy's backend then runs the call and says what went wrong)
-        dtype = like.dtype if isinstance(like.dtype, types.Float) else types.float64
+        dtype = _float_type(like)
 
         def optional_index(g, like, idx):
             out = np.zeros(like.shape, dtype)
@@ -159,7 +166,7 @@ def _unindex(g, like, idx):
         return optional_index
     if not (_is_array(like) and _is_basic_index(idx) and (_is_number(g) or _is_float_array(g))):
         _refuse("unindex", g, like, idx)
-    dtype = like.dtype if isinstance(like.dtype, types.Float) else types.float64
+    dtype = _float_type(like)
 
     def impl(g, like, idx):
         out = np.zeros(like.shape, dtype)
@@ -239,7 +246,6 @@ def _zero_at(g, idx):
     return impl
 
 
-_FLOAT_MIN, _FLOAT_MAX = np.finfo(np.float64).tiny, np.finfo(np.float64).max
 
 
 @overload(scale_repeated)

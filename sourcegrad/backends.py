@@ -17,6 +17,7 @@ function, with one ``BackendWarning`` naming the reason (``backend="numba"``; ``
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 import warnings
 
@@ -87,17 +88,10 @@ def _refusal(owner, compiled, signature):
         live = ", ".join(r.describe() for r in compiled.reads if r.check not in ("is", "eq", "absent"))
         return f"it reads captured values ({live}) live, and numba would freeze them: pass them as arguments"
     if owner.backend == "auto":
-        numbers = sum(_size(k) for k in signature if type(k) is tuple)
+        numbers = sum(math.prod(k) for k in signature if type(k) is tuple)
         if numbers > AUTO_MAX_NUMBERS:
             return ""
     return None
-
-
-def _size(shape):
-    n = 1
-    for k in shape:
-        n *= k
-    return n
 
 
 def _fallback_warning(owner, reason):
