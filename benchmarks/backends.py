@@ -40,7 +40,6 @@ ROUNDS = 15
 BATCH_SECONDS = 0.02
 
 
-
 def sourcegrad_system(bench, args, backend):
     """``(call, to_numpy, note)``; the note names why a compiled backend keeps numpy."""
     import sourcegrad as sg
@@ -66,7 +65,12 @@ def systems(bench, args):
     out = {}
     started = time.perf_counter()
     bench.manual(*args)
-    out["numpy hand-written"] = (lambda: bench.manual(*args), harness._identity, "", time.perf_counter() - started)
+    out["numpy hand-written"] = (
+        lambda: bench.manual(*args),
+        harness._identity,
+        "",
+        time.perf_counter() - started,
+    )
     for backend in ("numpy", "numba", "auto"):
         if backend != "numpy":
             try:
@@ -118,16 +122,25 @@ def main(argv=None):
     for line in harness.machine_report():
         print(line)
     print(f"load average before: {os.getloadavg()[0]:.2f}")
-    print(f"{'benchmark':<11} {'case':<28} {'system':<20} {'median':>10} {'x hand':>7} {'compile':>9}  note")
+    print(
+        f"{'benchmark':<11} {'case':<28} {'system':<20} {'median':>10} {'x hand':>7} {'compile':>9}  note"
+    )
     for name in names:
         bench = importlib.import_module(name)
         for case, make_args in bench.cases(quick)[:1]:
-            for system, median, ratio, compile_s, note in compare(bench, make_args, 3 if quick else ROUNDS):
+            for system, median, ratio, compile_s, note in compare(
+                bench, make_args, 3 if quick else ROUNDS
+            ):
                 if median is None:
-                    print(f"{name:<11} {case:<28} {system:<20} {'-':>10} {'-':>7} {'-':>9}  {note}", flush=True)
+                    print(
+                        f"{name:<11} {case:<28} {system:<20} {'-':>10} {'-':>7} {'-':>9}  {note}",
+                        flush=True,
+                    )
                     continue
-                print(f"{name:<11} {case:<28} {system:<20} {median * 1e6:>7.1f} us {ratio:>7.3f} {compile_s:>8.2f}s  {note}",
-                      flush=True)
+                print(
+                    f"{name:<11} {case:<28} {system:<20} {median * 1e6:>7.1f} us {ratio:>7.3f} {compile_s:>8.2f}s  {note}",
+                    flush=True,
+                )
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 

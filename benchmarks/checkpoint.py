@@ -85,10 +85,23 @@ def report(quick, steps=None, repeat=1):
     steps = steps or (10_000 if quick else 1_000_000)
     rng = np.random.default_rng(0)
     args = (rng.uniform(-1.0, 1.0, 100), rng.uniform(0.5, 1.5, 100), steps)
-    headers = ["steps", "gradient", "snapshots", "run again", "peak MiB", "seconds", "x plain time",
-               "max |difference|"]
-    cases = [(loss, None, "plain"), (loss, True, "for, revolve"), (loss, 100, "for, revolve"),
-             (loss_while, True, "while, periodic"), (loss_while, 100, "while, periodic")]
+    headers = [
+        "steps",
+        "gradient",
+        "snapshots",
+        "run again",
+        "peak MiB",
+        "seconds",
+        "x plain time",
+        "max |difference|",
+    ]
+    cases = [
+        (loss, None, "plain"),
+        (loss, True, "for, revolve"),
+        (loss, 100, "for, revolve"),
+        (loss_while, True, "while, periodic"),
+        (loss_while, 100, "while, periodic"),
+    ]
     gradients = [sg.grad(f, wrt=(0, 1), checkpoint=checkpoint) for f, checkpoint, _ in cases]
     measured = [peak_of(g, args) for g in gradients]
     seconds = median_seconds(gradients, args, repeat)
@@ -100,13 +113,27 @@ def report(quick, steps=None, repeat=1):
             name, snapshots, again, diff = "plain", "-", "0", "-"
         elif f is loss:
             slots = default_slots(steps) if checkpoint is True else checkpoint
-            name, snapshots, again = f"checkpoint={checkpoint} ({schedule})", str(slots), str(run_again(steps, slots))
+            name, snapshots, again = (
+                f"checkpoint={checkpoint} ({schedule})",
+                str(slots),
+                str(run_again(steps, slots)),
+            )
         else:
             name, again = f"checkpoint={checkpoint} ({schedule})", str(steps)
             snapshots = "about 2 sqrt(steps)" if checkpoint is True else str(checkpoint)
         diff = diff if isinstance(diff, str) else f"{diff:.1e}"
-        rows.append([steps, name, snapshots, again, f"{peak / 2**20:.1f}", f"{s:.3g}", f"{s / seconds[0]:.2f}",
-                     diff])
+        rows.append(
+            [
+                steps,
+                name,
+                snapshots,
+                again,
+                f"{peak / 2**20:.1f}",
+                f"{s:.3g}",
+                f"{s / seconds[0]:.2f}",
+                diff,
+            ]
+        )
     return headers, rows
 
 
@@ -116,7 +143,9 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="10,000 steps")
     parser.add_argument("--steps", type=int, help="this many steps")
-    parser.add_argument("--repeat", type=int, default=1, help="time each gradient this many times (the median)")
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="time each gradient this many times (the median)"
+    )
     options = parser.parse_args()
     head, body = report(options.quick, options.steps, options.repeat)
     print(" | ".join(head))

@@ -30,7 +30,7 @@ import numpy as np
 
 _counter = itertools.count()
 
-NESTED = '''
+NESTED = """
 import numpy as np
 
 
@@ -50,9 +50,9 @@ def f(x, w):
                 k += 1
         total = total + np.sum(y * y)
     return total
-'''
+"""
 
-NESTED_WITH_HELPERS = '''
+NESTED_WITH_HELPERS = """
 import numpy as np
 
 
@@ -80,7 +80,7 @@ def f(x, w):
                 k += 1
         total = total + energy(y)
     return total
-'''
+"""
 
 
 def straight_line(n):
@@ -88,11 +88,13 @@ def straight_line(n):
     body = ["    a0 = np.tanh(x * w)"]
     for i in range(1, n - 1):
         j = max(0, i - 3)
-        body.append([
-            f"    a{i} = np.tanh(a{i - 1} * w + x)",
-            f"    a{i} = a{i - 1} + 0.5 * np.sin(a{j})",
-            f"    a{i} = a{i - 1} * np.cos(a{j})",
-        ][i % 3])
+        body.append(
+            [
+                f"    a{i} = np.tanh(a{i - 1} * w + x)",
+                f"    a{i} = a{i - 1} + 0.5 * np.sin(a{j})",
+                f"    a{i} = a{i - 1} * np.cos(a{j})",
+            ][i % 3]
+        )
     body.append(f"    return np.sum(a{n - 2})")
     return "import numpy as np\n\n\ndef f(x, w):\n" + "\n".join(body) + "\n"
 
@@ -108,11 +110,13 @@ def straight_line_writes(n):
             continue
         m += 1
         j = max(0, m - 3)
-        body.append([
-            f"    a{m} = np.tanh(a{m - 1} * w + x)",
-            f"    a{m} = a{m - 1} + 0.5 * np.sin(a{j})",
-            f"    a{m} = a{m - 1} * np.cos(a{j})",
-        ][m % 3])
+        body.append(
+            [
+                f"    a{m} = np.tanh(a{m - 1} * w + x)",
+                f"    a{m} = a{m - 1} + 0.5 * np.sin(a{j})",
+                f"    a{m} = a{m - 1} * np.cos(a{j})",
+            ][m % 3]
+        )
     body.append(f"    return np.sum(a{m})")
     return "import numpy as np\n\n\ndef f(x, w):\n" + "\n".join(body) + "\n"
 
@@ -120,11 +124,22 @@ def straight_line_writes(n):
 def nested_buffers(depth):
     """``depth`` loops, each inside the one before, each allocating a buffer, writing into it and
     adding it in. One trip each (a bound read from the argument, so never unrolled)."""
-    lines = ["import numpy as np", "", "", "def f(x, w):", "    y = x * w", "    trips = x.shape[0] // 8"]
+    lines = [
+        "import numpy as np",
+        "",
+        "",
+        "def f(x, w):",
+        "    y = x * w",
+        "    trips = x.shape[0] // 8",
+    ]
     for d in range(depth):
         pad = "    " * (d + 1)
-        lines += [f"{pad}for i{d} in range(trips):", f"{pad}    b{d} = np.zeros(8)",
-                  f"{pad}    b{d}[{d % 8}] = y[0]", f"{pad}    y = np.tanh(y + b{d} * w)"]
+        lines += [
+            f"{pad}for i{d} in range(trips):",
+            f"{pad}    b{d} = np.zeros(8)",
+            f"{pad}    b{d}[{d % 8}] = y[0]",
+            f"{pad}    y = np.tanh(y + b{d} * w)",
+        ]
     lines.append("    return np.sum(y)")
     return "\n".join(lines) + "\n"
 
@@ -169,7 +184,9 @@ def sourcegrad_compile(source, directory, args, repeat):
     import sourcegrad as sg
 
     def once():
-        return first_call_minus_run(lambda f: sg.grad(f, wrt=(0, 1)), load(source, directory).f, args)
+        return first_call_minus_run(
+            lambda f: sg.grad(f, wrt=(0, 1)), load(source, directory).f, args
+        )
 
     results = [once()]
     results += [once() for _ in range(repeats(results[0][0], repeat) - 1)]
@@ -190,8 +207,13 @@ def jax_compile(source, directory, repeat, limit=JAX_LIMIT_S):
     with open(path, "w") as fh:
         fh.write(source)
     try:
-        proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--jax", path, str(repeat)],
-                              capture_output=True, text=True, timeout=limit, check=False)
+        proc = subprocess.run(
+            [sys.executable, os.path.abspath(__file__), "--jax", path, str(repeat)],
+            capture_output=True,
+            text=True,
+            timeout=limit,
+            check=False,
+        )
     except subprocess.TimeoutExpired:
         return f"> {limit * 1e3:.0f} (stopped)"
     lines = proc.stdout.strip().splitlines()
@@ -203,7 +225,8 @@ def _jax_main(path, repeat):
     import jax.numpy as jnp
 
     jax.config.update("jax_enable_x64", True)
-    jax.block_until_ready(jax.jit(lambda a: a + 1.0)(np.ones(8)))  # backend start-up, not compile time
+    # backend start-up, not compile time
+    jax.block_until_ready(jax.jit(lambda a: a + 1.0)(np.ones(8)))
     rng = np.random.default_rng(0)
     args = (rng.standard_normal(8), rng.standard_normal(8))
     with open(path) as fh:
@@ -214,8 +237,14 @@ def _jax_main(path, repeat):
             f = load(source, directory).f
             f = types.FunctionType(f.__code__, {**f.__globals__, "np": jnp}, f.__name__)
             try:
-                times.append(first_call_minus_run(lambda f: jax.jit(jax.value_and_grad(f, argnums=(0, 1))), f,
-                                                  args, jax.block_until_ready)[0])
+                times.append(
+                    first_call_minus_run(
+                        lambda f: jax.jit(jax.value_and_grad(f, argnums=(0, 1))),
+                        f,
+                        args,
+                        jax.block_until_ready,
+                    )[0]
+                )
             except Exception as e:  # noqa: BLE001 — e.g. Python control flow on traced values
                 print(f"n/a ({type(e).__name__})")
                 return
@@ -225,6 +254,7 @@ def _jax_main(path, repeat):
 def report(quick):
     start = time.perf_counter()
     import sourcegrad  # noqa: F401
+
     import_ms = (time.perf_counter() - start) * 1e3
 
     sizes = (10, 100) if quick else (10, 100, 1000)
@@ -232,18 +262,42 @@ def report(quick):
     rng = np.random.default_rng(0)
     args = (rng.standard_normal(8), rng.standard_normal(8))
     functions = [(f"straight line, {n} lines", straight_line(n)) for n in sizes]
-    functions += [("nested loops/branches/while", NESTED), ("... with helper calls", NESTED_WITH_HELPERS)]
-    scaling = [(f"straight line, {n} lines, a buffer write every 10", straight_line_writes(n))
-               for n in ((100, 400) if quick else (100, 400, 1600, 3200))]
-    scaling += [(f"loops nested {d} deep, a buffer written in each", nested_buffers(d))
-                for d in ((4, 8, 12) if quick else (4, 8, 12, 16))]
-    scaling += [(f"one expression of {n} terms", long_expression(n)) for n in ((200,) if quick else (200, 400))]
+    functions += [
+        ("nested loops/branches/while", NESTED),
+        ("... with helper calls", NESTED_WITH_HELPERS),
+    ]
+    scaling = [
+        (f"straight line, {n} lines, a buffer write every 10", straight_line_writes(n))
+        for n in ((100, 400) if quick else (100, 400, 1600, 3200))
+    ]
+    scaling += [
+        (f"loops nested {d} deep, a buffer written in each", nested_buffers(d))
+        for d in ((4, 8, 12) if quick else (4, 8, 12, 16))
+    ]
+    scaling += [
+        (f"one expression of {n} terms", long_expression(n))
+        for n in ((200,) if quick else (200, 400))
+    ]
 
-    headers = ["function", "sourcegrad compile ms", "run us", "generated lines", "jax.jit compile ms"]
+    headers = [
+        "function",
+        "sourcegrad compile ms",
+        "run us",
+        "generated lines",
+        "jax.jit compile ms",
+    ]
     rows = [["import sourcegrad", f"{import_ms:.1f}", "-", "-", "-"]]
     with tempfile.TemporaryDirectory() as directory:
         first = sourcegrad_compile(straight_line(10), directory, args, 1)
-        rows.append(["first compile in the process (10 lines, lazy imports)", f"{first[0] * 1e3:.1f}", "-", "-", "-"])
+        rows.append(
+            [
+                "first compile in the process (10 lines, lazy imports)",
+                f"{first[0] * 1e3:.1f}",
+                "-",
+                "-",
+                "-",
+            ]
+        )
         for label, source in functions:
             row = _row(label, source, directory, args, repeat)
             rows.append(row + [jax_compile(source, directory, 1 if quick else 3)])

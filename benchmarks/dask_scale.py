@@ -58,7 +58,7 @@ def hand_dask(w1, b1, w2, x, y):
     n = x.shape[0]
     h = da.tanh(x @ w1 + b1)
     r = h @ w2 - y
-    value = da.mean(r ** 2)
+    value = da.mean(r**2)
     d_out = r * (2.0 / (n * r.shape[1]))
     d_z = (d_out @ w2.T) * (1.0 - h * h)
     return value, (x.T @ d_z, d_z.sum(axis=0), h.T @ d_out)
@@ -66,8 +66,11 @@ def hand_dask(w1, b1, w2, x, y):
 
 def weights(seed=0):
     rng = np.random.default_rng(seed)
-    return (rng.normal(size=(FEATURES, HIDDEN)) / 4.0, rng.normal(size=HIDDEN) * 0.1,
-            rng.normal(size=(HIDDEN, 1)) / 6.0)
+    return (
+        rng.normal(size=(FEATURES, HIDDEN)) / 4.0,
+        rng.normal(size=HIDDEN) * 0.1,
+        rng.normal(size=(HIDDEN, 1)) / 6.0,
+    )
 
 
 def make_data(rows, chunk_rows, seed=1):
@@ -110,6 +113,7 @@ def systems(rows, chunk_rows, clusters):
 def _on(client, make):
     def call():
         return client.compute(list(make()), sync=True)
+
     return call
 
 
@@ -120,18 +124,27 @@ def _flat(result):
 
 def check(result, reference):
     got, want = _flat(result), _flat(reference)
-    return max(float(np.max(np.abs(g - r))) / max(1e-300, float(np.max(np.abs(r)))) for g, r in zip(got, want))
+    return max(
+        float(np.max(np.abs(g - r))) / max(1e-300, float(np.max(np.abs(r))))
+        for g, r in zip(got, want)
+    )
 
 
 def start_clusters(counts):
     from distributed import Client, LocalCluster
 
-    logging.getLogger("distributed").setLevel(logging.ERROR)  # the scheduler's INFO lines as clusters close
+    # the scheduler's INFO lines as clusters close
+    logging.getLogger("distributed").setLevel(logging.ERROR)
 
     clusters = []
     for n in counts:
-        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0",
-                               silence_logs=logging.ERROR)
+        cluster = LocalCluster(
+            n_workers=n,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=":0",
+            silence_logs=logging.ERROR,
+        )
         clusters.append((n, Client(cluster, set_as_default=False)))
     return clusters
 
@@ -151,7 +164,10 @@ def run(rows, chunks, rounds):
                 start = time.perf_counter()
                 calls[name]()
                 times[name].append(time.perf_counter() - start)
-            print(f"round {r + 1}: " + ", ".join(f"{name} {times[name][-1]:.2f} s" for name in calls), flush=True)
+            print(
+                f"round {r + 1}: " + ", ".join(f"{name} {times[name][-1]:.2f} s" for name in calls),
+                flush=True,
+            )
     finally:
         for _, client in clusters:
             cluster = client.cluster
@@ -164,14 +180,20 @@ def run(rows, chunks, rounds):
 def table(rows, chunks, times, checks):
     medians = {name: statistics.median(t) for name, t in times.items()}
     base = medians["numpy"]
-    lines = [f"{'system':<26} {'median s':>9} {'min s':>8} {'rows/s':>13} {'x numpy':>8} {'check':>9}",
-             "-" * 78]
+    lines = [
+        f"{'system':<26} {'median s':>9} {'min s':>8} {'rows/s':>13} {'x numpy':>8} {'check':>9}",
+        "-" * 78,
+    ]
     for name, t in times.items():
         m = medians[name]
-        lines.append(f"{name:<26} {m:>9.3f} {min(t):>8.3f} {rows / m:>13,.0f} {base / m:>8.2f} {checks[name]:>9.1e}")
+        lines.append(
+            f"{name:<26} {m:>9.3f} {min(t):>8.3f} {rows / m:>13,.0f} {base / m:>8.2f} {checks[name]:>9.1e}"
+        )
     one, two = medians.get("data_parallel 1 worker"), medians.get("data_parallel 2 workers")
     if one and two:
-        lines.append(f"data_parallel: 2 workers / 1 worker = {one / two:.2f}x the rows per second (goal: 1.5x)")
+        lines.append(
+            f"data_parallel: 2 workers / 1 worker = {one / two:.2f}x the rows per second (goal: 1.5x)"
+        )
     return lines
 
 
@@ -189,11 +211,15 @@ def main(argv=None):
     for line in harness.machine_report():
         print(line)
     print(f"dask {dask.__version__}, distributed {distributed.__version__}")
-    print(f"== dask_scale: {rows:,} rows x {FEATURES} features ({rows * FEATURES * 8 / 2**20:,.0f} MiB), "
-          f"{chunks} chunks, 16-32-1 tanh network, {rounds} rounds")
+    print(
+        f"== dask_scale: {rows:,} rows x {FEATURES} features ({rows * FEATURES * 8 / 2**20:,.0f} MiB), "
+        f"{chunks} chunks, 16-32-1 tanh network, {rounds} rounds"
+    )
     times, checks, before, after = run(rows, chunks, rounds)
-    print(f"load average before: {before[0]:.2f} {before[1]:.2f} {before[2]:.2f}; "
-          f"after: {after[0]:.2f} {after[1]:.2f} {after[2]:.2f}")
+    print(
+        f"load average before: {before[0]:.2f} {before[1]:.2f} {before[2]:.2f}; "
+        f"after: {after[0]:.2f} {after[1]:.2f} {after[2]:.2f}"
+    )
     for line in table(rows, chunks, times, checks):
         print(line)
 

@@ -63,10 +63,18 @@ def calls(bench, args):
 
     wrt = tuple(bench.WRT)
     ts, vs = _directions(args, wrt, 1), _directions(args, wrt, 2)
-    jf, vg, hf = sg.jvp(bench.loss, wrt=wrt), sg.value_and_grad(bench.loss, wrt=wrt), sg.hvp(bench.loss, wrt=wrt)
+    jf, vg, hf = (
+        sg.jvp(bench.loss, wrt=wrt),
+        sg.value_and_grad(bench.loss, wrt=wrt),
+        sg.hvp(bench.loss, wrt=wrt),
+    )
     _check(bench, args, wrt, jf, vg, hf, ts, vs)
-    return ((lambda: bench.loss(*args)), (lambda: jf(*args, ts)),
-            (lambda: vg(*args)), (lambda: hf(*args, vs)))
+    return (
+        (lambda: bench.loss(*args)),
+        (lambda: jf(*args, ts)),
+        (lambda: vg(*args)),
+        (lambda: hf(*args, vs)),
+    )
 
 
 def _check(bench, args, wrt, jf, vg, hf, ts, vs):
@@ -74,7 +82,11 @@ def _check(bench, args, wrt, jf, vg, hf, ts, vs):
     scale = lambda a: 1e-3 if a.dtype == np.float32 else 1e-6  # noqa: E731
     _, tangent = jf(*args, ts)
     want = sum(float(np.sum(g * t)) for g, t in zip(grads, ts))
-    assert abs(tangent - want) <= scale(args[0]) * 100 * max(1.0, abs(want)), (bench.__name__, tangent, want)
+    assert abs(tangent - want) <= scale(args[0]) * 100 * max(1.0, abs(want)), (
+        bench.__name__,
+        tangent,
+        want,
+    )
     h = 1e-4 if args[0].dtype == np.float32 else 1e-6
 
     def moved(sign):
@@ -110,7 +122,9 @@ def measure(name, quick):
             args, (t_w, t_x) = make_args(), _directions(make_args(), bench.WRT, 1)
             by_hand = HAND_WRITTEN_JVP[name]
             assert np.isclose(by_hand(*args, t_w, t_x)[1], jvp()[1]), name
-            pairs_to_time.append(("by hand jvp / forward", forward, lambda: by_hand(*args, t_w, t_x)))
+            pairs_to_time.append(
+                ("by hand jvp / forward", forward, lambda: by_hand(*args, t_w, t_x))
+            )
         for what, base, ours in pairs_to_time:
             (a, b), median = compare(base, ours, pairs)
             rows.append((name, case, what, a * 1e6, b * 1e6, b / a, median))
@@ -119,8 +133,11 @@ def measure(name, quick):
 
 def report(quick):
     headers = ["benchmark", "case", "ratio", "base us", "ours us", "x (fastest)", "x (median)"]
-    rows = [[n, c, w, f"{a:.1f}", f"{b:.1f}", f"{r:.2f}", f"{m:.2f}"]
-            for name in BENCHMARKS for n, c, w, a, b, r, m in measure(name, quick)]
+    rows = [
+        [n, c, w, f"{a:.1f}", f"{b:.1f}", f"{r:.2f}", f"{m:.2f}"]
+        for name in BENCHMARKS
+        for n, c, w, a, b, r, m in measure(name, quick)
+    ]
     return headers, rows
 
 
@@ -128,10 +145,15 @@ def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     quick = "--quick" in argv
     names = [a for a in argv if a != "--quick"] or BENCHMARKS
-    print(f"{'benchmark':<11} {'case':<30} {'ratio':<21} {'base':>10} {'ours':>10} {'x (fastest)':>11} {'x (median)':>10}")
+    print(
+        f"{'benchmark':<11} {'case':<30} {'ratio':<21} {'base':>10} {'ours':>10} {'x (fastest)':>11} {'x (median)':>10}"
+    )
     for name in names:
         for n, c, w, a, b, r, m in measure(name, quick):
-            print(f"{n:<11} {c:<30} {w:<21} {a:>7.1f} us {b:>7.1f} us {r:>11.2f} {m:>10.2f}", flush=True)
+            print(
+                f"{n:<11} {c:<30} {w:<21} {a:>7.1f} us {b:>7.1f} us {r:>11.2f} {m:>10.2f}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -69,8 +69,13 @@ class Skip(Exception):
 
 def rebind(fn, np_module):
     """``fn`` with its global ``np`` replaced by ``np_module`` (same code object, same source)."""
-    return types.FunctionType(fn.__code__, {**fn.__globals__, "np": np_module}, fn.__name__,
-                              fn.__defaults__, fn.__closure__)
+    return types.FunctionType(
+        fn.__code__,
+        {**fn.__globals__, "np": np_module},
+        fn.__name__,
+        fn.__defaults__,
+        fn.__closure__,
+    )
 
 
 def _identity(result):
@@ -128,7 +133,9 @@ def system_torch(bench, args):
     import torch
 
     torch.set_num_threads(1)
-    targs = [torch.from_numpy(np.ascontiguousarray(a)) if isinstance(a, np.ndarray) else a for a in args]
+    targs = [
+        torch.from_numpy(np.ascontiguousarray(a)) if isinstance(a, np.ndarray) else a for a in args
+    ]
     params = [targs[i].requires_grad_() for i in bench.WRT]
 
     def call():
@@ -214,11 +221,15 @@ def check(result, reference, tol):
     errors = [relative_error(value, ref_value)]
     if len(grads) > 0:
         if len(grads) != len(ref_grads):
-            raise AssertionError(f"{len(grads)} gradients where the hand-written backward has {len(ref_grads)}")
+            raise AssertionError(
+                f"{len(grads)} gradients where the hand-written backward has {len(ref_grads)}"
+            )
         errors += [relative_error(g, r) for g, r in zip(grads, ref_grads)]
     worst = max(errors)
     if not worst <= tol:
-        raise AssertionError(f"disagrees with the hand-written backward: relative error {worst:.3g} > {tol:g}")
+        raise AssertionError(
+            f"disagrees with the hand-written backward: relative error {worst:.3g} > {tol:g}"
+        )
     return worst
 
 
@@ -236,7 +247,9 @@ def measure(call, quick=False):
         if elapsed >= target or number >= 1_000_000:
             break
         number = max(number * 2, int(number * target / max(elapsed, 1e-9) * 1.2))
-    samples = [elapsed / number] + [t / number for t in timer.repeat(repeat=repeat - 1, number=number)]
+    samples = [elapsed / number] + [
+        t / number for t in timer.repeat(repeat=repeat - 1, number=number)
+    ]
     return statistics.median(samples), min(samples), number
 
 
@@ -249,7 +262,8 @@ def run_system(bench, system, quick):
             args = make_args()
             reference = bench.manual(*args)
             call, to_numpy = MAKERS[system](bench, args)
-            worst = check(to_numpy(call()), reference, tolerance(args))  # also the warm-up / compile
+            # also the warm-up / compile
+            worst = check(to_numpy(call()), reference, tolerance(args))
             seconds, fastest, number = measure(call, quick)
             results[case] = {"seconds": seconds, "min": fastest, "number": number, "error": worst}
         except Skip as e:
@@ -304,8 +318,13 @@ def sourcegrad_location():
         return "(not importable)"
     folder = os.path.dirname(os.path.dirname(spec.origin))
     try:
-        commit = subprocess.run(["git", "-C", folder, "describe", "--always", "--dirty"], capture_output=True,
-                                text=True, timeout=10, check=False).stdout.strip()
+        commit = subprocess.run(
+            ["git", "-C", folder, "describe", "--always", "--dirty"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         commit = ""
     return folder + (f" (git {commit})" if commit else "")
@@ -313,12 +332,18 @@ def sourcegrad_location():
 
 def machine_report():
     """Lines describing the machine and the libraries, for the top of the table."""
-    libs = {name: version(name) for name in ("sourcegrad", "numpy", "autograd", "torch", "jax", "jaxlib", "libcst")}
+    libs = {
+        name: version(name)
+        for name in ("sourcegrad", "numpy", "autograd", "torch", "jax", "jaxlib", "libcst")
+    }
     return [
         f"sourcegrad from {sourcegrad_location()}",
         f"machine: {cpu_model()}, {os.cpu_count()} logical CPUs, {platform.system()} {platform.release()}",
-        (f"python {platform.python_version()} ({sys.implementation.name}); numpy BLAS: {blas_info()}; "
-         f"threads pinned to 1 ({', '.join(k for k in THREAD_ENV if k.endswith('THREADS'))})"),
-        "versions: " + ", ".join(f"{k} {v}" if v else f"{k} (not installed)" for k, v in libs.items()),
+        (
+            f"python {platform.python_version()} ({sys.implementation.name}); numpy BLAS: {blas_info()}; "
+            f"threads pinned to 1 ({', '.join(k for k in THREAD_ENV if k.endswith('THREADS'))})"
+        ),
+        "versions: "
+        + ", ".join(f"{k} {v}" if v else f"{k} (not installed)" for k, v in libs.items()),
         f"date: {time.strftime('%Y-%m-%d %H:%M:%S %Z')}",
     ]

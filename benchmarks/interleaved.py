@@ -57,13 +57,17 @@ def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     quick = "--quick" in argv
     names = [a for a in argv if a != "--quick"] or GRADIENT_BENCHMARKS
-    print(f"{'benchmark':<11} {'case':<30} {'hand-written':>12} {'sourcegrad':>11} {'x (fastest)':>11} {'x (median)':>10}")
+    print(
+        f"{'benchmark':<11} {'case':<30} {'hand-written':>12} {'sourcegrad':>11} {'x (fastest)':>11} {'x (median)':>10}"
+    )
     for name in names:
         bench = importlib.import_module(name)
         for case, make_args in bench.cases(quick):
             (m, s), median = compare(bench, make_args, 3 if quick else PAIRS)
-            print(f"{name:<11} {case:<30} {m * 1e6:>9.1f} us {s * 1e6:>8.1f} us {s / m:>11.2f} {median:>10.2f}",
-                  flush=True)
+            print(
+                f"{name:<11} {case:<30} {m * 1e6:>9.1f} us {s * 1e6:>8.1f} us {s / m:>11.2f} {median:>10.2f}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

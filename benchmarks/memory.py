@@ -47,6 +47,13 @@ def report(quick):
             if isinstance(peak, str):
                 rows.append([bench.__name__, case, harness.LABELS[system], "-", peak])
             else:
-                rows.append([bench.__name__, case, harness.LABELS[system], f"{peak / 2**20:.3f}",
-                             f"{peak / peaks['manual']:.2f}"])
+                rows.append(
+                    [
+                        bench.__name__,
+                        case,
+                        harness.LABELS[system],
+                        f"{peak / 2**20:.3f}",
+                        f"{peak / peaks['manual']:.2f}",
+                    ]
+                )
     return headers, rows

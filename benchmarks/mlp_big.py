@@ -23,7 +23,7 @@ def manual(w1, b1, w2, b2, w3, b3, x, y):
     h2 = np.tanh(h1.dot(w2) + b2)
     out = h2.dot(w3) + b3
     diff = out - y
-    value = np.mean(diff ** 2)
+    value = np.mean(diff**2)
     grad_out = diff * (2.0 / diff.size)
     grad_w3 = h2.T.dot(grad_out)
     grad_b3 = grad_out.sum(axis=0)

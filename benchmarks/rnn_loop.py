@@ -22,7 +22,7 @@ def manual(wx, wh, b, wy, xs, target):
     for t in range(xs.shape[0]):
         hs.append(np.tanh(xs[t].dot(wx) + hs[-1].dot(wh) + b))
     diff = hs[-1].dot(wy) - target
-    value = np.sum(diff ** 2)
+    value = np.sum(diff**2)
     grad_out = 2.0 * diff
     grad_wy = hs[-1].T.dot(grad_out)
     grad_h = grad_out.dot(wy.T)
@@ -58,4 +58,9 @@ def make_args(T, batch, n_in, n_hidden, n_out=8, seed=0):
 
 def cases(quick):
     T, batch, n_in, n_hidden = (5, 2, 3, 4) if quick else (100, 16, 32, 64)
-    return [(f"float64 T={T} B={batch} I={n_in} H={n_hidden}", lambda: make_args(T, batch, n_in, n_hidden))]
+    return [
+        (
+            f"float64 T={T} B={batch} I={n_in} H={n_hidden}",
+            lambda: make_args(T, batch, n_in, n_hidden),
+        )
+    ]

@@ -29,8 +29,17 @@ if HERE not in sys.path:
 
 import harness
 
-BENCHMARKS = ["two_layer", "mlp_big", "small_ops", "rnn_loop", "while_loop", "compile_time", "memory", "checkpoint",
-              "forward"]
+BENCHMARKS = [
+    "two_layer",
+    "mlp_big",
+    "small_ops",
+    "rnn_loop",
+    "while_loop",
+    "compile_time",
+    "memory",
+    "checkpoint",
+    "forward",
+]
 MARK = "@@result "
 
 
@@ -51,15 +60,19 @@ def worker(name, system, quick):
 
 
 def spawn(name, system, quick, timeout):
-    cmd = [sys.executable, os.path.abspath(__file__), "--worker", name, system] + (["--quick"] if quick else [])
+    cmd = [sys.executable, os.path.abspath(__file__), "--worker", name, system] + (
+        ["--quick"] if quick else []
+    )
     env = {**os.environ, **harness.THREAD_ENV}
     try:
-        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout, check=False)
+        proc = subprocess.run(
+            cmd, env=env, capture_output=True, text=True, timeout=timeout, check=False
+        )
     except subprocess.TimeoutExpired:
         return None, f"timed out after {timeout} s"
     for line in reversed(proc.stdout.splitlines()):
         if line.startswith(MARK):
-            return json.loads(line[len(MARK):]), None
+            return json.loads(line[len(MARK) :]), None
     tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
     return None, f"worker exited {proc.returncode}: {tail[0][:160]}"
 
@@ -77,9 +90,13 @@ def format_table(headers, rows):
     numeric = [all(_looks_numeric(r[i]) for r in cells[1:]) for i in range(len(headers))]
 
     def line(r):
-        return "  ".join(c.rjust(w) if num else c.ljust(w) for c, w, num in zip(r, widths, numeric)).rstrip()
+        return "  ".join(
+            c.rjust(w) if num else c.ljust(w) for c, w, num in zip(r, widths, numeric)
+        ).rstrip()
 
-    return "\n".join([line(cells[0]), line(["-" * w for w in widths])] + [line(r) for r in cells[1:]])
+    return "\n".join(
+        [line(cells[0]), line(["-" * w for w in widths])] + [line(r) for r in cells[1:]]
+    )
 
 
 def _looks_numeric(text):
@@ -96,11 +113,31 @@ def gradient_rows(results, systems):
             r = results.get(system, {}).get(case, {})
             if "seconds" in r:
                 s = r["seconds"]
-                rows.append([case, harness.LABELS[system], format_seconds(s), format_seconds(r["min"]),
-                             _ratio(s, base["manual"]), _ratio(s, base["forward"]), f"{r['error']:.1e}"])
+                rows.append(
+                    [
+                        case,
+                        harness.LABELS[system],
+                        format_seconds(s),
+                        format_seconds(r["min"]),
+                        _ratio(s, base["manual"]),
+                        _ratio(s, base["forward"]),
+                        f"{r['error']:.1e}",
+                    ]
+                )
             else:
-                rows.append([case, harness.LABELS[system], "-", "-", "-", "-",
-                             r.get("skip") and f"skipped: {r['skip']}" or f"FAILED: {r.get('fail', '?')}"])
+                rows.append(
+                    [
+                        case,
+                        harness.LABELS[system],
+                        "-",
+                        "-",
+                        "-",
+                        "-",
+                        r.get("skip")
+                        and f"skipped: {r['skip']}"
+                        or f"FAILED: {r.get('fail', '?')}",
+                    ]
+                )
     return rows
 
 
@@ -132,7 +169,11 @@ def run_benchmark(name, systems, quick, timeout, rounds=1):
             best = results.setdefault(system, {})
             for case, r in result.items():
                 old = best.get(case)
-                if old is None or "seconds" not in old or ("seconds" in r and r["seconds"] < old["seconds"]):
+                if (
+                    old is None
+                    or "seconds" not in old
+                    or ("seconds" in r and r["seconds"] < old["seconds"])
+                ):
                     best[case] = r
     print(format_table(GRADIENT_HEADERS, gradient_rows(results, systems)), flush=True)
     return ok
@@ -140,13 +181,24 @@ def run_benchmark(name, systems, quick, timeout, rounds=1):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
-    parser.add_argument("names", nargs="*", help=f"benchmarks to run (default: all of {', '.join(BENCHMARKS)})")
-    parser.add_argument("--quick", action="store_true", help="tiny sizes and short timing: a smoke run")
-    parser.add_argument("--systems", default=",".join(harness.SYSTEM_KEYS),
-                        help=f"comma-separated subset of {','.join(harness.SYSTEM_KEYS)}")
+    parser.add_argument(
+        "names", nargs="*", help=f"benchmarks to run (default: all of {', '.join(BENCHMARKS)})"
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="tiny sizes and short timing: a smoke run"
+    )
+    parser.add_argument(
+        "--systems",
+        default=",".join(harness.SYSTEM_KEYS),
+        help=f"comma-separated subset of {','.join(harness.SYSTEM_KEYS)}",
+    )
     parser.add_argument("--timeout", type=float, default=None, help="seconds per subprocess")
-    parser.add_argument("--rounds", type=int, default=None,
-                        help="times each system is run, alternating; the lowest median counts (default 2, 1 with --quick)")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=None,
+        help="times each system is run, alternating; the lowest median counts (default 2, 1 with --quick)",
+    )
     parser.add_argument("--worker", nargs=2, metavar=("NAME", "SYSTEM"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
@@ -171,7 +223,10 @@ def main(argv=None):
     ok = True
     for name in names:
         ok = run_benchmark(name, systems, args.quick, timeout, rounds) and ok
-    print(f"\ntotal {time.perf_counter() - start:.1f} s" + ("" if ok else "; some systems FAILED (see above)"))
+    print(
+        f"\ntotal {time.perf_counter() - start:.1f} s"
+        + ("" if ok else "; some systems FAILED (see above)")
+    )
     return 0 if ok else 1
 
 

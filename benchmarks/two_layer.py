@@ -49,5 +49,10 @@ def make_args(N, D_in, H, D_out, dtype, seed=0):
 
 def cases(quick):
     size = (8, 20, 10, 3) if quick else (64, 1000, 100, 10)
-    return [(f"{np.dtype(dtype).name} {'x'.join(map(str, size))}", lambda dtype=dtype: make_args(*size, dtype))
-            for dtype in (np.float64, np.float32)]
+    return [
+        (
+            f"{np.dtype(dtype).name} {'x'.join(map(str, size))}",
+            lambda dtype=dtype: make_args(*size, dtype),
+        )
+        for dtype in (np.float64, np.float32)
+    ]

@@ -17,10 +17,31 @@ import sys
 import numpy as np
 
 __all__ = [
-    "ZERO", "acc", "unbroadcast", "unreduce", "unindex", "zero_at", "finalize", "array_module",
-    "Context", "reduce_max_mask", "copy_value", "copy_arrays", "check_finite", "zeros_like",
-    "SeqAdjoint", "MapAdjoint", "split_last", "shape_of", "ShapeOf", "check_unpack", "written_part", "check_sequence", "as_array_like",
-    "scale_repeated", "seed_like",
+    "ZERO",
+    "acc",
+    "unbroadcast",
+    "unreduce",
+    "unindex",
+    "zero_at",
+    "finalize",
+    "array_module",
+    "Context",
+    "reduce_max_mask",
+    "copy_value",
+    "copy_arrays",
+    "check_finite",
+    "zeros_like",
+    "SeqAdjoint",
+    "MapAdjoint",
+    "split_last",
+    "shape_of",
+    "ShapeOf",
+    "check_unpack",
+    "written_part",
+    "check_sequence",
+    "as_array_like",
+    "scale_repeated",
+    "seed_like",
 ]
 
 
@@ -123,10 +144,26 @@ def array_module(*xs):
 
 
 # numpy's functions that make an array from Python values and take NEP 35's ``like=``
-_LIKE_CREATORS = frozenset({
-    "array", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray", "arange", "empty", "zeros",
-    "ones", "full", "eye", "identity", "tri", "fromfunction", "fromiter", "frombuffer",
-})
+_LIKE_CREATORS = frozenset(
+    {
+        "array",
+        "asarray",
+        "asanyarray",
+        "ascontiguousarray",
+        "asfortranarray",
+        "arange",
+        "empty",
+        "zeros",
+        "ones",
+        "full",
+        "eye",
+        "identity",
+        "tri",
+        "fromfunction",
+        "fromiter",
+        "frombuffer",
+    }
+)
 
 
 class LikeModule:
@@ -183,7 +220,11 @@ def unbroadcast(g, like):
         lead + i for i, n in enumerate(shape) if n == 1 and gshape[lead + i] != 1
     )
     if axes:
-        g = g.sum(axis=axes, keepdims=False) if not lead or len(axes) == lead else _sum_keep(g, lead, axes)
+        g = (
+            g.sum(axis=axes, keepdims=False)
+            if not lead or len(axes) == lead
+            else _sum_keep(g, lead, axes)
+        )
     if _shape(g) != shape:
         g = g.reshape(shape)
     return g
@@ -206,7 +247,8 @@ def _sequence_adjoint(g, like):
     raise UnsupportedValueError(
         f"a Python {type(like).__name__} reached a rule for arrays: sourcegrad compiled this operation "
         "for arrays (the argument's kind was not known), but it got a sequence; convert it with "
-        "np.asarray(...), or build the list inside the function")
+        "np.asarray(...), or build the list inside the function"
+    )
 
 
 def _sum_keep(g, lead, axes):
@@ -230,7 +272,8 @@ def _known(shape):
         if n != n:
             raise UnsupportedValueError(
                 f"an array of shape {shape} has lengths that are not known (chunks of unknown size); "
-                "sourcegrad needs them for the gradient: call x.compute_chunk_sizes() first")
+                "sourcegrad needs them for the gradient: call x.compute_chunk_sizes() first"
+            )
     return shape
 
 
@@ -242,8 +285,14 @@ def unreduce(g, like, axis=None, keepdims=False, mean=False):
     """Broadcast the adjoint of a reduction over ``axis`` back to ``like``'s shape; ``mean=True``
     also divides it by the number of entries reduced (``np.mean``), counted from the shape alone
     (``np.size`` of a lazy array would compute it)."""
-    if type(g) is float and type(like) is _ndarray and axis is None and not mean and like.ndim \
-            and like.size <= _FILL_MAX:
+    if (
+        type(g) is float
+        and type(like) is _ndarray
+        and axis is None
+        and not mean
+        and like.ndim
+        and like.size <= _FILL_MAX
+    ):
         # the seed 1.0 of a small array's sum, the commonest case, first and cheap (below)
         dtype = like.dtype
         out = np.empty(like.shape, dtype=dtype if dtype.kind in "fc" else np.float64)
@@ -257,8 +306,12 @@ def unreduce(g, like, axis=None, keepdims=False, mean=False):
         return unreduce(g, like, axis, keepdims) * ((total // count) / total if total else math.nan)
     if not shape:
         return g
-    if (axis is None and type(g) in _HOST_SCALARS and (type(like) is _ndarray or _is_host_shape(like))
-            and like.size <= _FILL_MAX):
+    if (
+        axis is None
+        and type(g) in _HOST_SCALARS
+        and (type(like) is _ndarray or _is_host_shape(like))
+        and like.size <= _FILL_MAX
+    ):
         # a full reduction of a small host array: filling a new array costs a fraction of
         # broadcast_to's fixed cost; a large one gets the zero-copy view below. (np.empty and
         # fill are np.full without its Python-level checks: half the time on a tiny array.)
@@ -274,7 +327,8 @@ def unreduce(g, like, axis=None, keepdims=False, mean=False):
     if g.shape == shape:
         return g
     if type(g) is not _ndarray:
-        _known(shape)  # a lazy array's unknown lengths (dask's nan): refused here, not when it computes
+        # a lazy array's unknown lengths (dask's nan): refused here, not when it computes
+        _known(shape)
     return np.broadcast_to(g, shape)
 
 
@@ -345,11 +399,17 @@ def _scattered(like, idx, g):
     be lost in a view: such a library's views are copies."""
     shape = _known(_shape(like))
     size = math.prod(shape)
-    host = all(not hasattr(p, "shape") or type(p) is _ndarray for p in (idx if isinstance(idx, tuple) else (idx,)))
+    host = all(
+        not hasattr(p, "shape") or type(p) is _ndarray
+        for p in (idx if isinstance(idx, tuple) else (idx,))
+    )
     positions = (np.arange(size) if host else array_module(like).arange(size)).reshape(shape)[idx]
     values = np.reshape(np.broadcast_to(g, _shape(positions)), (-1,))
-    where = np.zeros_like(values, dtype=np.intp) + np.reshape(positions, (-1,))  # chunked as the values
-    return np.reshape(np.bincount(where, weights=values, minlength=size), shape).astype(_float_dtype(like))
+    # chunked as the values
+    where = np.zeros_like(values, dtype=np.intp) + np.reshape(positions, (-1,))
+    return np.reshape(np.bincount(where, weights=values, minlength=size), shape).astype(
+        _float_dtype(like)
+    )
 
 
 def unindex(g, like, idx):
@@ -360,7 +420,11 @@ def unindex(g, like, idx):
         out = _container_zeros(like)
         out[idx] = SeqAdjoint(g) if isinstance(idx, slice) else g
         return out
-    if type(like) is not _ndarray and _is_advanced(idx) and isinstance(array_module(like), LikeModule):
+    if (
+        type(like) is not _ndarray
+        and _is_advanced(idx)
+        and isinstance(array_module(like), LikeModule)
+    ):
         return _scattered(like, idx, g)
     out = zeros_like(like)
     if _is_advanced(idx):
@@ -461,8 +525,10 @@ def check_sequence(seq):
     """``for x in seq`` is compiled as indexing ``seq[0], seq[1], ...``: refuse a dict, whose
     iteration yields keys, not items by position."""
     if isinstance(seq, dict):
-        raise UnsupportedValueError("a differentiated function cannot loop over a dict directly; "
-                        "loop over d.items(), d.keys() or d.values()")
+        raise UnsupportedValueError(
+            "a differentiated function cannot loop over a dict directly; "
+            "loop over d.items(), d.keys() or d.values()"
+        )
 
 
 def check_unpack(value, n):
@@ -485,7 +551,7 @@ def copy_arrays(x):
         return x._make(items) if hasattr(x, "_make") else type(x)(items)  # (a namedtuple too)
     if isinstance(x, (list, dict)):
         out = _copy.copy(x)  # the same kind of list or dict, its entries then copied
-        for k in (range(len(x)) if isinstance(x, list) else x):
+        for k in range(len(x)) if isinstance(x, list) else x:
             out[k] = copy_arrays(x[k])
         return out
     return copy_value(x)
@@ -494,8 +560,13 @@ def copy_arrays(x):
 def finalize(g, like):
     """The gradient as the user gets it: ``like``'s structure, shape, dtype and kind (array or
     Python float; a list, tuple or dict of them for a container)."""
-    if (type(g) is _ndarray and type(like) is _ndarray and g.shape == like.shape
-            and g.dtype == like.dtype and g.flags.writeable):
+    if (
+        type(g) is _ndarray
+        and type(like) is _ndarray
+        and g.shape == like.shape
+        and g.dtype == like.dtype
+        and g.flags.writeable
+    ):
         return g  # the common case, first and cheap
     if isinstance(like, dict):
         return {k: finalize(ZERO if g is ZERO else g.get(k, ZERO), v) for k, v in like.items()}
@@ -567,15 +638,17 @@ def custom_backward(cls, ctx, g, y, xs):
     if isinstance(out, list) and len(xs) > 1:
         raise CustomGradientError(
             f"{cls.__qualname__}.backward returned a list; return a tuple of gradients, one per input of "
-            f"forward ({', '.join(_input_names(cls, len(xs)))}), None for no gradient")
+            f"forward ({', '.join(_input_names(cls, len(xs)))}), None for no gradient"
+        )
     grads = out if isinstance(out, tuple) else (out,)
-    if len(grads) > len(xs) and all(e is None for e in grads[len(xs):]):
-        grads = grads[:len(xs)]  # torch allows trailing Nones
+    if len(grads) > len(xs) and all(e is None for e in grads[len(xs) :]):
+        grads = grads[: len(xs)]  # torch allows trailing Nones
     if len(grads) != len(xs):
         raise CustomGradientError(
             f"{cls.__qualname__}.backward returned {_count(len(grads), 'gradient')} for "
             f"{_count(len(xs), 'input')} of forward: return one per input "
-            f"({', '.join(_input_names(cls, len(xs)))}), a tuple for several, None for no gradient")
+            f"({', '.join(_input_names(cls, len(xs)))}), a tuple for several, None for no gradient"
+        )
     for k, (e, x) in enumerate(zip(grads, xs)):
         _check_gradient(cls, k, e, x, len(xs))
     return grads
@@ -598,12 +671,14 @@ def _check_gradient(cls, k, g, x, n):
     if not _is_numeric(g):
         raise CustomGradientError(
             f"{cls.__qualname__}.backward returned {type(g).__name__} as the gradient of "
-            f"{_input_name(cls, k, n)}: return an array shaped like the input (or None for no gradient)")
+            f"{_input_name(cls, k, n)}: return an array shaped like the input (or None for no gradient)"
+        )
     gshape, xshape = _shape(g), _shape(x)
     if gshape != xshape and not _broadcasts_to(xshape, gshape):
         raise CustomGradientError(
             f"{cls.__qualname__}.backward returned a gradient of shape {gshape} for "
-            f"{_input_name(cls, k, n)}, of shape {xshape}: a gradient has its input's shape")
+            f"{_input_name(cls, k, n)}, of shape {xshape}: a gradient has its input's shape"
+        )
 
 
 def _is_numeric(v):
@@ -625,8 +700,11 @@ def _input_names(cls, n):
     import inspect
 
     try:
-        params = [p for p in inspect.signature(cls.forward).parameters.values()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)][1:]
+        params = [
+            p
+            for p in inspect.signature(cls.forward).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ][1:]
     except (TypeError, ValueError):
         params = []
     return [params[k].name if k < len(params) else f"input {k}" for k in range(n)]
@@ -668,7 +746,9 @@ class Function:
 
     @staticmethod
     def backward(ctx, *grad_outputs):
-        raise NotImplementedError("a sourcegrad.Function subclass must define backward(ctx, grad_output)")
+        raise NotImplementedError(
+            "a sourcegrad.Function subclass must define backward(ctx, grad_output)"
+        )
 
     @classmethod
     def apply(cls, *args):
@@ -710,7 +790,13 @@ from . import adjoints as _adjoints  # noqa: E402
 from .parameters import *  # noqa: E402,F401,F403
 from . import parameters as _parameters  # noqa: E402
 
-__all__ += [n for n in dir(_adjoints) if not n.startswith("_") and callable(getattr(_adjoints, n)) and getattr(getattr(_adjoints, n), "__module__", "").startswith(_adjoints.__name__ + ".")]
+__all__ += [
+    n
+    for n in dir(_adjoints)
+    if not n.startswith("_")
+    and callable(getattr(_adjoints, n))
+    and getattr(getattr(_adjoints, n), "__module__", "").startswith(_adjoints.__name__ + ".")
+]
 __all__ += _parameters.__all__
 
 
@@ -739,8 +825,18 @@ def check_scalar(value, name):
         )
 
 
-__all__ += ["NonScalarOutputError", "UnsupportedValueError", "check_scalar", "grad_of", "custom_backward",
-            "pullback_of_gradient", "CustomGradientError", "Function", "stop_gradient", "no_grad"]
+__all__ += [
+    "NonScalarOutputError",
+    "UnsupportedValueError",
+    "check_scalar",
+    "grad_of",
+    "custom_backward",
+    "pullback_of_gradient",
+    "CustomGradientError",
+    "Function",
+    "stop_gradient",
+    "no_grad",
+]
 
 from .sequences import *  # noqa: E402,F401,F403
 from . import sequences as _sequences  # noqa: E402

@@ -11,11 +11,26 @@ import numpy as np
 
 from . import UnsupportedValueError, _norm_axes, _shape, unbroadcast, unreduce, zeros_like
 from .adjoints.elementwise import nonzero_or_one
-from .adjoints.reductions import _matrix_order, _products_around, _reduced_groups, _std_denominator, centered
+from .adjoints.reductions import (
+    _matrix_order,
+    _products_around,
+    _reduced_groups,
+    _std_denominator,
+    centered,
+)
 
-__all__ = ["std_curvature", "std_curvature_of_y", "prod_curvature", "norm_curvature", "norm_curvature_of_y",
-           "vector_norm_curvature", "vector_norm_curvature_of_y", "softmax_curvature_of_y",
-           "log_softmax_curvature_of_y", "logsumexp_tangent_adjoint"]
+__all__ = [
+    "std_curvature",
+    "std_curvature_of_y",
+    "prod_curvature",
+    "norm_curvature",
+    "norm_curvature_of_y",
+    "vector_norm_curvature",
+    "vector_norm_curvature_of_y",
+    "softmax_curvature_of_y",
+    "log_softmax_curvature_of_y",
+    "logsumexp_tangent_adjoint",
+]
 
 
 # ---- std: s = (a - mean) / (n y), where y = std(a) -------------------------------------------------
@@ -28,7 +43,9 @@ def std_curvature(ds, a, y, axis=None, ddof=0, keepdims=False):
 def std_curvature_of_y(ds, s, a, y, axis=None, keepdims=False):
     """The adjoint of ``y`` in ``s = std_slope(a, y, ...)``: ``ds/dy = -s / y`` (0 where ``y`` is,
     where ``s`` is 0)."""
-    return -np.sum(ds * s / unreduce(nonzero_or_one(y), a, axis, keepdims), axis=axis, keepdims=keepdims)
+    return -np.sum(
+        ds * s / unreduce(nonzero_or_one(y), a, axis, keepdims), axis=axis, keepdims=keepdims
+    )
 
 
 # ---- prod: P_i, the product of the entries reduced with entry i but itself -------------------------
@@ -47,7 +64,9 @@ def prod_curvature(dp, a, axis=None):
     lower = np.zeros_like(before)  # sum over i < k of dp_i times the entries before k but i
     upper = np.zeros_like(before)  # sum over i > k of dp_i times the entries after k but i
     for k in range(1, n):
-        lower[..., k] = lower[..., k - 1] * flat[..., k - 1] + gflat[..., k - 1] * before[..., k - 1]
+        lower[..., k] = (
+            lower[..., k - 1] * flat[..., k - 1] + gflat[..., k - 1] * before[..., k - 1]
+        )
         j = n - 1 - k
         upper[..., j] = upper[..., j + 1] * flat[..., j + 1] + gflat[..., j + 1] * after[..., j + 1]
     return undo(lower * after + upper * before)
@@ -60,7 +79,8 @@ def _norm_order(x, ord, axis):
     if _matrix_order(x, ord, axis):
         raise UnsupportedValueError(
             f"second derivatives of the matrix norm of order {ord!r} are not supported (vector norms "
-            f"and the Frobenius norm are)")
+            f"and the Frobenius norm are)"
+        )
     return 2 if ord in (None, "fro") else ord
 
 

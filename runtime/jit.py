@@ -21,9 +21,27 @@ from numba import types
 from numba.core.errors import TypingError
 from numba.extending import overload
 
-from . import (_FLOAT_MAX, _FLOAT_MIN, ZERO, acc, adjoints, check_scalar, check_sequence, copy_value, finalize,
-               scale_repeated, seed_like, shape_of, structures, unbroadcast, unindex, unreduce, written_part, zero_at,
-               zeros_like)
+from . import (
+    _FLOAT_MAX,
+    _FLOAT_MIN,
+    ZERO,
+    acc,
+    adjoints,
+    check_scalar,
+    check_sequence,
+    copy_value,
+    finalize,
+    scale_repeated,
+    seed_like,
+    shape_of,
+    structures,
+    unbroadcast,
+    unindex,
+    unreduce,
+    written_part,
+    zero_at,
+    zeros_like,
+)
 
 __all__ = ["descending", "as_computed", "checked_later", "STAND_INS"]
 
@@ -60,7 +78,9 @@ def _is_false(t):
 
 
 def _refuse(helper, *args):
-    raise TypingError(f"sourcegrad's numba backend has no {helper} for ({', '.join(map(str, args))})")
+    raise TypingError(
+        f"sourcegrad's numba backend has no {helper} for ({', '.join(map(str, args))})"
+    )
 
 
 def descending(r):
@@ -122,9 +142,11 @@ def _unbroadcast(g, like):
     if _is_number(g) and _is_number(like):
         return lambda g, like: g
     if _is_float_array(g) and _is_array(like) and g.ndim == like.ndim:
+
         def impl(g, like):
             if g.shape != like.shape:
-                raise ValueError("unbroadcast: shapes differ")  # the numpy backend runs the call instead
+                # the numpy backend runs the call instead
+                raise ValueError("unbroadcast: shapes differ")
             return g
 
         return impl
@@ -152,8 +174,12 @@ def _is_basic_index(t):
 
 @overload(unindex)
 def _unindex(g, like, idx):
-    if isinstance(idx, types.Optional) and isinstance(idx.type, types.Integer) and _is_array(like) \
-            and (_is_number(g) or _is_float_array(g)):
+    if (
+        isinstance(idx, types.Optional)
+        and isinstance(idx.type, types.Integer)
+        and _is_array(like)
+        and (_is_number(g) or _is_float_array(g))
+    ):
         # an index variable the backward restores, which numba types as maybe None: int() of it
         # raises where it is None (numpy's backend then runs the call and says what went wrong)
         dtype = _float_type(like)
@@ -178,7 +204,11 @@ def _unindex(g, like, idx):
 
 @overload(written_part)
 def _written_part(g, idx, value):
-    if isinstance(idx, types.Optional) and isinstance(idx.type, types.Integer) and _is_float_array(g):
+    if (
+        isinstance(idx, types.Optional)
+        and isinstance(idx.type, types.Integer)
+        and _is_float_array(g)
+    ):
         return lambda g, idx, value: unbroadcast(g[int(idx)], value)  # (as in unindex)
     if not (_is_float_array(g) and _is_basic_index(idx)):
         _refuse("written_part", g, idx, value)
@@ -192,8 +222,13 @@ def _is_value(t):
 @overload(acc)
 def _acc(total, g):
     """``total + g`` where either may be ZERO, which is None in compiled code."""
+
     def part(t):
-        return isinstance(t, types.NoneType) or _is_value(t) or (isinstance(t, types.Optional) and _is_value(t.type))
+        return (
+            isinstance(t, types.NoneType)
+            or _is_value(t)
+            or (isinstance(t, types.Optional) and _is_value(t.type))
+        )
 
     if not (part(total) and part(g)):
         _refuse("acc", total, g)
@@ -246,15 +281,16 @@ def _zero_at(g, idx):
     return impl
 
 
-
-
 @overload(scale_repeated)
 def _scale_repeated(g, k, n):
-    if not (_is_number(k) and isinstance(n, types.Integer) and (_is_float_array(g) or _is_number(g))):
+    if not (
+        _is_number(k) and isinstance(n, types.Integer) and (_is_float_array(g) or _is_number(g))
+    ):
         _refuse("scale_repeated", g, k, n)
 
     def impl(g, k, n):
-        s = float(k) ** n  # inf where Python's float power raises OverflowError: the loop below, as there
+        # inf where Python's float power raises OverflowError: the loop below, as there
+        s = float(k) ** n
         if _FLOAT_MIN <= abs(s) <= _FLOAT_MAX:
             return g * s
         for _ in range(n):
@@ -313,5 +349,10 @@ def _checked_later(value, name):
 # ZERO, the adjoint known to be zero on some paths (``if s_bar is not ZERO``), is None in compiled
 # code: numba types a variable that is None on one path and an array on another as an optional
 # array. The wrapper turns a None gradient back into ZERO before ``finalize``.
-STAND_INS = {id(builtins.reversed): descending, id(finalize): as_computed, id(structures.finalize): as_computed,
-             id(check_scalar): checked_later, id(ZERO): None}
+STAND_INS = {
+    id(builtins.reversed): descending,
+    id(finalize): as_computed,
+    id(structures.finalize): as_computed,
+    id(check_scalar): checked_later,
+    id(ZERO): None,
+}

@@ -73,7 +73,7 @@ def persist_live(tape, *values):
     out = list(values)
     for i, v in zip(mine, done):
         out[i] = v
-    for i, v in zip(taped, done[len(mine):]):
+    for i, v in zip(taped, done[len(mine) :]):
         tape[i] = v
     if tape is not None:
         tape.persisted = len(tape)

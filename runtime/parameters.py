@@ -14,9 +14,19 @@ import numpy as np
 from . import ZERO, _scatter_add, _shape, unbroadcast, zeros_like
 
 __all__ = [
-    "fill_adjoint", "linspace_adjoint", "arange_adjoint", "meshgrid_adjoint", "bincount_adjoint",
-    "unique_adjoint", "pad_values_adjoint", "interp_xp_adjoint", "interp_end_adjoint",
-    "trapezoid_dx_adjoint", "index_join", "join_adjoint", "norm_order_adjoint",
+    "fill_adjoint",
+    "linspace_adjoint",
+    "arange_adjoint",
+    "meshgrid_adjoint",
+    "bincount_adjoint",
+    "unique_adjoint",
+    "pad_values_adjoint",
+    "interp_xp_adjoint",
+    "interp_end_adjoint",
+    "trapezoid_dx_adjoint",
+    "index_join",
+    "join_adjoint",
+    "norm_order_adjoint",
 ]
 
 
@@ -97,7 +107,9 @@ def pad_values_adjoint(g, array, pad_width, mode="constant", constant_values=0):
         for j in range(2):
             onehot = np.zeros((nd, 2))
             onehot[i, j] = 1.0
-            mask = np.pad(np.zeros(_shape(array)), pad_width, mode="constant", constant_values=onehot)
+            mask = np.pad(
+                np.zeros(_shape(array)), pad_width, mode="constant", constant_values=onehot
+            )
             pairs[i, j] = np.sum(g * mask)
     return unbroadcast(pairs, constant_values)
 
@@ -157,7 +169,11 @@ def join_adjoint(g, joiner, entries, which):
     labels, start = [], 0
     for x in entries:
         n = int(np.size(x))
-        labels.append(np.reshape(np.arange(start, start + n, dtype=float), np.shape(x)) if np.ndim(x) else float(start))
+        labels.append(
+            np.reshape(np.arange(start, start + n, dtype=float), np.shape(x))
+            if np.ndim(x)
+            else float(start)
+        )
         start += n
     placed = np.asarray(index_join(joiner, *labels))
     lo = sum(int(np.size(x)) for x in entries[:which])

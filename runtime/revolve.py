@@ -115,7 +115,9 @@ class Revolve:
             first = False
             if cuts:
                 bounds = [start, *cuts, last]
-                pieces = [(iterations[a:b], k > 0) for k, (a, b) in enumerate(zip(bounds, bounds[1:]))]
+                pieces = [
+                    (iterations[a:b], k > 0) for k, (a, b) in enumerate(zip(bounds, bounds[1:]))
+                ]
                 at += cuts
             else:
                 pieces = [(iterations[start:last], False)]

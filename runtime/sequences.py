@@ -12,8 +12,16 @@ import numpy as np
 from . import ZERO, LikeModule, SeqAdjoint, UnsupportedValueError, _shape, array_module, zeros_like
 
 __all__ = [
-    "concat_sequences", "repeat_sequence", "max_of_sequence", "min_of_sequence", "stack_entries",
-    "sequence_head", "sequence_tail", "unrepeat_sequence", "extremum_entries", "unstack_entries",
+    "concat_sequences",
+    "repeat_sequence",
+    "max_of_sequence",
+    "min_of_sequence",
+    "stack_entries",
+    "sequence_head",
+    "sequence_tail",
+    "unrepeat_sequence",
+    "extremum_entries",
+    "unstack_entries",
     "sequence_copy_adjoint",
 ]
 
@@ -47,8 +55,10 @@ def _entries(g, what):
     if g is ZERO:
         return None
     if not isinstance(g, (list, tuple)):
-        raise UnsupportedValueError(f"{what}: the adjoint of a Python sequence is not a sequence "
-                                    f"(a {type(g).__name__}); an array was concatenated with a list?")
+        raise UnsupportedValueError(
+            f"{what}: the adjoint of a Python sequence is not a sequence "
+            f"(a {type(g).__name__}); an array was concatenated with a list?"
+        )
     return g
 
 
@@ -67,7 +77,7 @@ def sequence_head(g, a):
 def sequence_tail(g, a, b):
     """Adjoint of ``b`` in ``a + b`` (concatenation): the entries after ``len(a)``."""
     g = _entries(g, "a + b")
-    return _dense([ZERO] * len(b) if g is None else g[len(a):], b)
+    return _dense([ZERO] * len(b) if g is None else g[len(a) :], b)
 
 
 def unrepeat_sequence(g, x, y, which):
@@ -82,7 +92,7 @@ def unrepeat_sequence(g, x, y, which):
         return _dense([ZERO] * n, seq)
     total = SeqAdjoint(g[:n])
     for k in range(n, len(g), n):
-        total = total + SeqAdjoint(g[k:k + n])
+        total = total + SeqAdjoint(g[k : k + n])
     return _dense(total, seq)
 
 
@@ -100,7 +110,9 @@ def _lazy_extremum_entries(g, xs, y):
     """The same for lazy arrays (dask): which entries tie stays lazy, as ``bool()`` would compute."""
     hits = [np.all(x == y) for x in xs]
     share = builtins.sum(hits)
-    return SeqAdjoint([np.reshape(np.where(hit, g / share, 0.0), _shape(x)) for hit, x in zip(hits, xs)])
+    return SeqAdjoint(
+        [np.reshape(np.where(hit, g / share, 0.0), _shape(x)) for hit, x in zip(hits, xs)]
+    )
 
 
 def unstack_entries(g, xs):

@@ -29,8 +29,18 @@ import numpy as np
 
 from . import ZERO, MapAdjoint, SeqAdjoint, finalize as _finalize_leaf
 
-__all__ = ["register_structure", "field", "field_adjoint", "FieldAdjoint", "finalize", "is_structure", "check_method",
-           "differentiable_children", "replace_children", "is_namedtuple"]
+__all__ = [
+    "register_structure",
+    "field",
+    "field_adjoint",
+    "FieldAdjoint",
+    "finalize",
+    "is_structure",
+    "check_method",
+    "differentiable_children",
+    "replace_children",
+    "is_namedtuple",
+]
 
 _REGISTRY = {}  # class -> (flatten, unflatten)
 _ndarray = np.ndarray
@@ -63,7 +73,9 @@ def register_structure(cls, flatten, unflatten):
     if not isinstance(cls, type):
         raise TypeError(f"register_structure needs a class, got {cls!r}")
     if not callable(flatten) or not callable(unflatten):
-        raise TypeError("register_structure(cls, flatten, unflatten): flatten and unflatten must be callables")
+        raise TypeError(
+            "register_structure(cls, flatten, unflatten): flatten and unflatten must be callables"
+        )
     _REGISTRY[cls] = (flatten, unflatten)
     return cls
 
@@ -82,8 +94,11 @@ def _registered(x):
 
 def is_structure(x):
     """A dataclass instance, a namedtuple or an object of a registered class?"""
-    return (_registered(x) is not None or is_namedtuple(x)
-            or (dataclasses.is_dataclass(x) and not isinstance(x, type)))
+    return (
+        _registered(x) is not None
+        or is_namedtuple(x)
+        or (dataclasses.is_dataclass(x) and not isinstance(x, type))
+    )
 
 
 def _float_tree(v):
@@ -115,8 +130,10 @@ def differentiable_children(x, static=False):
     if entry is not None:
         children, _ = entry[0](x)
         if not isinstance(children, dict):
-            raise _error(f"the flatten function registered for {type(x).__name__} must return "
-                                        f"(dict of children, aux), got {type(children).__name__} children")
+            raise _error(
+                f"the flatten function registered for {type(x).__name__} must return "
+                f"(dict of children, aux), got {type(children).__name__} children"
+            )
         return dict(children)
     if is_namedtuple(x):
         items = dict(zip(type(x)._fields, x))
@@ -157,7 +174,8 @@ def field_adjoint(g, obj, name):
     if hasattr(obj, "shape") and hasattr(obj, "dtype") and not is_structure(obj):
         raise _error(
             f"the attribute .{name} of an array carries no gradient: sourcegrad differentiates attribute reads "
-            "of dataclasses, namedtuples and registered structures (sourcegrad.register_structure) only")
+            "of dataclasses, namedtuples and registered structures (sourcegrad.register_structure) only"
+        )
     return FieldAdjoint({name: g})
 
 
@@ -166,7 +184,12 @@ def finalize(g, like):
     dataclasses, namedtuples and registered objects, anywhere in a dict, list or tuple."""
     if type(like) is _ndarray or type(like) is float:
         return _finalize_leaf(g, like)  # the common case, first and cheap
-    if type(g) in (float, int) and g == 0 and not isinstance(like, (int, float, np.generic)) and not hasattr(like, "shape"):
+    if (
+        type(g) in (float, int)
+        and g == 0
+        and not isinstance(like, (int, float, np.generic))
+        and not hasattr(like, "shape")
+    ):
         g = ZERO  # an object's zeros_like (0.0) that nothing was added to
     if is_structure(like):
         return _finalize_structure(g, like)
@@ -184,18 +207,28 @@ def _finalize_structure(g, like):
         entries = [ZERO] * len(like) if g is ZERO else g
         if isinstance(entries, MapAdjoint):  # (only by a field read of a name no entry has)
             _refuse_gradient(kind, sorted(entries))
-        out = {name: finalize(e, v) for name, e, v in zip(type(like)._fields, entries, like)
-               if _float_tree(v) is not None}
+        out = {
+            name: finalize(e, v)
+            for name, e, v in zip(type(like)._fields, entries, like)
+            if _float_tree(v) is not None
+        }
         return replace_children(like, out)
     if g is not ZERO and not isinstance(g, MapAdjoint):
-        raise _error(f"the gradient of a {kind} reached it as a {type(g).__name__}: a {kind} can be "
-                                    "read by attribute (obj.name) only in a differentiated function")
+        raise _error(
+            f"the gradient of a {kind} reached it as a {type(g).__name__}: a {kind} can be "
+            "read by attribute (obj.name) only in a differentiated function"
+        )
     children = differentiable_children(like)
     grads = {} if g is ZERO else g
     # an attribute that is no child: its gradient is none if it holds no float (an int, a string),
     # otherwise it would be dropped (a property computed from the fields): refused
-    bad = sorted(k for k in grads if k not in children and grads[k] is not ZERO
-                 and _float_tree(getattr(like, k, None)) is not None)
+    bad = sorted(
+        k
+        for k in grads
+        if k not in children
+        and grads[k] is not ZERO
+        and _float_tree(getattr(like, k, None)) is not None
+    )
     if bad:
         _refuse_gradient(kind, bad)
     return replace_children(like, {k: finalize(grads.get(k, ZERO), v) for k, v in children.items()})
@@ -230,7 +263,8 @@ def _refuse_gradient(kind, names):
         f"a gradient reached {listed} of a {kind}, which is not one of its differentiable fields (a property, "
         "an attribute set outside the fields, or a child its registered flatten does not return): sourcegrad "
         "would have to drop it. Read the fields themselves, or register the class with "
-        "sourcegrad.register_structure and return that attribute among the children")
+        "sourcegrad.register_structure and return that attribute among the children"
+    )
 
 
 def check_method(obj, name, fn, where):
@@ -243,4 +277,5 @@ def check_method(obj, name, fn, where):
             f"{where}: self.{name} is {getattr(got, '__qualname__', got)!r} for this {type(obj).__name__}, but the "
             f"gradient was compiled with {fn.__qualname__} (a subclass overrides it, or an instance attribute "
             "shadows it); differentiate the subclass's own method (sourcegrad.grad(obj.method) resolves methods "
-            "from the class that defines it)")
+            "from the class that defines it)"
+        )

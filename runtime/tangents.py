@@ -9,10 +9,28 @@ import numpy as np
 
 from . import ZERO, _float_dtype, array_module, reduce_max_mask, zeros_like
 
-__all__ = ["tangent_zeros", "materialize", "owned_tangent", "expand", "extremum_tangent",
-           "reduce_extremum_tangent", "sort_tangent", "custom_jvp", "tangent_of_gradient", "seq_tangent", "seq_zeros", "abs_tangent", "zero_unless_none",
-           "cholesky_tangent", "eigh_tangent", "cast_tangent",
-           "power_curvature", "real_sign", "log_softmax_tangent", "logsumexp_tangent"]
+__all__ = [
+    "tangent_zeros",
+    "materialize",
+    "owned_tangent",
+    "expand",
+    "extremum_tangent",
+    "reduce_extremum_tangent",
+    "sort_tangent",
+    "custom_jvp",
+    "tangent_of_gradient",
+    "seq_tangent",
+    "seq_zeros",
+    "abs_tangent",
+    "zero_unless_none",
+    "cholesky_tangent",
+    "eigh_tangent",
+    "cast_tangent",
+    "power_curvature",
+    "real_sign",
+    "log_softmax_tangent",
+    "logsumexp_tangent",
+]
 
 
 def tangent_zeros(like):
@@ -20,8 +38,11 @@ def tangent_zeros(like):
     for a list or tuple (a constant operand such as ``[1.0, 2.0]`` in ``np.concatenate``) the same
     kind of sequence of zero values, which numpy functions take as they take the operand."""
     if isinstance(like, (list, tuple)):
-        return type(like)(tangent_zeros(x) for x in like) if type(like) in (list, tuple) \
+        return (
+            type(like)(tangent_zeros(x) for x in like)
+            if type(like) in (list, tuple)
             else [tangent_zeros(x) for x in like]
+        )
     return zeros_like(like)
 
 
@@ -93,7 +114,6 @@ def seq_zeros(seq):
 def seq_tangent(t, seq):
     """The tangent of a list this function appends to: its own list (``ZERO``: zeros)."""
     return seq_zeros(seq) if t is ZERO else list(t)
-
 
 
 def abs_tangent(t, x, y):

@@ -39,15 +39,22 @@ def _checkout_root():
     """The repository root when this package is the folder in a checkout, else None."""
     here = _os.path.dirname(_os.path.abspath(__file__))
     root = _os.path.dirname(here)
-    if _os.path.isdir(_os.path.join(here, "runtime")) or not _os.path.isfile(_os.path.join(root, "pyproject.toml")):
+    if _os.path.isdir(_os.path.join(here, "runtime")) or not _os.path.isfile(
+        _os.path.join(root, "pyproject.toml")
+    ):
         return None
-    both = all(_os.path.isfile(_os.path.join(root, name, "__init__.py")) for name in ("transforms", "runtime"))
+    both = all(
+        _os.path.isfile(_os.path.join(root, name, "__init__.py"))
+        for name in ("transforms", "runtime")
+    )
     return root if both else None
 
 
 _root = _checkout_root()
-if _root is not None and not any(type(f).__name__ == "_SourceTreeFinder" for f in _sys.meta_path):  # (reloads too)
-    _sys.meta_path.insert(0, _SourceTreeFinder(_root))  # ahead of an editable install of another checkout
+# (reloads too)
+if _root is not None and not any(type(f).__name__ == "_SourceTreeFinder" for f in _sys.meta_path):
+    # ahead of an editable install of another checkout
+    _sys.meta_path.insert(0, _SourceTreeFinder(_root))
 
 from .api import grad, hessian, hvp, jacfwd, jacobian, jvp, source, value_and_grad, vjp
 from .errors import (
@@ -87,9 +94,33 @@ def adjoint(fn, *, nondiff=None):
 
     return register(fn, nondiff=nondiff)
 
+
 __all__ = [
-    "grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacobian", "hvp", "hessian", "source", "check_grad", "adjoint", "Function", "no_grad",
-    "stop_gradient", "profile", "register_structure", "memory", "checkpointed",
-    "SourcegradError", "UnsupportedSyntaxError", "MissingAdjointError", "NonScalarOutputError",
-    "NoSourceError", "WrtError", "InternalCompilerError", "UsageError", "PullbackError",
+    "grad",
+    "value_and_grad",
+    "vjp",
+    "jvp",
+    "jacfwd",
+    "jacobian",
+    "hvp",
+    "hessian",
+    "source",
+    "check_grad",
+    "adjoint",
+    "Function",
+    "no_grad",
+    "stop_gradient",
+    "profile",
+    "register_structure",
+    "memory",
+    "checkpointed",
+    "SourcegradError",
+    "UnsupportedSyntaxError",
+    "MissingAdjointError",
+    "NonScalarOutputError",
+    "NoSourceError",
+    "WrtError",
+    "InternalCompilerError",
+    "UsageError",
+    "PullbackError",
 ]

@@ -25,7 +25,13 @@ import numpy as np
 from . import api
 from .errors import SourcegradError
 
-_COLORS = {"keyword": "\033[35m", "comment": "\033[90m", "string": "\033[32m", "number": "\033[36m", "def": "\033[1;34m"}
+_COLORS = {
+    "keyword": "\033[35m",
+    "comment": "\033[90m",
+    "string": "\033[32m",
+    "number": "\033[36m",
+    "def": "\033[1;34m",
+}
 _RESET = "\033[0m"
 _TOKEN_COLORS = {tokenize.COMMENT: "comment", tokenize.STRING: "string", tokenize.NUMBER: "number"}
 
@@ -51,7 +57,9 @@ def load(spec):
     if not os.path.isfile(path):
         raise CommandError(f"no such file: {path}")
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
-    mod_spec = importlib.util.spec_from_file_location(os.path.splitext(os.path.basename(path))[0], path)
+    mod_spec = importlib.util.spec_from_file_location(
+        os.path.splitext(os.path.basename(path))[0], path
+    )
     module = importlib.util.module_from_spec(mod_spec)
     sys.modules[mod_spec.name] = module
     mod_spec.loader.exec_module(module)
@@ -65,7 +73,9 @@ def load(spec):
     if isinstance(obj, types.MethodType):  # a classmethod: cls comes first, as self does
         return Target(obj.__func__, method=True)
     last = name.rpartition(".")[2]
-    method = isinstance(owner, type) and isinstance(inspect.getattr_static(owner, last, None), types.FunctionType)
+    method = isinstance(owner, type) and isinstance(
+        inspect.getattr_static(owner, last, None), types.FunctionType
+    )
     return Target(obj, method=method)
 
 
@@ -80,8 +90,10 @@ def method_wrt(fn, wrt):
     items = list(wrt) if isinstance(wrt, tuple) else [wrt]
     self_name = api.parameters_of(fn)[0] if api.parameters_of(fn) else "self"
     if self_name in items:
-        raise CommandError(f"--wrt {self_name}: {fn.__qualname__} is a method, and {self_name} is the instance, "
-                           f"not an array; --wrt counts the arguments after {self_name}")
+        raise CommandError(
+            f"--wrt {self_name}: {fn.__qualname__} is a method, and {self_name} is the instance, "
+            f"not an array; --wrt counts the arguments after {self_name}"
+        )
     shifted = [w + 1 if isinstance(w, int) and w >= 0 else w for w in items]
     return tuple(shifted) if isinstance(wrt, tuple) else shifted[0]
 
@@ -96,8 +108,10 @@ def example_argument(text):
         return np.ones(())
     dims = text.split("x")
     if not all(d.isdigit() for d in dims):
-        raise CommandError(f"--shapes item {text!r} is not a shape: write 3x4 for a (3, 4) array, 5 for a (5,) "
-                           "array, () for a 0-d array, float or int for a Python number")
+        raise CommandError(
+            f"--shapes item {text!r} is not a shape: write 3x4 for a (3, 4) array, 5 for a (5,) "
+            "array, () for a 0-d array, float or int for a Python number"
+        )
     return np.ones(tuple(int(d) for d in dims))
 
 
@@ -107,38 +121,52 @@ def examples(target, text):
     method); ``name=item`` gives a keyword-only parameter (one not given takes its default)."""
     fn, skip = target.fn, (1 if target.method else 0)
     code = fn.__code__
-    params = list(code.co_varnames[skip:code.co_argcount])
-    kwonly = list(code.co_varnames[code.co_argcount:code.co_argcount + code.co_kwonlyargcount])
+    params = list(code.co_varnames[skip : code.co_argcount])
+    kwonly = list(code.co_varnames[code.co_argcount : code.co_argcount + code.co_kwonlyargcount])
     args, kwargs = [], {}
     for item in text.split(","):
         name, named, shape = item.partition("=")
         if not named:
             if kwargs:
-                raise CommandError(f"--shapes item {item.strip()!r} comes after a named one: list the positional "
-                                   "arguments first, then name=shape for keyword-only ones")
+                raise CommandError(
+                    f"--shapes item {item.strip()!r} comes after a named one: list the positional "
+                    "arguments first, then name=shape for keyword-only ones"
+                )
             args.append(example_argument(item))
         elif name.strip() not in kwonly:
-            raise CommandError(f"--shapes names {name.strip()!r}, which is not a keyword-only parameter of "
-                               f"{fn.__qualname__} ({', '.join(kwonly) or 'it has none'}): give the positional "
-                               "arguments in order, without names")
+            raise CommandError(
+                f"--shapes names {name.strip()!r}, which is not a keyword-only parameter of "
+                f"{fn.__qualname__} ({', '.join(kwonly) or 'it has none'}): give the positional "
+                "arguments in order, without names"
+            )
         else:
             kwargs[name.strip()] = example_argument(shape)
     required = len(params) - len(fn.__defaults__ or ())
     if not required <= len(args) <= len(params):
         takes = required if required == len(params) else f"{required} to {len(params)}"
-        raise CommandError(f"--shapes gives {len(args)} argument(s); {fn.__qualname__} takes {takes}: "
-                           f"{', '.join(params)}" + (f" (and by name: {', '.join(kwonly)})" if kwonly else ""))
+        raise CommandError(
+            f"--shapes gives {len(args)} argument(s); {fn.__qualname__} takes {takes}: "
+            f"{', '.join(params)}" + (f" (and by name: {', '.join(kwonly)})" if kwonly else "")
+        )
     missing = [k for k in kwonly if k not in kwargs and k not in (fn.__kwdefaults__ or {})]
     if missing:
-        raise CommandError(f"--shapes gives no {missing[0]}, a keyword-only parameter of {fn.__qualname__} without "
-                           f"a default: add {missing[0]}=SHAPE (e.g. {missing[0]}=float)")
-    return ([None] if target.method else []) + args, kwargs  # no instance is needed to compile for a method
+        raise CommandError(
+            f"--shapes gives no {missing[0]}, a keyword-only parameter of {fn.__qualname__} without "
+            f"a default: add {missing[0]}=SHAPE (e.g. {missing[0]}=float)"
+        )
+    return (
+        [None] if target.method else []
+    ) + args, kwargs  # no instance is needed to compile for a method
 
 
 def generated(target, wrt_text=None, vjp=False, shapes=None, as_html=False):
     """The source ``show`` prints (``as_html``: the page of ``sourcegrad.notebook``, the function
     beside its generated code)."""
-    wrt = parse_wrt(wrt_text) if wrt_text is not None else (target.wrt if target.wrt is not None else 0)
+    wrt = (
+        parse_wrt(wrt_text)
+        if wrt_text is not None
+        else (target.wrt if target.wrt is not None else 0)
+    )
     if target.method:
         wrt = method_wrt(target.fn, wrt)
     made = (api.vjp if vjp else api.value_and_grad)(target.fn, wrt=wrt)
@@ -189,17 +217,27 @@ def parser():
     sub = p.add_subparsers(dest="command", required=True)
     show = sub.add_parser("show", help="print the generated gradient code of a function")
     show.add_argument("target", help="path/to/file.py:function, or path/to/file.py:Class.method")
-    show.add_argument("--wrt", default=None,
-                      help="argument indices or names, comma-separated (default 0; a method's count after self)")
+    show.add_argument(
+        "--wrt",
+        default=None,
+        help="argument indices or names, comma-separated (default 0; a method's count after self)",
+    )
     show.add_argument("--vjp", action="store_true", help="show the vjp form (value and pullback)")
-    show.add_argument("--shapes", default=None, metavar="3x4,4",
-                      help="show the code specialized for arguments of these shapes (what such a call runs): "
-                           "one item per positional argument, then name=item for keyword-only ones; 3x4 an "
-                           "array, () a 0-d array, float or int a number")
+    show.add_argument(
+        "--shapes",
+        default=None,
+        metavar="3x4,4",
+        help="show the code specialized for arguments of these shapes (what such a call runs): "
+        "one item per positional argument, then name=item for keyword-only ones; 3x4 an "
+        "array, () a 0-d array, float or int a number",
+    )
     show.add_argument("--color", choices=("auto", "always", "never"), default="auto")
-    show.add_argument("--html", action="store_true",
-                      help="write an HTML page instead: the function beside its generated code, each generated "
-                           "line linked to the line it comes from (python -m sourcegrad show f.py:loss --html > loss.html)")
+    show.add_argument(
+        "--html",
+        action="store_true",
+        help="write an HTML page instead: the function beside its generated code, each generated "
+        "line linked to the line it comes from (python -m sourcegrad show f.py:loss --html > loss.html)",
+    )
     return p
 
 
@@ -213,7 +251,9 @@ def main(argv=None):
     if args.html:
         sys.stdout.write(code)
         return 0
-    color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
+    color = args.color == "always" or (
+        args.color == "auto" and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    )
     sys.stdout.write(highlight(code) if color else code)
     return 0
 

@@ -18,7 +18,14 @@ import numpy as np
 
 from . import backends as _backends
 from .runtime import structures as _structures
-from .errors import NoSourceError, PullbackError, SourcegradError, UsageError, WrtError, hide_internal_frames
+from .errors import (
+    NoSourceError,
+    PullbackError,
+    SourcegradError,
+    UsageError,
+    WrtError,
+    hide_internal_frames,
+)
 
 # The compiler (and libcst) loads on the first compilation, not on ``import sourcegrad``.
 
@@ -38,7 +45,6 @@ def _all_positional(fn, args, kwargs):
         raise TypeError(f"{_fname(fn)}(): {e}") from None  # as calling fn would
     bound.apply_defaults()
     return tuple(bound.arguments[p] for p in parameters_of(fn)), {}
-
 
 
 def _keyword_only(fn, args):
@@ -96,10 +102,14 @@ def _arg_key(a):
         return t
     if isinstance(a, np.generic):
         return () if a.dtype.kind in "fc" else None
-    if hasattr(a, "shape") and (t.__module__.startswith("cupy") or hasattr(a, "__array_namespace__")
-                                or (hasattr(a, "__array_function__") and not isinstance(a, np.ndarray))):
+    if hasattr(a, "shape") and (
+        t.__module__.startswith("cupy")
+        or hasattr(a, "__array_namespace__")
+        or (hasattr(a, "__array_function__") and not isinstance(a, np.ndarray))
+    ):
         shape = tuple(a.shape)  # a cupy (or other array-API) array, a dask array
-        return shape if all(type(n) is int for n in shape) else None  # dask's unknown chunk sizes: nan
+        # dask's unknown chunk sizes: nan
+        return shape if all(type(n) is int for n in shape) else None
     return None
 
 
@@ -149,12 +159,18 @@ def _plain_function(fn, kind):
         hint = f"differentiate the function it wraps: sourcegrad.{kind}({_fname(fn)}.__wrapped__)"
     elif hasattr(fn, "func") and hasattr(fn, "args"):  # functools.partial
         hint = "write the partial application as a def (or a lambda) that calls the function"
-    elif hasattr(type(fn), "__call__") and not isinstance(fn, (types.BuiltinFunctionType,)) and not hasattr(fn, "nin"):
+    elif (
+        hasattr(type(fn), "__call__")
+        and not isinstance(fn, (types.BuiltinFunctionType,))
+        and not hasattr(fn, "nin")
+    ):
         hint = f"differentiate its __call__ method: sourcegrad.{kind}(obj.__call__)"
     else:
         hint = "register an adjoint rule for it with @sourcegrad.adjoint, and call it from a Python function"
-    raise NoSourceError(f"sourcegrad.{kind} differentiates Python functions read from source; {fn!r} ({what}) "
-                        f"has no Python source of its own. {hint}.")
+    raise NoSourceError(
+        f"sourcegrad.{kind} differentiates Python functions read from source; {fn!r} ({what}) "
+        f"has no Python source of its own. {hint}."
+    )
 
 
 def _wrt_names(fn, wrt):
@@ -162,18 +178,24 @@ def _wrt_names(fn, wrt):
     single = not isinstance(wrt, (tuple, list))
     items = [wrt] if single else list(wrt)
     if not items:
-        raise WrtError("wrt selects no argument; give an index, a parameter name, or a tuple of them")
+        raise WrtError(
+            "wrt selects no argument; give an index, a parameter name, or a tuple of them"
+        )
     names = []
     for w in items:
         if isinstance(w, bool) or not isinstance(w, (int, str)):
             raise WrtError(f"wrt must be an int, a parameter name, or a tuple of them, not {w!r}")
         if isinstance(w, int):
             if not -len(params) <= w < len(params):
-                raise WrtError(f"wrt={w} is out of range: {_fname(fn)} has {len(params)} parameter(s) {params}")
+                raise WrtError(
+                    f"wrt={w} is out of range: {_fname(fn)} has {len(params)} parameter(s) {params}"
+                )
             names.append(params[w])
         else:
             if w not in params:
-                raise WrtError(f"wrt={w!r} names no parameter of {_fname(fn)}; its parameters are {params}")
+                raise WrtError(
+                    f"wrt={w!r} names no parameter of {_fname(fn)}; its parameters are {params}"
+                )
             names.append(w)
     if len(set(names)) != len(names):
         raise WrtError(f"wrt names a parameter twice: {names}")
@@ -187,8 +209,19 @@ def _fname(fn):
 class _Compiled:
     """A lazily compiled gradient of ``fn``; the callable users hold."""
 
-    def __init__(self, fn, wrt, mode, kind, check_finite=False, unroll=8, specialize=True, has_aux=False,
-                 checkpoint=None, backend="numpy"):
+    def __init__(
+        self,
+        fn,
+        wrt,
+        mode,
+        kind,
+        check_finite=False,
+        unroll=8,
+        specialize=True,
+        has_aux=False,
+        checkpoint=None,
+        backend="numpy",
+    ):
         original = fn
         fn, self.bound = _plain_function(fn, kind)
         self.fn = fn
@@ -202,8 +235,15 @@ class _Compiled:
         self.checkpoint = _checkpoint_option(checkpoint)
         self.backend = _backends.check_backend(backend)
         if self.bound is not None:  # a bound method: wrt counts the arguments after self
-            wrt = tuple(w + 1 if isinstance(w, int) and w >= 0 else w for w in wrt) if isinstance(wrt, (tuple, list)) \
-                else (wrt + 1 if isinstance(wrt, int) and not isinstance(wrt, bool) and wrt >= 0 else wrt)
+            wrt = (
+                tuple(w + 1 if isinstance(w, int) and w >= 0 else w for w in wrt)
+                if isinstance(wrt, (tuple, list))
+                else (
+                    wrt + 1
+                    if isinstance(wrt, int) and not isinstance(wrt, bool) and wrt >= 0
+                    else wrt
+                )
+            )
         self.names, self.single, self.positions = _wrt_names(fn, wrt)
         self.params = parameters_of(fn)
         self._compiled = None
@@ -228,8 +268,11 @@ class _Compiled:
             with self._lock:
                 # the cap again, under the lock: threads that passed the test above together
                 # would otherwise each add a specialization past it
-                if signature is not None and signature not in self._specialized \
-                        and len(self._specialized) >= MAX_SPECIALIZATIONS:
+                if (
+                    signature is not None
+                    and signature not in self._specialized
+                    and len(self._specialized) >= MAX_SPECIALIZATIONS
+                ):
                     signature = None
                 c = self._compiled if signature is None else self._specialized.get(signature)
                 if c is None:
@@ -240,8 +283,16 @@ class _Compiled:
         """Compile for ``signature`` (None: the general code) and cache it; the lock is held."""
         from .transforms import compile_gradient
 
-        c = compile_gradient(self.fn, self.names, self.mode, self.check_finite, self.unroll, signature, self.has_aux,
-                             checkpoint=self.checkpoint)
+        c = compile_gradient(
+            self.fn,
+            self.names,
+            self.mode,
+            self.check_finite,
+            self.unroll,
+            signature,
+            self.has_aux,
+            checkpoint=self.checkpoint,
+        )
         if self.backend != "numpy":
             c = _backends.accelerated(self, c, signature)
         if signature is None:
@@ -268,8 +319,10 @@ class _Compiled:
                 continue
             if type(a) is float or _float_leaves(a):
                 continue
-            raise WrtError(f"cannot differentiate {_fname(self.fn)} with respect to {name!r}: it is "
-                           f"{_describe(a)}; {_wrt_advice(name, a)}")
+            raise WrtError(
+                f"cannot differentiate {_fname(self.fn)} with respect to {name!r}: it is "
+                f"{_describe(a)}; {_wrt_advice(name, a)}"
+            )
 
     def _run(self, args, kwargs):
         key = _fast_key(args) if not kwargs and self._by_position else None
@@ -277,7 +330,11 @@ class _Compiled:
         if compiled is not None:  # arguments like these passed every check before and ran this
             if compiled.guard is None or compiled.guard():
                 try:
-                    return compiled.function(*args) if self.bound is None else compiled.function(self.bound, *args)
+                    return (
+                        compiled.function(*args)
+                        if self.bound is None
+                        else compiled.function(self.bound, *args)
+                    )
                 except Exception as e:
                     _annotate(e)
                     raise
@@ -294,7 +351,8 @@ class _Compiled:
         compiled = self.compiled(signature)
         if compiled.guard is not None and not compiled.guard():
             compiled = self._recompiled(signature, compiled)
-        if compiled.tests and _DASK in sys.modules and _any_lazy(args, kwargs):  # (no dask array without dask)
+        # (no dask array without dask)
+        if compiled.tests and _DASK in sys.modules and _any_lazy(args, kwargs):
             compiled = self._for_lazy(signature, compiled)
         if key is not None and (key in self._checked or len(self._checked) < _MAX_CHECKED):
             self._checked[key] = compiled
@@ -323,9 +381,17 @@ class _Compiled:
             with self._lock:
                 c = self._lazy.get(key)
                 if c is None or (c.guard is not None and not c.guard()):
-                    c = self._lazy[key] = compile_gradient(self.fn, self.names, self.mode, self.check_finite,
-                                                           self.unroll, key, self.has_aux,
-                                                           checkpoint=self.checkpoint, lazy=True)
+                    c = self._lazy[key] = compile_gradient(
+                        self.fn,
+                        self.names,
+                        self.mode,
+                        self.check_finite,
+                        self.unroll,
+                        key,
+                        self.has_aux,
+                        checkpoint=self.checkpoint,
+                        lazy=True,
+                    )
         return c
 
     def _recompiled(self, signature, stale):
@@ -343,7 +409,10 @@ class _Compiled:
                     warnings.warn(
                         f"sourcegrad compiled {_fname(self.fn)} again {self._recompiles} times because values "
                         f"it captures and decides from changed ({', '.join(changed) or '?'}); pass them as "
-                        "arguments instead", RuntimeWarning, stacklevel=4)
+                        "arguments instead",
+                        RuntimeWarning,
+                        stacklevel=4,
+                    )
         return current
 
     def refusal_in_gradient(self):
@@ -422,8 +491,10 @@ def _describe(a):
     return f"a {type(a).__name__}"
 
 
-_TAKES = ("gradients are taken with respect to float arrays and Python floats, or dicts, lists, tuples, dataclasses, "
-          "namedtuples and registered objects of them")
+_TAKES = (
+    "gradients are taken with respect to float arrays and Python floats, or dicts, lists, tuples, dataclasses, "
+    "namedtuples and registered objects of them"
+)
 
 
 def _wrt_advice(name, a):
@@ -440,7 +511,9 @@ def _wrt_advice(name, a):
         return f"gradients need floating-point values. Pass e.g. float({name})."
     kind = getattr(getattr(a, "dtype", None), "kind", None)
     if kind is not None:  # a numpy (or cupy) array or scalar of ints or bools
-        return f"gradients need floating-point values. Pass e.g. {name}.astype(float) or {name} * 1.0."
+        return (
+            f"gradients need floating-point values. Pass e.g. {name}.astype(float) or {name} * 1.0."
+        )
     library = type(a).__module__.split(".")[0]
     if library == "torch":
         return f"sourcegrad differentiates numpy (and cupy) arrays, not torch tensors: pass {name}.detach().cpu().numpy()."
@@ -450,9 +523,11 @@ def _wrt_advice(name, a):
         if "[" in name:
             return f"{_TAKES}: pass it as an argument of its own, outside {name.split('[')[0]}."
         return f"{_TAKES}; leave {name} out of wrt."
-    return (f"{_TAKES}: make {type(a).__name__} a dataclass, or register it with "
-            f"sourcegrad.register_structure({type(a).__name__}, flatten, unflatten); or pass the arrays it holds "
-            "as arguments, or as a dict of them.")
+    return (
+        f"{_TAKES}: make {type(a).__name__} a dataclass, or register it with "
+        f"sourcegrad.register_structure({type(a).__name__}, flatten, unflatten); or pass the arrays it holds "
+        "as arguments, or as a dict of them."
+    )
 
 
 def _structure_advice(name, a):
@@ -460,14 +535,18 @@ def _structure_advice(name, a):
     children = _structures.differentiable_children(a)
     clash = sorted(set(children) & _structures.ARRAY_ATTRIBUTES)
     if clash:
-        return (f"its field {clash[0]!r} holds float values but {name}.{clash[0]} reads as the array attribute "
-                f".{clash[0]} in a differentiated function: rename the field.")
+        return (
+            f"its field {clash[0]!r} holds float values but {name}.{clash[0]} reads as the array attribute "
+            f".{clash[0]} in a differentiated function: rename the field."
+        )
     bad = _first_bad_leaf(a, name)
     if bad is not None:
         path, leaf = bad
         return f"{path} is {_describe(leaf)}: {_wrt_advice(path, leaf)}"
-    return (f"there is nothing in it to differentiate: none of its fields holds float values ({_TAKES}; a "
-            "field of ints, strings or None is carried over unchanged).")
+    return (
+        f"there is nothing in it to differentiate: none of its fields holds float values ({_TAKES}; a "
+        "field of ints, strings or None is carried over unchanged)."
+    )
 
 
 def _first_bad_leaf(a, path):
@@ -476,9 +555,14 @@ def _first_bad_leaf(a, path):
     if _structures.is_structure(a):
         items = [(f"{path}.{k}", x) for k, x in _structures.differentiable_children(a).items()]
     else:
-        items = [(f"{path}[{k!r}]", x) for k, x in (a.items() if isinstance(a, dict) else enumerate(a))]
+        items = [
+            (f"{path}[{k!r}]", x) for k, x in (a.items() if isinstance(a, dict) else enumerate(a))
+        ]
     for where, x in items:
-        if _structures.is_structure(x) and set(_structures.differentiable_children(x)) & _structures.ARRAY_ATTRIBUTES:
+        if (
+            _structures.is_structure(x)
+            and set(_structures.differentiable_children(x)) & _structures.ARRAY_ATTRIBUTES
+        ):
             return where, x
         if isinstance(x, (list, tuple, dict)) or _structures.is_structure(x):
             bad = _first_bad_leaf(x, where)
@@ -518,7 +602,7 @@ class ValueAndGrad(_Compiled):
         try:
             value, grads = self._run(args, kwargs)
         except SourcegradError as e:
-            raise hide_internal_frames(e)  # sourcegrad's own frames hidden; SOURCEGRAD_TRACEBACK=full shows them
+            raise hide_internal_frames(e)  # SOURCEGRAD_TRACEBACK=full shows sourcegrad's frames
         return value, (grads if self.single or len(self.names) > 1 else (grads,))
 
 
@@ -527,7 +611,7 @@ class Grad(_Compiled):
         try:
             value, grads = self._run(args, kwargs)
         except SourcegradError as e:
-            raise hide_internal_frames(e)  # sourcegrad's own frames hidden; SOURCEGRAD_TRACEBACK=full shows them
+            raise hide_internal_frames(e)  # SOURCEGRAD_TRACEBACK=full shows sourcegrad's frames
         grads = grads if self.single or len(self.names) > 1 else (grads,)
         return (grads, value[1]) if self.has_aux else grads
 
@@ -537,10 +621,14 @@ class Vjp(_Compiled):
         try:
             value, pullback = self._run(args, kwargs)
         except SourcegradError as e:
-            raise hide_internal_frames(e)  # sourcegrad's own frames hidden; SOURCEGRAD_TRACEBACK=full shows them
+            raise hide_internal_frames(e)  # SOURCEGRAD_TRACEBACK=full shows sourcegrad's frames
         if self.has_aux:  # as jax.vjp(f, x, has_aux=True): (value, pullback, aux)
             value, aux = value
-            return value, Pullback(pullback, value, wrap=not self.single and len(self.names) == 1), aux
+            return (
+                value,
+                Pullback(pullback, value, wrap=not self.single and len(self.names) == 1),
+                aux,
+            )
         return value, Pullback(pullback, value, wrap=not self.single and len(self.names) == 1)
 
 
@@ -562,19 +650,22 @@ class Pullback:
                 "this pullback was already called; a pullback runs once (it consumes its tape). "
                 "Call the vjp function again for another cotangent."
             )
-        if isinstance(cotangent, (list, tuple)):  # as the seed writes it: pullback([0.1, 1.0, 0.0001])
+        # as the seed writes it: pullback([0.1, 1.0, 0.0001])
+        if isinstance(cotangent, (list, tuple)):
             cotangent = _array_like(cotangent, self._like)
         shape = getattr(cotangent, "shape", ())
         if shape != self._shape and not (shape == () and self._shape == ()):
-            raise UsageError(f"the cotangent has shape {shape}, but the function's value has shape "
-                             f"{self._shape}: pass a cotangent shaped like the value")
+            raise UsageError(
+                f"the cotangent has shape {shape}, but the function's value has shape "
+                f"{self._shape}: pass a cotangent shaped like the value"
+            )
         self._fn = self._like = None
         try:
             grads = fn(cotangent)
             return (grads,) if self._wrap else grads
         except SourcegradError as e:
             _annotate(e)
-            raise hide_internal_frames(e)  # sourcegrad's own frames hidden; SOURCEGRAD_TRACEBACK=full shows them
+            raise hide_internal_frames(e)  # SOURCEGRAD_TRACEBACK=full shows sourcegrad's frames
         except Exception as e:
             _annotate(e)
             raise
@@ -586,7 +677,9 @@ def _array_like(values, like):
     from .runtime import array_module
 
     dtype = getattr(like, "dtype", None)
-    return array_module(like).asarray(values, dtype=dtype if dtype is not None and dtype.kind in "fc" else None)
+    return array_module(like).asarray(
+        values, dtype=dtype if dtype is not None and dtype.kind in "fc" else None
+    )
 
 
 class Jvp(_Compiled):
@@ -609,7 +702,9 @@ class Jvp(_Compiled):
     def __call__(self, *args, **kwargs):
         try:
             if not args:
-                raise UsageError(f"{self.__name__} takes {_fname(self.fn)}'s arguments followed by the tangent")
+                raise UsageError(
+                    f"{self.__name__} takes {_fname(self.fn)}'s arguments followed by the tangent"
+                )
             args, tangents = args[:-1], self._tangents(args[-1])
             if self.bound is not None:
                 args = (self.bound,) + args
@@ -619,7 +714,7 @@ class Jvp(_Compiled):
                 _check_tangent(name, args[i], t)
             compiled = self._current()
         except SourcegradError as e:
-            raise hide_internal_frames(e)  # sourcegrad's own frames hidden; SOURCEGRAD_TRACEBACK=full shows them
+            raise hide_internal_frames(e)  # SOURCEGRAD_TRACEBACK=full shows sourcegrad's frames
         try:
             return compiled.function(*args, *tangents)
         except Exception as e:
@@ -630,8 +725,10 @@ class Jvp(_Compiled):
         if self.single:
             return (tangent,)
         if not isinstance(tangent, tuple) or len(tangent) != len(self.names):
-            raise UsageError(f"wrt={tuple(self.names)!r} selects {len(self.names)} arguments: pass a tuple of "
-                             f"{len(self.names)} tangents, one for each, in that order")
+            raise UsageError(
+                f"wrt={tuple(self.names)!r} selects {len(self.names)} arguments: pass a tuple of "
+                f"{len(self.names)} tangents, one for each, in that order"
+            )
         return tangent
 
 
@@ -640,8 +737,10 @@ def _check_tangent(name, x, t):
     if isinstance(x, (list, tuple, dict)) or _structures.is_structure(x):
         return
     if np.shape(t) != np.shape(x):
-        raise UsageError(f"the tangent for {name!r} has shape {np.shape(t)}, but {name} has shape {np.shape(x)}: "
-                         "pass a tangent shaped like the argument")
+        raise UsageError(
+            f"the tangent for {name!r} has shape {np.shape(t)}, but {name} has shape {np.shape(x)}: "
+            "pass a tangent shaped like the argument"
+        )
 
 
 def jvp(f=None, wrt=0, unroll=8, backend="numpy"):
@@ -660,8 +759,12 @@ def jvp(f=None, wrt=0, unroll=8, backend="numpy"):
     if f is None:
         return lambda g: jvp(g, wrt, unroll, backend)
     if _backends.check_backend(backend) == "numba":
-        warnings.warn(f"sourcegrad: jvp of {_fname(f)} runs on numpy, not numba: forward mode is not compiled "
-                      "with numba yet", _backends.BackendWarning, stacklevel=2)
+        warnings.warn(
+            f"sourcegrad: jvp of {_fname(f)} runs on numpy, not numba: forward mode is not compiled "
+            "with numba yet",
+            _backends.BackendWarning,
+            stacklevel=2,
+        )
     try:
         return Jvp(f, wrt, "jvp", "jvp", unroll=unroll, specialize=False)
     except SourcegradError as e:
@@ -703,14 +806,21 @@ def jacobian(f, wrt=0, unroll=8):
         for k in range(int(np.prod(shape))):
             if k:
                 value, pullback = vf(*args, **kwargs)  # a pullback runs once
-            e = np.zeros(shape, dtype=np.result_type(value, np.float64) if np.iscomplexobj(value) else np.float64)
+            e = np.zeros(
+                shape,
+                dtype=np.result_type(value, np.float64) if np.iscomplexobj(value) else np.float64,
+            )
             e[np.unravel_index(k, shape)] = 1.0
             g = pullback(e)
             rows.append(g if isinstance(g, tuple) else (g,))
         xs = _wrt_values(vf, args, kwargs)
         out = []
         for j, x in enumerate(xs):
-            r = np.stack([np.asarray(row[j]) for row in rows]) if rows else np.zeros((0,) + np.shape(x))
+            r = (
+                np.stack([np.asarray(row[j]) for row in rows])
+                if rows
+                else np.zeros((0,) + np.shape(x))
+            )
             out.append(r.reshape(shape + np.shape(x)))
         return out[0] if vf.single else tuple(out)
 
@@ -756,8 +866,14 @@ class Hvp(_Compiled):
         if self._jvp is None or (self._jvp.guard is not None and not self._jvp.guard()):
             self._jvp = compile_jvp(self.fn, self.names, self.unroll, tangent_first=True)
         try:
-            c = compile_gradient(self._jvp.function, list(self.outer or self.names), "value_and_grad",
-                                 unroll=self.unroll, signature=signature, has_aux=True)
+            c = compile_gradient(
+                self._jvp.function,
+                list(self.outer or self.names),
+                "value_and_grad",
+                unroll=self.unroll,
+                signature=signature,
+                has_aux=True,
+            )
         except SourcegradError as e:
             raise _at_user_line(e, self._jvp) from None
         if signature is None:
@@ -769,7 +885,9 @@ class Hvp(_Compiled):
     def __call__(self, *args, **kwargs):
         try:
             if not args:
-                raise UsageError(f"{self.__name__} takes {_fname(self.fn)}'s arguments followed by the vector v")
+                raise UsageError(
+                    f"{self.__name__} takes {_fname(self.fn)}'s arguments followed by the vector v"
+                )
             args, vs = args[:-1], Jvp._tangents(self, args[-1])
             if self.bound is not None:
                 args = (self.bound,) + args
@@ -782,7 +900,9 @@ class Hvp(_Compiled):
             raise hide_internal_frames(e)
         (_, value), hv = self._call(compiled, args, vs)
         if np.ndim(value) != 0:
-            raise UsageError(f"hvp needs a scalar-valued function; {_fname(self.fn)} returned shape {np.shape(value)}")
+            raise UsageError(
+                f"hvp needs a scalar-valued function; {_fname(self.fn)} returned shape {np.shape(value)}"
+            )
         return hv
 
 
@@ -796,11 +916,15 @@ def _at_user_line(e, jvp_compiled):
         return e
     import linecache
 
-    return type(e)(f"{e.message} (in the tangent code of {_fname(jvp_compiled.function)})", filename=pos.filename,
-                   lineno=pos.line, text=linecache.getline(pos.filename, pos.line),
-                   hint="hvp and hessian take the gradient of the forward-mode code that sourcegrad.jvp generates "
-                        "(sourcegrad.source(sourcegrad.jvp(f)) shows it), and that code's line is refused; so do "
-                        "grad(grad(f)), vjp(grad(f)) and the gradient of a function that calls grad(f)")
+    return type(e)(
+        f"{e.message} (in the tangent code of {_fname(jvp_compiled.function)})",
+        filename=pos.filename,
+        lineno=pos.line,
+        text=linecache.getline(pos.filename, pos.line),
+        hint="hvp and hessian take the gradient of the forward-mode code that sourcegrad.jvp generates "
+        "(sourcegrad.source(sourcegrad.jvp(f)) shows it), and that code's line is refused; so do "
+        "grad(grad(f)), vjp(grad(f)) and the gradient of a function that calls grad(f)",
+    )
 
 
 def hvp(f=None, wrt=0, unroll=8):
@@ -838,8 +962,12 @@ def _wrt_values(compiled, args, kwargs):
     full, _ = _all_positional(compiled.fn, full, kwargs)
     xs = [full[i] for i in compiled.positions]
     for name, x in zip(compiled.names, xs):
-        if not (isinstance(x, float) or getattr(getattr(x, "dtype", None), "kind", None) in ("f", "c")):
-            raise UsageError(f"a Jacobian is taken with respect to float arrays and Python floats; {name} is {_describe(x)}")
+        if not (
+            isinstance(x, float) or getattr(getattr(x, "dtype", None), "kind", None) in ("f", "c")
+        ):
+            raise UsageError(
+                f"a Jacobian is taken with respect to float arrays and Python floats; {name} is {_describe(x)}"
+            )
     return xs
 
 
@@ -861,32 +989,58 @@ def _checkpoint_option(checkpoint):
     """``checkpoint``: None/False, True (the default number of snapshots), or a number of snapshots."""
     if checkpoint is None or checkpoint is False:
         return None
-    if checkpoint is True or (isinstance(checkpoint, int) and not isinstance(checkpoint, bool) and checkpoint > 0):
+    if checkpoint is True or (
+        isinstance(checkpoint, int) and not isinstance(checkpoint, bool) and checkpoint > 0
+    ):
         return checkpoint
-    raise UsageError(f"checkpoint must be True, False or a number of snapshots (a positive int), not {checkpoint!r}")
+    raise UsageError(
+        f"checkpoint must be True, False or a number of snapshots (a positive int), not {checkpoint!r}"
+    )
 
 
 def _decorator(cls, mode, kind):
-    def make(f=None, wrt=0, check_finite=False, unroll=8, specialize=True, has_aux=False, checkpoint=None,
-             backend="numpy"):
+    def make(
+        f=None,
+        wrt=0,
+        check_finite=False,
+        unroll=8,
+        specialize=True,
+        has_aux=False,
+        checkpoint=None,
+        backend="numpy",
+    ):
         if f is None:
-            return lambda g: make(g, wrt, check_finite, unroll, specialize, has_aux, checkpoint, backend)
+            return lambda g: make(
+                g, wrt, check_finite, unroll, specialize, has_aux, checkpoint, backend
+            )
         if isinstance(f, _Compiled) and not has_aux:  # grad(grad(f)): second derivatives
             if backend == "numba":
-                raise UsageError("a derivative of a gradient runs on the numpy backend only: drop backend='numba'")
+                raise UsageError(
+                    "a derivative of a gradient runs on the numpy backend only: drop backend='numba'"
+                )
             from .higher import of_gradient
 
             return of_gradient(f, wrt, kind)
         try:
-            return cls(f, wrt, mode, kind, check_finite, unroll, specialize, has_aux, checkpoint, backend)
+            return cls(
+                f, wrt, mode, kind, check_finite, unroll, specialize, has_aux, checkpoint, backend
+            )
         except SourcegradError as e:
-            raise hide_internal_frames(e)  # sourcegrad's own frames hidden; SOURCEGRAD_TRACEBACK=full shows them
+            raise hide_internal_frames(e)  # SOURCEGRAD_TRACEBACK=full shows sourcegrad's frames
 
     return make
 
 
-def grad(f=None, wrt=0, check_finite=False, unroll=8, specialize=True, has_aux=False, checkpoint=None,
-         backend="numpy"):
+def grad(
+    f=None,
+    wrt=0,
+    check_finite=False,
+    unroll=8,
+    specialize=True,
+    has_aux=False,
+    checkpoint=None,
+    backend="numpy",
+):
     """The gradient of a scalar-valued function, compiled from its source.
 
     ``wrt`` selects the arguments to differentiate: an index, a parameter name, or a tuple of
@@ -933,27 +1087,47 @@ def grad(f=None, wrt=0, check_finite=False, unroll=8, specialize=True, has_aux=F
     ``BackendWarning`` naming the reason, for anything it cannot compile exactly; ``"auto"``
     compiles with numba for small arrays and keeps whichever ran faster. See the README's Backends.
     """
-    return _decorator(Grad, "value_and_grad", "grad")(f, wrt, check_finite, unroll, specialize, has_aux, checkpoint,
-                                                      backend)
+    return _decorator(Grad, "value_and_grad", "grad")(
+        f, wrt, check_finite, unroll, specialize, has_aux, checkpoint, backend
+    )
 
 
-def value_and_grad(f=None, wrt=0, check_finite=False, unroll=8, specialize=True, has_aux=False, checkpoint=None,
-                   backend="numpy"):
+def value_and_grad(
+    f=None,
+    wrt=0,
+    check_finite=False,
+    unroll=8,
+    specialize=True,
+    has_aux=False,
+    checkpoint=None,
+    backend="numpy",
+):
     """Like ``grad``, but returns ``(value, gradient)`` from one run of the forward; with
     ``has_aux=True``, ``((loss, aux), gradient)``."""
-    return _decorator(ValueAndGrad, "value_and_grad", "value_and_grad")(f, wrt, check_finite, unroll, specialize,
-                                                                        has_aux, checkpoint, backend)
+    return _decorator(ValueAndGrad, "value_and_grad", "value_and_grad")(
+        f, wrt, check_finite, unroll, specialize, has_aux, checkpoint, backend
+    )
 
 
-def vjp(f=None, wrt=0, check_finite=False, unroll=8, specialize=True, has_aux=False, checkpoint=None,
-        backend="numpy"):
+def vjp(
+    f=None,
+    wrt=0,
+    check_finite=False,
+    unroll=8,
+    specialize=True,
+    has_aux=False,
+    checkpoint=None,
+    backend="numpy",
+):
     """Vector-Jacobian products: ``vf(*args)`` returns ``(value, pullback)``; ``pullback(ct)``
     returns the gradient of ``sum(value * ct)`` with respect to ``wrt``. Any output shape.
     A pullback can be called once (it consumes the forward's tape).
 
     ``has_aux=True`` (as in JAX): ``f`` returns a pair ``(value, aux)``; ``vf(*args)`` returns
     ``(value, pullback, aux)``, ``aux`` as computed, with no gradient."""
-    return _decorator(Vjp, "vjp", "vjp")(f, wrt, check_finite, unroll, specialize, has_aux, checkpoint, backend)
+    return _decorator(Vjp, "vjp", "vjp")(
+        f, wrt, check_finite, unroll, specialize, has_aux, checkpoint, backend
+    )
 
 
 def source(g, *args, **kwargs):
@@ -962,11 +1136,13 @@ def source(g, *args, **kwargs):
     call with those arguments runs; keyword-only parameters by keyword, defaults applied; with
     dask arrays, the code that persists before data-dependent tests)."""
     if not isinstance(g, _Compiled):
-        raise UsageError(f"sourcegrad.source needs a function made by grad, value_and_grad, vjp or jvp, got {g!r}")
+        raise UsageError(
+            f"sourcegrad.source needs a function made by grad, value_and_grad, vjp or jvp, got {g!r}"
+        )
     try:
         return _current_compiled(g, args, kwargs).source
     except SourcegradError as e:
-        raise hide_internal_frames(e)  # sourcegrad's own frames hidden; SOURCEGRAD_TRACEBACK=full shows them
+        raise hide_internal_frames(e)  # SOURCEGRAD_TRACEBACK=full shows sourcegrad's frames
 
 
 def _current_compiled(g, args, kwargs=None):
@@ -979,8 +1155,10 @@ def _current_compiled(g, args, kwargs=None):
     if (args or kwargs) and g.fn.__code__.co_kwonlyargcount:  # bound as a call binds them (_run)
         args, kwargs = _all_positional(g.fn, args, kwargs)
     if kwargs:
-        raise UsageError("sourcegrad.source takes keyword arguments only for keyword-only parameters; "
-                         "pass the others by position")
+        raise UsageError(
+            "sourcegrad.source takes keyword arguments only for keyword-only parameters; "
+            "pass the others by position"
+        )
     signature = signature_of(args) if args and g.specialize else None
     c = g._current(signature)
     if c.tests and not isinstance(g, (Jvp, Hvp)) and _any_lazy(args, {}):

@@ -43,7 +43,9 @@ def check_backend(backend):
     from .errors import UsageError
 
     if backend not in BACKENDS:
-        raise UsageError(f"backend must be one of {', '.join(map(repr, BACKENDS))}, not {backend!r}")
+        raise UsageError(
+            f"backend must be one of {', '.join(map(repr, BACKENDS))}, not {backend!r}"
+        )
     return backend
 
 
@@ -56,11 +58,21 @@ def accelerated(owner, compiled, signature):
         return compiled
     from .transforms import compile_gradient
 
-    variant = compile_gradient(owner.fn, owner.names, owner.mode, owner.check_finite, owner.unroll, signature,
-                               owner.has_aux, checkpoint=owner.checkpoint, jit=True)
+    variant = compile_gradient(
+        owner.fn,
+        owner.names,
+        owner.mode,
+        owner.check_finite,
+        owner.unroll,
+        signature,
+        owner.has_aux,
+        checkpoint=owner.checkpoint,
+        jit=True,
+    )
     import numba
 
-    kernel = numba.njit(variant.function, boundscheck=True)  # an IndexError, as numpy raises, never a stray read
+    # an IndexError, as numpy raises, never a stray read
+    kernel = numba.njit(variant.function, boundscheck=True)
     runner = _Runner(owner, kernel, compiled.function)
     return dataclasses.replace(variant, function=runner, guard=compiled.guard, reads=compiled.reads)
 
@@ -74,8 +86,10 @@ def _refusal(owner, compiled, signature):
     except ImportError:
         return 'numba is not installed (pip install "sourcegrad[numba]")'
     if signature is None:
-        return "only code specialized to its arguments' shapes compiles (specialize=False, keyword arguments " \
-               "and calls past MAX_SPECIALIZATIONS run the general numpy code)"
+        return (
+            "only code specialized to its arguments' shapes compiles (specialize=False, keyword arguments "
+            "and calls past MAX_SPECIALIZATIONS run the general numpy code)"
+        )
     if owner.mode != "value_and_grad":
         return "the numba backend compiles grad and value_and_grad; vjp's pullback runs on numpy"
     if owner.has_aux or owner.check_finite or owner.checkpoint or owner.bound is not None:
@@ -85,7 +99,9 @@ def _refusal(owner, compiled, signature):
     if any(k is None for k in signature):
         return "an argument is neither an array nor a number (containers and objects run on numpy)"
     if any(r.check not in ("is", "eq", "absent") for r in compiled.reads):
-        live = ", ".join(r.describe() for r in compiled.reads if r.check not in ("is", "eq", "absent"))
+        live = ", ".join(
+            r.describe() for r in compiled.reads if r.check not in ("is", "eq", "absent")
+        )
         return f"it reads captured values ({live}) live, and numba would freeze them: pass them as arguments"
     if owner.backend == "auto":
         numbers = sum(math.prod(k) for k in signature if type(k) is tuple)
@@ -97,8 +113,12 @@ def _refusal(owner, compiled, signature):
 def _fallback_warning(owner, reason):
     if owner.backend == "numba" and reason and not getattr(owner, "_backend_warned", False):
         owner._backend_warned = True
-        warnings.warn(f"sourcegrad: {getattr(owner.fn, '__qualname__', owner.fn)} runs on numpy, not numba: {reason}",
-                      BackendWarning, stacklevel=8)  # the user's call (through api's _run)
+        # the user's call (through api's _run)
+        warnings.warn(
+            f"sourcegrad: {getattr(owner.fn, '__qualname__', owner.fn)} runs on numpy, not numba: {reason}",
+            BackendWarning,
+            stacklevel=8,
+        )
 
 
 class _Runner:
@@ -137,9 +157,12 @@ class _Runner:
     def _finished(self, value_type, value, raw, args):
         check_scalar(value, self.name)
         if self.single:
-            return value_type(value), finalize(ZERO if raw is None else raw, args[self.positions[0]])
-        return value_type(value), tuple([finalize(ZERO if g is None else g, args[i])
-                                         for g, i in zip(raw, self.positions)])
+            return value_type(value), finalize(
+                ZERO if raw is None else raw, args[self.positions[0]]
+            )
+        return value_type(value), tuple(
+            [finalize(ZERO if g is None else g, args[i]) for g, i in zip(raw, self.positions)]
+        )
 
     def _first(self, args, key):
         want = self.numpy(*args)  # raises what the user's code raises: nothing is decided then
@@ -157,6 +180,7 @@ class _Runner:
 
     def _faster(self, value_type, args):
         """Does the kernel beat numpy on this call's arguments (best of a few calls each)?"""
+
         def best(call):
             times = []
             for _ in range(_TIMED_CALLS):
@@ -184,8 +208,16 @@ def _types(args):
 
 def _first_line(e):
     """numba's reason, without its pipeline header, source excerpt and context lines."""
-    skip = ("Failed in ", "File ", "During:", "<source elided>", "^", "This error may have been caused",
-            "There are ", " - Of which")
+    skip = (
+        "Failed in ",
+        "File ",
+        "During:",
+        "<source elided>",
+        "^",
+        "This error may have been caused",
+        "There are ",
+        " - Of which",
+    )
     lines = [line.strip() for line in str(e).strip().splitlines() if line.strip()]
     detail = next((line for line in lines if not line.startswith(skip)), lines[0] if lines else "")
     return f"numba cannot compile it ({type(e).__name__}: {detail[:200]})"

@@ -61,20 +61,26 @@ def data_parallel(gradient_function, over=("x", "y")):
     from .api import Grad, ValueAndGrad
 
     if not isinstance(gradient_function, (Grad, ValueAndGrad)):
-        raise UsageError("data_parallel needs a function made by sourcegrad.grad or sourcegrad.value_and_grad, "
-                         f"got {gradient_function!r}")
+        raise UsageError(
+            "data_parallel needs a function made by sourcegrad.grad or sourcegrad.value_and_grad, "
+            f"got {gradient_function!r}"
+        )
     if gradient_function.bound is not None or gradient_function.has_aux:
         raise UsageError("data_parallel splits plain functions (not bound methods) without has_aux")
     over = (over,) if isinstance(over, str) else tuple(over)
     params = inspect.signature(gradient_function.fn).parameters
     missing = [o for o in over if o not in params]
     if missing or not over:
-        raise UsageError(f"over names {missing or over!r}, which are not parameters of "
-                         f"{gradient_function.fn.__qualname__} ({', '.join(params)})")
+        raise UsageError(
+            f"over names {missing or over!r}, which are not parameters of "
+            f"{gradient_function.fn.__qualname__} ({', '.join(params)})"
+        )
     split = sorted(set(over) & set(gradient_function.names))
     if split:
-        raise UsageError(f"data_parallel adds the chunks' gradients, so it cannot differentiate with respect to "
-                         f"{', '.join(split)}, which it splits over rows: leave it out of wrt")
+        raise UsageError(
+            f"data_parallel adds the chunks' gradients, so it cannot differentiate with respect to "
+            f"{', '.join(split)}, which it splits over rows: leave it out of wrt"
+        )
     return _DataParallel(gradient_function, over)
 
 
@@ -131,17 +137,23 @@ class _DataParallel:
         for o in self.over:
             x = values[o]
             if not isinstance(x, da.Array):
-                raise UsageError(f"data_parallel splits {o} over its rows: pass a dask array "
-                                 f"(dask.array.from_array({o}, chunks=(rows, ...))), not {type(x).__name__}")
+                raise UsageError(
+                    f"data_parallel splits {o} over its rows: pass a dask array "
+                    f"(dask.array.from_array({o}, chunks=(rows, ...))), not {type(x).__name__}"
+                )
             if x.ndim == 0:
                 raise UsageError(f"data_parallel splits {o} over its rows, but it is a 0-d array")
             if any(math.isnan(c) for c in x.chunks[0]):
-                raise UsageError(f"{o} has chunks of unknown length: call {o}.compute_chunk_sizes() first")
+                raise UsageError(
+                    f"{o} has chunks of unknown length: call {o}.compute_chunk_sizes() first"
+                )
             if first is None:
                 first = x.chunks[0]
             elif x.shape[0] != sum(first):
-                raise UsageError(f"the over arguments have different numbers of rows: {self.over[0]} has "
-                                 f"{sum(first)}, {o} has {x.shape[0]}")
+                raise UsageError(
+                    f"the over arguments have different numbers of rows: {self.over[0]} has "
+                    f"{sum(first)}, {o} has {x.shape[0]}"
+                )
             target = {0: first, **{k: -1 for k in range(1, x.ndim)}}
             if x.chunks[0] != first or any(len(c) > 1 for c in x.chunks[1:]):
                 values[o] = x.rechunk(target)
@@ -206,8 +218,11 @@ def _analyze(gf, key, over, args):
     sequences.rewrite(src, irfn, normalizer.naming)
     bindings = _bind_all(src, irfn)
     described = dict.fromkeys(irfn.params, shapes.TOP)
-    described.update((p, shapes.describe(k)) for p, k in zip(irfn.params, key) if not isinstance(k, tuple) or k[:1] not in (
-        ("dict",), ("list",), ("tuple",)))
+    described.update(
+        (p, shapes.describe(k))
+        for p, k in zip(irfn.params, key)
+        if not isinstance(k, tuple) or k[:1] not in (("dict",), ("list",), ("tuple",))
+    )
     known = shapes.Shapes(irfn, bindings, described)
     return check(src, irfn, bindings, known, over, args)
 
@@ -222,7 +237,13 @@ class _Recipe:
     __slots__ = ("fn", "wrt", "unroll", "check_finite", "specialize")
 
     def __init__(self, fn, wrt, unroll, check_finite, specialize):
-        self.fn, self.wrt, self.unroll, self.check_finite, self.specialize = fn, wrt, unroll, check_finite, specialize
+        self.fn, self.wrt, self.unroll, self.check_finite, self.specialize = (
+            fn,
+            wrt,
+            unroll,
+            check_finite,
+            specialize,
+        )
 
     def __getstate__(self):
         return (self.fn, self.wrt, self.unroll, self.check_finite, self.specialize)
@@ -232,8 +253,16 @@ class _Recipe:
 
     def __dask_tokenize__(self):
         fn = self.fn
-        return (type(self).__name__, getattr(fn, "__module__", None), getattr(fn, "__qualname__", None), id(fn),
-                repr(self.wrt), self.unroll, self.check_finite, self.specialize)
+        return (
+            type(self).__name__,
+            getattr(fn, "__module__", None),
+            getattr(fn, "__qualname__", None),
+            id(fn),
+            repr(self.wrt),
+            self.unroll,
+            self.check_finite,
+            self.specialize,
+        )
 
     def key(self):
         wrt = tuple(self.wrt) if isinstance(self.wrt, list) else self.wrt
@@ -254,8 +283,13 @@ def _compiled(recipe):
         with _COMPILED_LOCK:
             vg = _COMPILED.get(key)
             if vg is None:
-                vg = _COMPILED[key] = value_and_grad(recipe.fn, wrt=recipe.wrt, check_finite=recipe.check_finite,
-                                                     unroll=recipe.unroll, specialize=recipe.specialize)
+                vg = _COMPILED[key] = value_and_grad(
+                    recipe.fn,
+                    wrt=recipe.wrt,
+                    check_finite=recipe.check_finite,
+                    unroll=recipe.unroll,
+                    specialize=recipe.specialize,
+                )
     return vg
 
 
@@ -288,8 +322,10 @@ def _scale(t, w):
         return t * w
     if hasattr(t, "dtype") and hasattr(t, "shape"):
         return (t * w).astype(t.dtype, copy=False)
-    raise UsageError(f"data_parallel cannot combine a gradient of type {type(t).__name__} over chunks: it "
-                     "combines arrays and floats, and dicts, lists and tuples of them")
+    raise UsageError(
+        f"data_parallel cannot combine a gradient of type {type(t).__name__} over chunks: it "
+        "combines arrays and floats, and dicts, lists and tuples of them"
+    )
 
 
 def _add(a, b):
@@ -301,8 +337,10 @@ def _add(a, b):
         return type(a)(_add(x, y) for x, y in zip(a, b))
     if isinstance(a, float) or (hasattr(a, "dtype") and hasattr(a, "shape")):
         return a + b
-    raise UsageError(f"data_parallel cannot combine a gradient of type {type(a).__name__} over chunks: it "
-                     "combines arrays and floats, and dicts, lists and tuples of them")
+    raise UsageError(
+        f"data_parallel cannot combine a gradient of type {type(a).__name__} over chunks: it "
+        "combines arrays and floats, and dicts, lists and tuples of them"
+    )
 
 
 # ---- lazy results shaped like the arguments ---------------------------------------------------

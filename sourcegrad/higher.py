@@ -14,7 +14,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from .api import Grad, Hvp, UsageError, ValueAndGrad, _all_positional, _check_tangent, _describe, _wrt_names
+from .api import (
+    Grad,
+    Hvp,
+    UsageError,
+    ValueAndGrad,
+    _all_positional,
+    _check_tangent,
+    _describe,
+    _wrt_names,
+)
 from .errors import SourcegradError, hide_internal_frames
 from .runtime import ZERO, zeros_like
 from .runtime.structures import finalize
@@ -48,17 +57,26 @@ def refusal(g):
     """Why ``g`` (made by sourcegrad) cannot be differentiated or called in a differentiated
     function: (what it is, the hint), or None."""
     if isinstance(g, OfGradient):
-        return ("a derivative of a gradient: third derivatives are not supported",
-                "differentiate the function once more by hand, or use sourcegrad.hessian of the original function")
+        return (
+            "a derivative of a gradient: third derivatives are not supported",
+            "differentiate the function once more by hand, or use sourcegrad.hessian of the original function",
+        )
     if type(g) not in (Grad, ValueAndGrad):
-        return (f"a {g.kind} made by sourcegrad: only gradients (grad, value_and_grad) can be differentiated "
-                "again", f"differentiate the function it is made of; sourcegrad.{g.kind} gives no second derivatives")
+        return (
+            f"a {g.kind} made by sourcegrad: only gradients (grad, value_and_grad) can be differentiated "
+            "again",
+            f"differentiate the function it is made of; sourcegrad.{g.kind} gives no second derivatives",
+        )
     if g.has_aux:
-        return ("a gradient with has_aux=True: its aux output cannot be differentiated",
-                "make a gradient without has_aux for the part you differentiate")
+        return (
+            "a gradient with has_aux=True: its aux output cannot be differentiated",
+            "make a gradient without has_aux for the part you differentiate",
+        )
     if g.bound is not None:
-        return ("a gradient of a bound method: second derivatives take plain functions",
-                "differentiate a function of the arrays, called with the object's arrays")
+        return (
+            "a gradient of a bound method: second derivatives take plain functions",
+            "differentiate a function of the arrays, called with the object's arrays",
+        )
     return None
 
 
@@ -98,11 +116,15 @@ def tangent_of_call(g, args, tangents):
     derivatives are symmetric), and for ``value_and_grad`` the value's tangent ``<dK f, t>``
     (``runtime.tangent_of_gradient``, which forward-mode code calls)."""
     full, _ = _all_positional(g.fn, tuple(args), {})
-    live = [k for k, t in enumerate(tangents) if t is not ZERO]  # (forward mode calls this with one at least)
+    live = [
+        k for k, t in enumerate(tangents) if t is not ZERO
+    ]  # (forward mode calls this with one at least)
     vs = [finalize(tangents[k], full[k]) for k in live]
     for k, v in zip(live, vs):
         _check_tangent(g.params[k], full[k], v)
-    (value_tangent, _), hv = second_order(g, g.names, along=[g.params[k] for k in live]).run(full, vs)
+    (value_tangent, _), hv = second_order(g, g.names, along=[g.params[k] for k in live]).run(
+        full, vs
+    )
     if not g.single and len(g.names) == 1:
         hv = (hv,)
     return (value_tangent, hv) if type(g) is ValueAndGrad else hv
@@ -118,8 +140,10 @@ class OfGradient(Hvp):
         if why is not None:
             raise UsageError(f"sourcegrad.{kind} of {g!r}: it is {why[0]}; {why[1]}")
         if not g.single:
-            raise UsageError(f"sourcegrad.{kind} of {g!r}: its value is a tuple of gradients; differentiate a "
-                             "gradient with one wrt argument, or call it inside a function you differentiate")
+            raise UsageError(
+                f"sourcegrad.{kind} of {g!r}: its value is a tuple of gradients; differentiate a "
+                "gradient with one wrt argument, or call it inside a function you differentiate"
+            )
         super().__init__(g.fn, g.names[0], "hvp", kind, unroll=g.unroll)
         self.inner = g
         names, self.outer_single, _ = _wrt_names(g.fn, wrt)
@@ -134,9 +158,11 @@ class OfGradient(Hvp):
                 self._check_float(name, full[self.params.index(name)])
             x = full[self.positions[0]]
             if self.kind == "grad" and np.ndim(x) != 0:
-                raise UsageError(f"sourcegrad.grad of {self.inner!r} needs a scalar value, but the gradient has shape "
-                                 f"{np.shape(x)} (that of {self.names[0]}); use sourcegrad.vjp, sourcegrad.hvp or "
-                                 "sourcegrad.hessian for array arguments")
+                raise UsageError(
+                    f"sourcegrad.grad of {self.inner!r} needs a scalar value, but the gradient has shape "
+                    f"{np.shape(x)} (that of {self.names[0]}); use sourcegrad.vjp, sourcegrad.hvp or "
+                    "sourcegrad.hessian for array arguments"
+                )
             value = None if self.kind == "grad" else self.inner(*args, **kwargs)
             if self.kind == "vjp":
                 return value, _Pullback(self, full, value)
@@ -148,9 +174,13 @@ class OfGradient(Hvp):
 
     def _check_float(self, name, a):
         """An argument differentiated (``wrt``) is a float value, as ``grad`` requires."""
-        if not (isinstance(a, float) or getattr(getattr(a, "dtype", None), "kind", None) in ("f", "c")):
-            raise UsageError(f"cannot differentiate {self.inner!r} with respect to {name!r}: it is {_describe(a)}; "
-                             "second derivatives are taken with respect to float arrays and Python floats")
+        if not (
+            isinstance(a, float) or getattr(getattr(a, "dtype", None), "kind", None) in ("f", "c")
+        ):
+            raise UsageError(
+                f"cannot differentiate {self.inner!r} with respect to {name!r}: it is {_describe(a)}; "
+                "second derivatives are taken with respect to float arrays and Python floats"
+            )
 
     def apply(self, full, u):
         """``dB <dA f(full), u>``: one gradient, or a tuple of them for a tuple ``wrt``."""
@@ -171,8 +201,10 @@ class _Pullback:
 
     def __call__(self, cotangent):
         if np.shape(cotangent) != self._shape:
-            raise UsageError(f"the cotangent has shape {np.shape(cotangent)}, but the gradient has shape "
-                             f"{self._shape}: pass a cotangent shaped like the gradient")
+            raise UsageError(
+                f"the cotangent has shape {np.shape(cotangent)}, but the gradient has shape "
+                f"{self._shape}: pass a cotangent shaped like the gradient"
+            )
         try:
             return self._of.apply(self._full, cotangent)
         except SourcegradError as e:

@@ -33,7 +33,9 @@ class MemoryReport:
 
     def rows(self):
         """(user line ``file:line``, the value saved, values kept, bytes), most bytes first."""
-        out = [(_where(pos), saved, count, size) for pos, saved, count, size in self._sites if count]
+        out = [
+            (_where(pos), saved, count, size) for pos, saved, count, size in self._sites if count
+        ]
         return sorted(out, key=lambda r: (-r[3], r[0]))
 
     def lines(self):
@@ -50,7 +52,9 @@ class MemoryReport:
         out = []
         for (filename, line), (count, size) in by_line.items():
             text = linecache.getline(filename, line).strip() if filename else ""
-            out.append((f"{os.path.basename(filename)}:{line}" if filename else "-", text, count, size))
+            out.append(
+                (f"{os.path.basename(filename)}:{line}" if filename else "-", text, count, size)
+            )
         return sorted(out, key=lambda r: (-r[3], r[0]))
 
     def table(self):
@@ -84,14 +88,25 @@ def memory(g, *args, **kwargs):
     from .transforms import compile_gradient
 
     if not isinstance(g, _Compiled):
-        raise TypeError(f"sourcegrad.memory takes a gradient made by grad, value_and_grad or vjp, not {g!r}")
+        raise TypeError(
+            f"sourcegrad.memory takes a gradient made by grad, value_and_grad or vjp, not {g!r}"
+        )
     if g.bound is not None:
         args = (g.bound,) + args
     if g.fn.__code__.co_kwonlyargcount:
         args, kwargs = _all_positional(g.fn, args, kwargs)
     signature = signature_of(args) if g.specialize and not kwargs else None
-    compiled = compile_gradient(g.fn, g.names, g.mode, g.check_finite, g.unroll, signature, g.has_aux, meter=True,
-                                checkpoint=g.checkpoint)
+    compiled = compile_gradient(
+        g.fn,
+        g.names,
+        g.mode,
+        g.check_finite,
+        g.unroll,
+        signature,
+        g.has_aux,
+        meter=True,
+        checkpoint=g.checkpoint,
+    )
     record = meter.Record()
     token = meter.recording(record)
     try:

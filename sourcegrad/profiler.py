@@ -52,7 +52,9 @@ class Profile:
 
     def __call__(self, *args, **kwargs):
         if self.fn is None:
-            raise TypeError("profile() without a function is a context manager: use `with sourcegrad.profile() as p:`")
+            raise TypeError(
+                "profile() without a function is a context manager: use `with sourcegrad.profile() as p:`"
+            )
         with self:
             self.fn(*args, **kwargs)
         return self
@@ -100,7 +102,11 @@ class Profile:
             compiled = self._compiled.get(st.filename)
             lines = compiled.source.splitlines() if compiled else []
             first = compiled.first_line if compiled else 0
-            text = lines[st.line - first] if 0 <= st.line - first < len(lines) else linecache.getline(st.filename, st.line)
+            text = (
+                lines[st.line - first]
+                if 0 <= st.line - first < len(lines)
+                else linecache.getline(st.filename, st.line)
+            )
             text = text.strip().split("  # ")[0]
             pos = compiled.user_line(st.line) if compiled else None
             where = f"{os.path.basename(pos.filename)}:{pos.line}" if pos else "-"
@@ -116,7 +122,9 @@ class Profile:
         lines = [head, "-" * len(head)]
         for text, where, calls, tot, mean in rows[:limit]:
             text = text if len(text) <= width else text[: width - 3] + "..."
-            lines.append(f"{text:<{width}}  {where:<16} {calls:>7} {_fmt(tot):>11} {_fmt(mean):>11} {100 * tot / total:>5.1f}%")
+            lines.append(
+                f"{text:<{width}}  {where:<16} {calls:>7} {_fmt(tot):>11} {_fmt(mean):>11} {100 * tot / total:>5.1f}%"
+            )
         lines.append(f"self time total: {_fmt(total)}")
         return "\n".join(lines)
 

@@ -23,8 +23,17 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["check_grad", "check_jvp", "check_hvp", "numerical_grad", "numerical_jvp", "arrays", "settings",
-           "GradientMismatch", "PROFILE"]
+__all__ = [
+    "check_grad",
+    "check_jvp",
+    "check_hvp",
+    "numerical_grad",
+    "numerical_jvp",
+    "arrays",
+    "settings",
+    "GradientMismatch",
+    "PROFILE",
+]
 
 PROFILE = "sourcegrad"
 
@@ -91,7 +100,9 @@ def _rebuild(a, leaves):
         if _structure(node):
             from .runtime import structures
 
-            return structures.replace_children(node, {k: build(v) for k, v in _children(node).items()})
+            return structures.replace_children(
+                node, {k: build(v) for k, v in _children(node).items()}
+            )
         if isinstance(node, dict):
             return {k: build(v) for k, v in node.items()}
         if isinstance(node, (list, tuple)):
@@ -114,8 +125,9 @@ def numerical_grad(f, args, index, eps=None):
     leaves = [leaf for _, leaf in _leaves(tree)]
     grads = []
     for k, leaf in enumerate(leaves):
+
         def f_leaf(x, k=k):
-            args[index] = _rebuild(tree, leaves[:k] + [x] + leaves[k + 1:])
+            args[index] = _rebuild(tree, leaves[:k] + [x] + leaves[k + 1 :])
             return f(*args)
 
         grads.append(_numerical_leaf(f_leaf, leaf, eps))
@@ -146,8 +158,10 @@ def _tolerances(dtype, rtol, atol):
     if rtol is not None and atol is not None:
         return rtol, atol
     low = dtype is not None and np.dtype(dtype).itemsize <= 4
-    return (rtol if rtol is not None else (2e-3 if low else 1e-5),
-            atol if atol is not None else (2e-3 if low else 1e-6))
+    return (
+        rtol if rtol is not None else (2e-3 if low else 1e-5),
+        atol if atol is not None else (2e-3 if low else 1e-6),
+    )
 
 
 def check_grad(f, *args, wrt=0, rtol=None, atol=None, eps=None):
@@ -166,13 +180,15 @@ def check_grad(f, *args, wrt=0, rtol=None, atol=None, eps=None):
         df = grad(f, wrt=wrt)
         g = df(*args)
     except SourcegradError as e:
-        raise hide_internal_frames(e)  # sourcegrad's own frames hidden; SOURCEGRAD_TRACEBACK=full shows them
+        raise hide_internal_frames(e)  # SOURCEGRAD_TRACEBACK=full shows sourcegrad's frames
     grads = g if isinstance(wrt, (tuple, list)) else (g,)
     hi = [_as_float64(a) if i in df.positions else a for i, a in enumerate(args)]
     for name, pos, gi in zip(df.names, df.positions, grads):
         _check_structure(name, args[pos], gi)
         num = numerical_grad(f, hi, pos, eps)
-        for (path, a), (_, g_leaf), (_, n_leaf) in zip(_leaves(args[pos]), _leaves(gi), _leaves(num)):
+        for (path, a), (_, g_leaf), (_, n_leaf) in zip(
+            _leaves(args[pos]), _leaves(gi), _leaves(num)
+        ):
             leaf_name = _path_name(name, path)
             _check_kind(leaf_name, a, g_leaf)
             r, t = _tolerances(getattr(a, "dtype", None), rtol, atol)
@@ -182,9 +198,13 @@ def check_grad(f, *args, wrt=0, rtol=None, atol=None, eps=None):
 
 def _check_structure(name, a, g):
     """The gradient of a dict/list/tuple argument has its keys, lengths and container types."""
+
     def skeleton(node):
         if _structure(node):
-            return (type(node).__name__, tuple((k, skeleton(v)) for k, v in _children(node).items()))
+            return (
+                type(node).__name__,
+                tuple((k, skeleton(v)) for k, v in _children(node).items()),
+            )
         if isinstance(node, dict):
             return ("dict", tuple((k, skeleton(v)) for k, v in node.items()))
         if isinstance(node, (list, tuple)):
@@ -192,8 +212,10 @@ def _check_structure(name, a, g):
         return "leaf"
 
     if skeleton(g) != skeleton(a):
-        raise GradientMismatch(f"gradient for {name!r} is structured as {_describe_tree(g)}, the argument "
-                               f"as {_describe_tree(a)}")
+        raise GradientMismatch(
+            f"gradient for {name!r} is structured as {_describe_tree(g)}, the argument "
+            f"as {_describe_tree(a)}"
+        )
 
 
 def _describe_tree(a):
@@ -208,12 +230,18 @@ def _describe_tree(a):
 def _check_kind(name, a, g):
     if isinstance(a, float):
         if not isinstance(g, float):
-            raise GradientMismatch(f"gradient for {name!r} should be a Python float, got {type(g).__name__}")
+            raise GradientMismatch(
+                f"gradient for {name!r} should be a Python float, got {type(g).__name__}"
+            )
         return
     if np.shape(g) != np.shape(a):
-        raise GradientMismatch(f"gradient for {name!r} has shape {np.shape(g)}, the argument {np.shape(a)}")
+        raise GradientMismatch(
+            f"gradient for {name!r} has shape {np.shape(g)}, the argument {np.shape(a)}"
+        )
     if getattr(a, "dtype", None) is not None and getattr(g, "dtype", None) != a.dtype:
-        raise GradientMismatch(f"gradient for {name!r} has dtype {getattr(g, 'dtype', type(g))}, the argument {a.dtype}")
+        raise GradientMismatch(
+            f"gradient for {name!r} has dtype {getattr(g, 'dtype', type(g))}, the argument {a.dtype}"
+        )
 
 
 def _compare(name, got, want, rtol, atol, f, what=None):
@@ -242,8 +270,12 @@ def _directions(xs, given, single, seed):
     rng = np.random.default_rng(seed)
     out = []
     for x in xs:
-        leaves = [float(rng.normal()) if isinstance(leaf, float) else
-                  rng.normal(size=np.shape(leaf)).astype(np.result_type(leaf, np.float32)) for _, leaf in _leaves(x)]
+        leaves = [
+            float(rng.normal())
+            if isinstance(leaf, float)
+            else rng.normal(size=np.shape(leaf)).astype(np.result_type(leaf, np.float32))
+            for _, leaf in _leaves(x)
+        ]
         out.append(_rebuild(x, leaves))
     return out
 
@@ -252,6 +284,7 @@ def numerical_jvp(f, args, positions, tangents, eps=None):
     """The derivative of ``f`` at ``args`` along ``tangents`` (one per argument in ``positions``)
     by central differences in float64: ``(f(x + h t) - f(x - h t)) / 2h``, ``h`` scaled to the
     arguments' and tangents' sizes. Any output shape."""
+
     def at(sign, h):
         moved = list(args)
         for pos, t in zip(positions, tangents):
@@ -259,8 +292,16 @@ def numerical_jvp(f, args, positions, tangents, eps=None):
             moved[pos] = _rebuild(args[pos], [_shifted(x, u, sign * h) for (_, x), (_, u) in pairs])
         return np.asarray(f(*moved), dtype=np.float64)
 
-    xs = [abs(np.asarray(x, dtype=np.float64)).max(initial=1.0) for p in positions for _, x in _leaves(args[p])]
-    ts = [abs(np.asarray(t, dtype=np.float64)).max(initial=0.0) for t0 in tangents for _, t in _leaves(t0)]
+    xs = [
+        abs(np.asarray(x, dtype=np.float64)).max(initial=1.0)
+        for p in positions
+        for _, x in _leaves(args[p])
+    ]
+    ts = [
+        abs(np.asarray(t, dtype=np.float64)).max(initial=0.0)
+        for t0 in tangents
+        for _, t in _leaves(t0)
+    ]
     scale = max(ts, default=0.0)
     if scale == 0.0:
         return np.zeros_like(at(1, 0.0))
@@ -275,8 +316,11 @@ def _shifted(x, t, h):
 
 
 def _low_precision(args, positions):
-    return any(getattr(leaf, "dtype", None) is not None and np.dtype(leaf.dtype).itemsize <= 4
-               for p in positions for _, leaf in _leaves(args[p]))
+    return any(
+        getattr(leaf, "dtype", None) is not None and np.dtype(leaf.dtype).itemsize <= 4
+        for p in positions
+        for _, leaf in _leaves(args[p])
+    )
 
 
 def check_jvp(f, *args, wrt=0, tangent=None, rtol=None, atol=None, eps=None, seed=0):
@@ -301,13 +345,29 @@ def check_jvp(f, *args, wrt=0, tangent=None, rtol=None, atol=None, eps=None, see
     low = _low_precision(args, jf.positions)
     r, t = _tolerances(np.float32 if low else np.float64, rtol, atol)
     hi = [_as_float64(a) if i in jf.positions else a for i, a in enumerate(args)]
-    _compare("value", np.asarray(value, dtype=np.float64), np.asarray(f(*args), dtype=np.float64), r, t, f,
-             what=f"the value jvp({name}) returns")
+    _compare(
+        "value",
+        np.asarray(value, dtype=np.float64),
+        np.asarray(f(*args), dtype=np.float64),
+        r,
+        t,
+        f,
+        what=f"the value jvp({name}) returns",
+    )
     want = numerical_jvp(f, hi, jf.positions, tangents, eps)
     if np.shape(out) != np.shape(value):
-        raise GradientMismatch(f"the tangent jvp({name}) returns has shape {np.shape(out)}, its value {np.shape(value)}")
-    _compare("tangent", np.asarray(out, dtype=np.float64), want, r, t, f,
-             what=f"the tangent of {name} (jvp with respect to {', '.join(jf.names)})")
+        raise GradientMismatch(
+            f"the tangent jvp({name}) returns has shape {np.shape(out)}, its value {np.shape(value)}"
+        )
+    _compare(
+        "tangent",
+        np.asarray(out, dtype=np.float64),
+        want,
+        r,
+        t,
+        f,
+        what=f"the tangent of {name} (jvp with respect to {', '.join(jf.names)})",
+    )
     return value, out
 
 
@@ -334,24 +394,42 @@ def check_hvp(f, *args, wrt=0, v=None, rtol=None, atol=None, eps=None, seed=0):
     hi = [_as_float64(a) if i in hf.positions else a for i, a in enumerate(args)]
     parts = got if not hf.single else (got,)
     for name, pos, part in zip(hf.names, hf.positions, parts):
+
         def gradient(*a, pos=pos):
-            return np.concatenate([np.ravel(leaf) for _, leaf in _leaves(numerical_grad(f, a, pos, 1e-5))])
+            return np.concatenate(
+                [np.ravel(leaf) for _, leaf in _leaves(numerical_grad(f, a, pos, 1e-5))]
+            )
 
         want = numerical_jvp(gradient, hi, hf.positions, vs, 1e-4 if eps is None else eps)
-        flat = np.concatenate([np.ravel(np.asarray(leaf, dtype=np.float64)) for _, leaf in _leaves(part)])
-        _compare(name, flat, want, r, t, f,
-                 what=f"the Hessian-vector product of {getattr(f, '__qualname__', f)} for {name!r} (flattened)")
+        flat = np.concatenate(
+            [np.ravel(np.asarray(leaf, dtype=np.float64)) for _, leaf in _leaves(part)]
+        )
+        _compare(
+            name,
+            flat,
+            want,
+            r,
+            t,
+            f,
+            what=f"the Hessian-vector product of {getattr(f, '__qualname__', f)} for {name!r} (flattened)",
+        )
     return got
 
 
-def arrays(shape=None, dtype=np.float64, min_value=-3.0, max_value=3.0, min_side=1, max_side=4, max_dims=3):
+def arrays(
+    shape=None, dtype=np.float64, min_value=-3.0, max_value=3.0, min_side=1, max_side=4, max_dims=3
+):
     """A hypothesis strategy for finite float arrays in ``[min_value, max_value]``.
 
     ``shape`` fixes the shape; otherwise shapes are drawn with up to ``max_dims`` axes."""
     from hypothesis import strategies as st
     from hypothesis.extra import numpy as hnp
 
-    shapes = st.just(shape) if shape is not None else hnp.array_shapes(min_dims=0, max_dims=max_dims, min_side=min_side, max_side=max_side)
+    shapes = (
+        st.just(shape)
+        if shape is not None
+        else hnp.array_shapes(min_dims=0, max_dims=max_dims, min_side=min_side, max_side=max_side)
+    )
     width = 32 if np.dtype(dtype).itemsize <= 4 else 64
     elements = st.floats(min_value, max_value, allow_nan=False, allow_infinity=False, width=width)
     return hnp.arrays(dtype, shapes, elements=elements)

@@ -40,8 +40,15 @@ import types
 import numpy as np
 
 __all__ = [
-    "DeviceArray", "to_device", "to_host", "is_device", "host_syncs", "track_host_syncs",
-    "reset_host_syncs", "HostSync", "xp",
+    "DeviceArray",
+    "to_device",
+    "to_host",
+    "is_device",
+    "host_syncs",
+    "track_host_syncs",
+    "reset_host_syncs",
+    "HostSync",
+    "xp",
 ]
 
 _HERE = os.path.abspath(__file__)
@@ -198,7 +205,9 @@ def _ufunc_op(ufunc):
 def _method(name, policy=_REFUSE_DATA):
     def method(self, *args, **kwargs):
         where = f"ndarray.{name}"
-        return _wrap(getattr(self._a, name)(*_unwrap(args, policy, where), **_unwrap(kwargs, policy, where)))
+        return _wrap(
+            getattr(self._a, name)(*_unwrap(args, policy, where), **_unwrap(kwargs, policy, where))
+        )
 
     method.__name__ = name
     return method
@@ -269,7 +278,9 @@ class DeviceArray:
                     f"{where}: the target is a host {type(target).__name__} but the values are device "
                     "arrays; scatter-add into a host array would copy them to the host"
                 )
-            ufunc.at(target._a, _unwrap(index, _ACCEPT, where), *_unwrap(values, _REFUSE_ALL, where))
+            ufunc.at(
+                target._a, _unwrap(index, _ACCEPT, where), *_unwrap(values, _REFUSE_ALL, where)
+            )
             return None
         out = kwargs.pop("out", None)
         if out is not None and all(o is None for o in out):
@@ -288,7 +299,9 @@ class DeviceArray:
             if not issubclass(t, (DeviceArray, np.ndarray)):
                 return NotImplemented
         where = _name(func)
-        return _wrap(func(*_unwrap(args, _REFUSE_DATA, where), **_unwrap(kwargs, _REFUSE_DATA, where)))
+        return _wrap(
+            func(*_unwrap(args, _REFUSE_DATA, where), **_unwrap(kwargs, _REFUSE_DATA, where))
+        )
 
     # -- attributes --
     shape = property(lambda self: self._a.shape)
@@ -314,13 +327,18 @@ class DeviceArray:
         if self._a.ndim == 0:
             raise TypeError("iteration over a 0-d array")
         a = self._a
-        return (DeviceArray(a[i]) if a.ndim > 1 else DeviceArray(a[i : i + 1].reshape(())) for i in range(a.shape[0]))
+        return (
+            DeviceArray(a[i]) if a.ndim > 1 else DeviceArray(a[i : i + 1].reshape(()))
+            for i in range(a.shape[0])
+        )
 
     def __getitem__(self, index):
         return _wrap(self._a[_unwrap(index, _ACCEPT, "ndarray.__getitem__")])
 
     def __setitem__(self, index, value):
-        self._a[_unwrap(index, _ACCEPT, "ndarray.__setitem__")] = _unwrap(value, _REFUSE_ALL, "ndarray.__setitem__")
+        self._a[_unwrap(index, _ACCEPT, "ndarray.__setitem__")] = _unwrap(
+            value, _REFUSE_ALL, "ndarray.__setitem__"
+        )
 
     def __repr__(self):  # no data: printing a cupy array synchronizes
         return f"DeviceArray(shape={self._a.shape}, dtype={self._a.dtype})"
@@ -335,12 +353,48 @@ class DeviceArray:
 
     # -- methods (the ones adjoint rules and user code use) --
     for _n in (
-        "reshape", "transpose", "sum", "mean", "max", "min", "prod", "dot", "copy", "astype",
-        "ravel", "flatten", "squeeze", "swapaxes", "clip", "cumsum", "cumprod", "var", "std",
-        "take", "repeat", "diagonal", "trace", "argmax", "argmin", "argsort", "any", "all",
-        "nonzero", "round", "conj", "conjugate", "view", "fill", "sort", "put", "choose", "ptp",
+        "reshape",
+        "transpose",
+        "sum",
+        "mean",
+        "max",
+        "min",
+        "prod",
+        "dot",
+        "copy",
+        "astype",
+        "ravel",
+        "flatten",
+        "squeeze",
+        "swapaxes",
+        "clip",
+        "cumsum",
+        "cumprod",
+        "var",
+        "std",
+        "take",
+        "repeat",
+        "diagonal",
+        "trace",
+        "argmax",
+        "argmin",
+        "argsort",
+        "any",
+        "all",
+        "nonzero",
+        "round",
+        "conj",
+        "conjugate",
+        "view",
+        "fill",
+        "sort",
+        "put",
+        "choose",
+        "ptp",
     ):
-        locals()[_n] = _method(_n, _ACCEPT if _n in ("take", "put", "repeat", "choose") else _REFUSE_DATA)
+        locals()[_n] = _method(
+            _n, _ACCEPT if _n in ("take", "put", "repeat", "choose") else _REFUSE_DATA
+        )
     del _n
 
     # -- operators --
@@ -385,8 +439,23 @@ class DeviceArray:
 # numpy functions that make a new array from Python values rather than from an array argument:
 # cupy's versions make device arrays, numpy's (which do not dispatch) host arrays
 _CREATORS = (
-    "asarray", "asanyarray", "array", "ascontiguousarray", "zeros", "ones", "empty", "full", "arange",
-    "linspace", "logspace", "eye", "identity", "tri", "indices", "fromiter", "frombuffer",
+    "asarray",
+    "asanyarray",
+    "array",
+    "ascontiguousarray",
+    "zeros",
+    "ones",
+    "empty",
+    "full",
+    "arange",
+    "linspace",
+    "logspace",
+    "eye",
+    "identity",
+    "tri",
+    "indices",
+    "fromiter",
+    "frombuffer",
 )
 
 
@@ -406,7 +475,9 @@ class _DeviceNumpy(types.ModuleType):
         return obj
 
 
-xp = _DeviceNumpy("devicearray.xp", "numpy with device-array creation functions (like the cupy module)")
+xp = _DeviceNumpy(
+    "devicearray.xp", "numpy with device-array creation functions (like the cupy module)"
+)
 
 
 # ---- trees ---------------------------------------------------------------------------------------

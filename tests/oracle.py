@@ -42,4 +42,6 @@ def assert_close(got, want, rtol=1e-5, atol=1e-6, what="gradient"):
     ok = err <= atol + rtol * np.abs(want)
     if not np.all(ok):
         k = np.unravel_index(np.argmax(np.where(ok, -np.inf, err)), got.shape) if got.shape else ()
-        raise AssertionError(f"{what} differs from finite differences at {k}: got {got[k]!r}, fd {want[k]!r}")
+        raise AssertionError(
+            f"{what} differs from finite differences at {k}: got {got[k]!r}, fd {want[k]!r}"
+        )

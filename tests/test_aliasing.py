@@ -48,7 +48,9 @@ def test_a_write_into_a_flattened_copy_is_allowed(f):
 
 @pytest.mark.parametrize("f", [ravel_then_write, reshape_then_write])
 def test_a_write_into_a_raveled_or_reshaped_argument_is_refused(f):
-    with pytest.raises(sg.UnsupportedSyntaxError, match="'y' may share memory with the argument 'x'"):
+    with pytest.raises(
+        sg.UnsupportedSyntaxError, match="'y' may share memory with the argument 'x'"
+    ):
         sg.grad(f)(np.array([[0.5, -1.0], [2.0, 0.25]]))
 
 
@@ -68,16 +70,29 @@ def straight(lines):
         else:
             m += 1
             body.append(f"    a{m} = np.sin(a{m - 1}) * w + a{max(0, m - 3)}")
-    return "import numpy as np\n\n\ndef f(x, w):\n" + "\n".join(body) + f"\n    return np.sum(a{m})\n"
+    return (
+        "import numpy as np\n\n\ndef f(x, w):\n" + "\n".join(body) + f"\n    return np.sum(a{m})\n"
+    )
 
 
 def nested(depth, exits=False):
     """``depth`` loops, one inside the other, each allocating a buffer and writing into it (and
     with ``exits``, leaving its loop early from a branch)."""
-    lines = ["import numpy as np", "", "", "def f(x, w):", "    y = x * w", "    trips = x.shape[0] // 4"]
+    lines = [
+        "import numpy as np",
+        "",
+        "",
+        "def f(x, w):",
+        "    y = x * w",
+        "    trips = x.shape[0] // 4",
+    ]
     for d in range(depth):
         pad = "    " * (d + 2)
-        lines += [f"{pad[4:]}for i{d} in range(trips):", f"{pad}b{d} = np.zeros(4)", f"{pad}b{d}[{d % 4}] = y[0]"]
+        lines += [
+            f"{pad[4:]}for i{d} in range(trips):",
+            f"{pad}b{d} = np.zeros(4)",
+            f"{pad}b{d}[{d % 4}] = y[0]",
+        ]
         if exits:
             lines += [f"{pad}if np.sum(y) > {d}.0:", f"{pad}    y = y + b{d}", f"{pad}    break"]
         lines.append(f"{pad}y = np.tanh(y + b{d} * w)")
@@ -104,4 +119,8 @@ def test_work_grows_linearly_with_the_depth_of_loops(exits):
 
 
 def test_deeply_nested_buffers_get_the_right_gradient():
-    check(load(nested(8, exits=True)).f, (np.linspace(0.1, 0.4, 4), np.linspace(-0.3, 0.3, 4)), wrt=(0, 1))
+    check(
+        load(nested(8, exits=True)).f,
+        (np.linspace(0.1, 0.4, 4), np.linspace(-0.3, 0.3, 4)),
+        wrt=(0, 1),
+    )

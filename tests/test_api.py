@@ -55,10 +55,10 @@ def test_wrt_by_index_name_and_tuple_agree_with_finite_differences(a, b):
 
 
 def test_lambdas_and_several_on_one_line():
-    f, g = (lambda x: np.sum(np.sin(x) ** 2)), (lambda y: np.sum(y ** 3))
+    f, g = (lambda x: np.sum(np.sin(x) ** 2)), (lambda y: np.sum(y**3))
     x = np.array([0.5, 1.0])
     assert_close(sg.grad(f)(x), np.sin(2 * x))
-    assert_close(sg.grad(g)(x), 3 * x ** 2)
+    assert_close(sg.grad(g)(x), 3 * x**2)
 
 
 def test_float32_in_float32_out_and_python_float_in_float_out():
@@ -147,6 +147,7 @@ def test_user_rule_is_used_and_replacing_one_warns():
     import sourcegrad.transforms.rules as R
 
     try:
+
         @sg.adjoint(scaled_softplus)
         def _(y, x):
             d[x] += d[y] * 2.0 / (1.0 + np.exp(-x))  # noqa: F821 (template notation)
@@ -157,12 +158,14 @@ def test_user_rule_is_used_and_replacing_one_warns():
         x = np.array([-1.0, 0.5, 2.0])
         assert_close(sg.grad(f)(x), fd_grad(f, (x,), 0))
         with pytest.warns(UserWarning, match="replaces an existing"):
+
             @sg.adjoint(np.tanh)
             def _(y, x):
                 d[x] += d[y] * (1.0 - y * y)  # noqa: F821
     finally:
         R.RULES.pop(scaled_softplus, None)
         from sourcegrad.transforms.rules import unary
+
         unary([np.tanh], "d[y] * (1.0 - y * y)")
 
 
@@ -173,6 +176,7 @@ def test_compiling_different_functions_concurrently_matches_serial():
             for i in range(3 + k % 3):
                 y = np.sin(y) * (1.0 + 0.1 * k)
             return np.sum(y)
+
         return f
 
     x = np.linspace(-1, 1, 5)

@@ -22,13 +22,13 @@ def _x(seed=0, shape=(4, 3)):
 
 def simple(w, x):
     h = np.tanh(x @ w)
-    loss = np.sum(h ** 2)
+    loss = np.sum(h**2)
     return loss, h
 
 
 def early(w, x):
     h = np.tanh(x @ w)
-    loss = np.sum(h ** 2)
+    loss = np.sum(h**2)
     if loss > 1.0:
         return 2.0 * loss, (h, 1)
     return loss, (h, 0)
@@ -69,7 +69,7 @@ def aux_const(w, x):
 
 def aux_list(w, x):
     h = x @ w
-    return np.sum(h ** 3), [h, np.max(h)]
+    return np.sum(h**3), [h, np.max(h)]
 
 
 def two_params(w, b, x):
@@ -80,11 +80,21 @@ def two_params(w, b, x):
 def mutating(w, x):
     h = x @ w
     h[0] = 2.0 * h[0]
-    loss = np.sum(h ** 2)
+    loss = np.sum(h**2)
     return loss, h
 
 
-CASES = [simple, early, in_loop, in_unrolled_loop, through_variable, aux_of_loss, aux_const, aux_list, mutating]
+CASES = [
+    simple,
+    early,
+    in_loop,
+    in_unrolled_loop,
+    through_variable,
+    aux_of_loss,
+    aux_const,
+    aux_list,
+    mutating,
+]
 
 
 def _expected_aux(f, args):
@@ -126,7 +136,9 @@ def test_wrt_tuple(specialize):
     assert_close(gw, fd_grad(_loss_only(two_params), (w, b, x), 0))
     assert_close(gb, fd_grad(_loss_only(two_params), (w, b, x), 1))
     _same(z, x @ w + b)
-    (loss, z2), grads = sg.value_and_grad(two_params, wrt=("w",), has_aux=True, specialize=specialize)(w, b, x)
+    (loss, z2), grads = sg.value_and_grad(
+        two_params, wrt=("w",), has_aux=True, specialize=specialize
+    )(w, b, x)
     assert isinstance(grads, tuple) and len(grads) == 1
     assert_close(grads[0], gw)
     _same(z2, z)
@@ -193,7 +205,9 @@ def test_literal_return_not_a_pair():
     def three(w):
         return np.sum(w), w, w
 
-    with pytest.raises(UnsupportedSyntaxError, match=r"three is differentiated with has_aux=True.*3 values"):
+    with pytest.raises(
+        UnsupportedSyntaxError, match=r"three is differentiated with has_aux=True.*3 values"
+    ):
         sg.grad(three, has_aux=True)(np.ones(3))
 
     def single(w):
@@ -209,14 +223,18 @@ def test_runtime_value_not_a_pair(specialize):
         s = np.sum(w * w)
         return s
 
-    with pytest.raises(SourcegradError, match=r"lone is differentiated with has_aux=True.*returned a"):
+    with pytest.raises(
+        SourcegradError, match=r"lone is differentiated with has_aux=True.*returned a"
+    ):
         sg.grad(lone, has_aux=True, specialize=specialize)(np.ones(3))
 
     def triple(w):
         t = (np.sum(w * w), w, w)
         return t
 
-    with pytest.raises(SourcegradError, match=r"triple is differentiated with has_aux=True.*tuple of 3"):
+    with pytest.raises(
+        SourcegradError, match=r"triple is differentiated with has_aux=True.*tuple of 3"
+    ):
         sg.value_and_grad(triple, has_aux=True, specialize=specialize)(np.ones(3))
 
 
@@ -231,8 +249,8 @@ def test_non_scalar_loss_refused():
 def _pair_helper(w, x):
     h = np.tanh(x @ w)
     if np.sum(h) > 0.0:
-        return np.sum(h ** 2), (h, 1)
-    return 3.0 * np.sum(h ** 2), (h, 0)
+        return np.sum(h**2), (h, 1)
+    return 3.0 * np.sum(h**2), (h, 0)
 
 
 def _pair_in_variable(w, x):
@@ -276,13 +294,20 @@ def via_helper_after_branch(w, x):
     return _pair_helper(w, x)
 
 
-HELPER_CASES = [via_helper, via_helper_variable, via_two_helpers, via_local_def, via_helper_after_branch,
-                helper_pair_variable_in_a_variable]
+HELPER_CASES = [
+    via_helper,
+    via_helper_variable,
+    via_two_helpers,
+    via_local_def,
+    via_helper_after_branch,
+    helper_pair_variable_in_a_variable,
+]
 
 
 @pytest.mark.parametrize("specialize", SPECIALIZE)
 @pytest.mark.parametrize("f", HELPER_CASES, ids=lambda f: f.__name__)
-@pytest.mark.parametrize("sign", [1.0, -1.0])  # both branches of _pair_helper and via_helper_after_branch
+# both signs: both branches of _pair_helper and via_helper_after_branch
+@pytest.mark.parametrize("sign", [1.0, -1.0])
 def test_pair_returned_by_a_helper(f, specialize, sign):
     w, x = sign * np.abs(_x(21, (3,))), np.abs(_x(22))
     want_loss, want_aux = f(w.copy(), x.copy())
@@ -315,14 +340,19 @@ def helper_literal_pair_in_a_variable(w):
     return out
 
 
-
 def test_a_helper_that_does_not_give_a_pair_is_named():
-    with pytest.raises(UnsupportedSyntaxError, match=r"_three_values gives the value of helper_gives_three, which "
-                       r"is differentiated with has_aux=True, so it must return a pair \(loss, aux\), but this "
-                       r"return gives 3 values"):
+    with pytest.raises(
+        UnsupportedSyntaxError,
+        match=r"_three_values gives the value of helper_gives_three, which "
+        r"is differentiated with has_aux=True, so it must return a pair \(loss, aux\), but this "
+        r"return gives 3 values",
+    ):
         sg.grad(helper_gives_three, has_aux=True)(np.ones(3))
-    with pytest.raises(SourcegradError, match=r"_one_value gives the value of helper_gives_one, which is "
-                       r"differentiated with has_aux=True, so it must return a pair \(loss, aux\), but it returned a"):
+    with pytest.raises(
+        SourcegradError,
+        match=r"_one_value gives the value of helper_gives_one, which is "
+        r"differentiated with has_aux=True, so it must return a pair \(loss, aux\), but it returned a",
+    ):
         sg.grad(helper_gives_one, has_aux=True)(np.ones(3))
     with pytest.raises(UnsupportedSyntaxError, match="returning a tuple is not supported yet"):
         sg.grad(helper_literal_pair_in_a_variable, has_aux=True)(np.ones(3))
@@ -356,8 +386,11 @@ def vector_mutating(w, x):
 
 
 @pytest.mark.parametrize("specialize", SPECIALIZE)
-@pytest.mark.parametrize("f", [vector_with_aux, vector_mutating, simple, early, via_helper, mutating],
-                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize(
+    "f",
+    [vector_with_aux, vector_mutating, simple, early, via_helper, mutating],
+    ids=lambda f: f.__name__,
+)
 def test_vjp_with_aux(f, specialize):
     w, x = 0.5 * _x(31, (3,)), _x(32)
     want_value, want_aux = f(w.copy(), x.copy())
@@ -389,7 +422,7 @@ def test_aux_holding_an_array_the_backward_restores_is_not_changed():
     def f(w, x):
         h = x @ w
         h[0] = 2.0 * h[0]
-        return np.sum(h ** 2), (h, [h, 1])
+        return np.sum(h**2), (h, [h, 1])
 
     w, x = _x(37, (3,)), _x(38)
     want = f(w.copy(), x.copy())[1]

@@ -64,7 +64,12 @@ no_grad_example = _load_example("no_grad")
 
 
 def f_unary(x):
-    return np.sum(np.tanh(np.sin(x) * np.exp(-x)) + np.log1p(x * x) + np.sqrt(np.abs(x) + 1.0) + np.cos(x) ** 2)
+    return np.sum(
+        np.tanh(np.sin(x) * np.exp(-x))
+        + np.log1p(x * x)
+        + np.sqrt(np.abs(x) + 1.0)
+        + np.cos(x) ** 2
+    )
 
 
 def f_binary_broadcast(x, b, c):
@@ -72,7 +77,7 @@ def f_binary_broadcast(x, b, c):
 
 
 def f_power(x, p):
-    return np.sum(np.power(x, p) + p ** 2.0 + 2.0 ** x)
+    return np.sum(np.power(x, p) + p**2.0 + 2.0**x)
 
 
 def f_scalar_mean(x):
@@ -137,7 +142,9 @@ def f_trace_diagonal(x):
 
 def f_shapes(x, y):
     z = x.reshape(4, 3).T @ y
-    return np.sum(np.swapaxes(z[None], 1, 2).squeeze(0) * 2.0) + np.sum(np.transpose(x, (1, 0)).ravel() ** 2)
+    return np.sum(np.swapaxes(z[None], 1, 2).squeeze(0) * 2.0) + np.sum(
+        np.transpose(x, (1, 0)).ravel() ** 2
+    )
 
 
 def f_concat_stack(x, y, w):
@@ -341,22 +348,43 @@ def f_stop_gradient(x):
 
 def f_elementwise_more(x, y):
     return np.sum(
-        np.logaddexp(x, y) + np.arctan2(x, y) + np.hypot(x, y) + np.sinc(x) + np.expm1(x) + np.cbrt(y)
-        + np.reciprocal(y) + np.square(x) + np.arcsinh(x) + np.deg2rad(x) + np.log2(y) + np.fmod(x, y)
+        np.logaddexp(x, y)
+        + np.arctan2(x, y)
+        + np.hypot(x, y)
+        + np.sinc(x)
+        + np.expm1(x)
+        + np.cbrt(y)
+        + np.reciprocal(y)
+        + np.square(x)
+        + np.arcsinh(x)
+        + np.deg2rad(x)
+        + np.log2(y)
+        + np.fmod(x, y)
     )
 
 
 def f_extrema_ties(x):
     m = np.round(x)  # ties on purpose
-    return np.sum(np.max(m * x, axis=0)) + np.sum(np.maximum(m, 0.0) * x) + np.sum(np.amin(x, axis=1, keepdims=True))
+    return (
+        np.sum(np.max(m * x, axis=0))
+        + np.sum(np.maximum(m, 0.0) * x)
+        + np.sum(np.amin(x, axis=1, keepdims=True))
+    )
 
 
 def f_average_nansum(x, w):
-    return np.sum(np.average(x, axis=0, weights=w)) + np.nansum(x * x) + np.sum(np.nanmax(x, axis=1))
+    return (
+        np.sum(np.average(x, axis=0, weights=w)) + np.nansum(x * x) + np.sum(np.nanmax(x, axis=1))
+    )
 
 
 def f_norm_ords(x, v):
-    return np.sum(np.linalg.norm(x, axis=1)) + np.linalg.norm(v, ord=1) + np.linalg.norm(v, ord=np.inf) + np.linalg.norm(x, "fro")
+    return (
+        np.sum(np.linalg.norm(x, axis=1))
+        + np.linalg.norm(v, ord=1)
+        + np.linalg.norm(v, ord=np.inf)
+        + np.linalg.norm(x, "fro")
+    )
 
 
 def f_linalg_dense(a, b):
@@ -364,11 +392,20 @@ def f_linalg_dense(a, b):
 
 
 def f_outer_inner_kron(a, b, m):
-    return np.sum(np.outer(a, b) ** 2) + np.inner(a, a) + np.sum(np.kron(m, m) ** 2) + np.sum(np.cross(a, b) ** 2)
+    return (
+        np.sum(np.outer(a, b) ** 2)
+        + np.inner(a, a)
+        + np.sum(np.kron(m, m) ** 2)
+        + np.sum(np.cross(a, b) ** 2)
+    )
 
 
 def f_diag_tri(v, m):
-    return np.sum(np.diag(v) @ m) + np.sum(np.diag(m) ** 2) + np.sum(np.tril(m) * 2.0 + np.triu(m, 1) ** 2)
+    return (
+        np.sum(np.diag(v) @ m)
+        + np.sum(np.diag(m) ** 2)
+        + np.sum(np.tril(m) * 2.0 + np.triu(m, 1) ** 2)
+    )
 
 
 def f_stack_family(x, y):
@@ -377,8 +414,12 @@ def f_stack_family(x, y):
     c = np.column_stack([x[0], y[0]])
     e = np.expand_dims(x, 0)
     return (
-        np.sum(h**2) + np.sum(v * 3.0) + np.sum(c**3) + np.sum(np.moveaxis(e, 0, 2) ** 2)
-        + np.sum(np.broadcast_to(x[0], (4, 3)) ** 2) + np.sum(np.atleast_2d(x[0, 0]) * 2.0)
+        np.sum(h**2)
+        + np.sum(v * 3.0)
+        + np.sum(c**3)
+        + np.sum(np.moveaxis(e, 0, 2) ** 2)
+        + np.sum(np.broadcast_to(x[0], (4, 3)) ** 2)
+        + np.sum(np.atleast_2d(x[0, 0]) * 2.0)
     )
 
 
@@ -411,7 +452,12 @@ def f_item_astype(x):
 
 
 def f_prod_var_ddof(x):
-    return np.sum(np.prod(x, axis=1)) + np.sum(np.var(x, axis=1, ddof=1)) + np.std(x, axis=0).sum() + np.mean(x, axis=(0, 1))
+    return (
+        np.sum(np.prod(x, axis=1))
+        + np.sum(np.var(x, axis=1, ddof=1))
+        + np.std(x, axis=0).sum()
+        + np.mean(x, axis=(0, 1))
+    )
 
 
 def f_rot_flip(x, w):
@@ -474,7 +520,12 @@ class Case:
 CASES = [
     # elementwise
     Case("unary", f_unary, lambda r: (_n(r, 3, 4),)),
-    Case("binary_broadcast", f_binary_broadcast, lambda r: (_n(r, 3, 4), _n(r, 4), _n(r, 3, 1)), wrt=(0, 1, 2)),
+    Case(
+        "binary_broadcast",
+        f_binary_broadcast,
+        lambda r: (_n(r, 3, 4), _n(r, 4), _n(r, 3, 1)),
+        wrt=(0, 1, 2),
+    ),
     Case("power", f_power, lambda r: (_pos(r, 3, 4), _n(r, 4)), wrt=(0, 1)),
     Case("scalar_mean", f_scalar_mean, lambda r: (_n(r, 2, 3),)),
     Case("float32", f_unary, lambda r: (_n(r, 3, 4).astype(np.float32),)),
@@ -492,13 +543,20 @@ CASES = [
     Case("trace_diagonal", f_trace_diagonal, lambda r: (_n(r, 4, 4),)),
     # shape functions
     Case("shapes", f_shapes, lambda r: (_n(r, 3, 4), _n(r, 4, 2)), wrt=(0, 1)),
-    Case("concat_stack", f_concat_stack, lambda r: (_n(r, 2, 3), _n(r, 2, 3), _n(r, 2, 2, 3)), wrt=(0, 1)),
+    Case(
+        "concat_stack",
+        f_concat_stack,
+        lambda r: (_n(r, 2, 3), _n(r, 2, 3), _n(r, 2, 2, 3)),
+        wrt=(0, 1),
+    ),
     Case("split", f_split, lambda r: (_n(r, 4, 3),)),
     Case("repeat_tile", f_repeat_tile, lambda r: (_n(r, 2, 3),)),
     Case("flip_roll", f_flip_roll, lambda r: (_n(r, 3, 4), _n(r, 3, 4))),
     # indexing and selection
     Case("slices", f_slices, lambda r: (_n(r, 3, 4),)),
-    Case("int_index_repeats", f_int_index_repeats, lambda r: (_n(r, 4, 3), np.array([0, 2, 0, 0, 3]))),
+    Case(
+        "int_index_repeats", f_int_index_repeats, lambda r: (_n(r, 4, 3), np.array([0, 2, 0, 0, 3]))
+    ),
     Case("bool_mask", f_bool_mask, lambda r: (_n(r, 3, 4),)),
     Case("where", f_where, lambda r: (_n(r, 3, 4),)),
     Case("clip", f_clip, lambda r: (_n(r, 3, 4),)),
@@ -521,8 +579,13 @@ CASES = [
     Case("name_iadd", f_name_iadd, lambda r: (_n(r, 3, 4),)),
     # containers
     Case(
-        "dict_params", f_dict_params,
-        lambda r: ({"w1": _n(r, 3, 5), "b1": _n(r, 5), "w2": _n(r, 5, 2), "b2": _n(r, 2)}, _n(r, 4, 3), _n(r, 4, 2)),
+        "dict_params",
+        f_dict_params,
+        lambda r: (
+            {"w1": _n(r, 3, 5), "b1": _n(r, 5), "w2": _n(r, 5, 2), "b2": _n(r, 2)},
+            _n(r, 4, 3),
+            _n(r, 4, 2),
+        ),
         wrt="params",
     ),
     Case("list_arg", f_list_arg, lambda r: ([_n(r, 3), _n(r, 3), _n(r, 2, 2)],)),
@@ -531,37 +594,74 @@ CASES = [
     Case("custom_function", f_custom_function, lambda r: (_n(r, 4, 3), _n(r, 3, 2)), wrt=(0, 1)),
     Case("stop_gradient", f_stop_gradient, lambda r: (_n(r, 3),)),
     # more rule families (runtime helpers)
-    Case("elementwise_more", f_elementwise_more, lambda r: (_n(r, 3, 4), _pos(r, 3, 4)), wrt=(0, 1)),
+    Case(
+        "elementwise_more", f_elementwise_more, lambda r: (_n(r, 3, 4), _pos(r, 3, 4)), wrt=(0, 1)
+    ),
     Case("extrema_ties", f_extrema_ties, lambda r: (_n(r, 3, 4) * 2.0,)),
     Case("average_nansum", f_average_nansum, lambda r: (_n(r, 3, 4), _pos(r, 3)), wrt=(0, 1)),
     Case("norm_ords", f_norm_ords, lambda r: (_n(r, 3, 4), _n(r, 5)), wrt=(0, 1)),
-    Case("linalg_dense", f_linalg_dense, lambda r: (_n(r, 3, 3) + 3.0 * np.eye(3), _n(r, 3, 2)), wrt=(0, 1)),
-    Case("outer_inner_kron", f_outer_inner_kron, lambda r: (_n(r, 3), _n(r, 3), _n(r, 2, 2)), wrt=(0, 1, 2)),
+    Case(
+        "linalg_dense",
+        f_linalg_dense,
+        lambda r: (_n(r, 3, 3) + 3.0 * np.eye(3), _n(r, 3, 2)),
+        wrt=(0, 1),
+    ),
+    Case(
+        "outer_inner_kron",
+        f_outer_inner_kron,
+        lambda r: (_n(r, 3), _n(r, 3), _n(r, 2, 2)),
+        wrt=(0, 1, 2),
+    ),
     Case("diag_tri", f_diag_tri, lambda r: (_n(r, 3), _n(r, 3, 3)), wrt=(0, 1)),
     Case("stack_family", f_stack_family, lambda r: (_n(r, 2, 3), _n(r, 2, 3)), wrt=(0, 1)),
     Case("pad", f_pad, lambda r: (_n(r, 2, 3),)),
-    Case("take_along_axis", f_take_along_axis, lambda r: (_n(r, 3, 4), np.array([[0, 0], [3, 1], [2, 2]]))),
+    Case(
+        "take_along_axis",
+        f_take_along_axis,
+        lambda r: (_n(r, 3, 4), np.array([[0, 0], [3, 1], [2, 2]])),
+    ),
     Case("array_split", f_array_split, lambda r: (_n(r, 2, 7),)),
-    Case("take_flat_sort_flat", f_take_flat_sort_flat, lambda r: (_n(r, 3, 4), np.array([5, 0, 5, 11]), _n(r, 12))),
+    Case(
+        "take_flat_sort_flat",
+        f_take_flat_sort_flat,
+        lambda r: (_n(r, 3, 4), np.array([5, 0, 5, 11]), _n(r, 12)),
+    ),
     Case("advanced_mixed", f_advanced_mixed, lambda r: (_n(r, 4, 4), np.array([3, 0, 3]))),
     Case("item_astype", f_item_astype, lambda r: (_n(r, 3, 4),)),
     Case("prod_var_ddof", f_prod_var_ddof, lambda r: (_n(r, 3, 4),)),
     Case("rot_flip", f_rot_flip, lambda r: (_n(r, 3, 3), _n(r, 3, 3))),
     Case("mask_write_value", f_mask_write_value, lambda r: (_n(r, 3, 4), _n(r, 4)), wrt=(0, 1)),
     # the examples
-    Case("example_two_layer", two_layer.loss, lambda r: (_n(r, 10, 4), _n(r, 4, 3), _n(r, 8, 10), _n(r, 8, 3)),
-         wrt=("w1", "w2")),
+    Case(
+        "example_two_layer",
+        two_layer.loss,
+        lambda r: (_n(r, 10, 4), _n(r, 4, 3), _n(r, 8, 10), _n(r, 8, 3)),
+        wrt=("w1", "w2"),
+    ),
     Case("example_autograd_basics", autograd_basics.out_basic, lambda r: (np.ones((2, 2)),)),
     Case("example_autograd_affine", autograd_basics.out_affine, lambda r: (np.ones((3, 3)),)),
-    Case("example_custom_relu", custom_relu.loss, lambda r: (_n(r, 10, 4), _n(r, 4, 3), _n(r, 8, 10), _n(r, 8, 3)),
-         wrt=(0, 1)),
+    Case(
+        "example_custom_relu",
+        custom_relu.loss,
+        lambda r: (_n(r, 10, 4), _n(r, 4, 3), _n(r, 8, 10), _n(r, 8, 3)),
+        wrt=(0, 1),
+    ),
     Case("example_no_grad", no_grad_example.out, lambda r: (_n(r, 3, 3),)),
     Case("example_stop_gradient", no_grad_example.out_stopped, lambda r: (_n(r, 3, 3),)),
-    Case("example_dynamic_graph", dynamic_graph.double_until_large, lambda r: (_n(r, 3),), vjp=True),
     Case(
-        "example_rnn", rnn_loss,
-        lambda r: (_n(r, 3, 4) * 0.5, _n(r, 4, 4) * 0.5, _n(r, 4), _n(r, 4, 2),
-                   [_n(r, n, 3) for n in (2, 4, 1)], [_n(r, 2) for _ in range(3)]),
+        "example_dynamic_graph", dynamic_graph.double_until_large, lambda r: (_n(r, 3),), vjp=True
+    ),
+    Case(
+        "example_rnn",
+        rnn_loss,
+        lambda r: (
+            _n(r, 3, 4) * 0.5,
+            _n(r, 4, 4) * 0.5,
+            _n(r, 4),
+            _n(r, 4, 2),
+            [_n(r, n, 3) for n in (2, 4, 1)],
+            [_n(r, 2) for _ in range(3)],
+        ),
         wrt=(0, 1, 2, 3),
     ),
 ]
@@ -603,15 +703,28 @@ def assert_tree_close(got, expected, like, path="gradient", rtol=1e-7, atol=1e-9
     if isinstance(expected, dict):
         assert isinstance(got, dict) and got.keys() == expected.keys(), f"{path}: {type(got)} keys"
         for k in expected:
-            assert_tree_close(got[k], expected[k], like[k] if isinstance(like, dict) else None, f"{path}[{k!r}]", rtol, atol)
+            assert_tree_close(
+                got[k],
+                expected[k],
+                like[k] if isinstance(like, dict) else None,
+                f"{path}[{k!r}]",
+                rtol,
+                atol,
+            )
         return
     if isinstance(expected, (list, tuple)):
-        assert type(got) is type(expected) and len(got) == len(expected), f"{path}: {type(got).__name__}"
+        assert type(got) is type(expected) and len(got) == len(expected), (
+            f"{path}: {type(got).__name__}"
+        )
         for i, (g, e) in enumerate(zip(got, expected)):
-            sub = like[i] if isinstance(like, (list, tuple)) and len(like) == len(expected) else None
+            sub = (
+                like[i] if isinstance(like, (list, tuple)) and len(like) == len(expected) else None
+            )
             assert_tree_close(g, e, sub, f"{path}[{i}]", rtol, atol)
         return
-    assert np.shape(got) == np.shape(expected), f"{path}: shape {np.shape(got)} != {np.shape(expected)}"
+    assert np.shape(got) == np.shape(expected), (
+        f"{path}: shape {np.shape(got)} != {np.shape(expected)}"
+    )
     if like is not None and hasattr(like, "dtype"):
         assert got.dtype == like.dtype, f"{path}: dtype {got.dtype} != {like.dtype}"
     assert np.allclose(got, expected, rtol=rtol, atol=atol), f"{path}: {got} != {expected}"
@@ -629,7 +742,9 @@ def _describe_syncs(syncs):
     return "\n  ".join(map(repr, syncs)) or "none"
 
 
-def check_case(case, to_dev, to_cpu, is_dev, track_syncs=None, rtol=1e-7, atol=1e-9, specialize=True):
+def check_case(
+    case, to_dev, to_cpu, is_dev, track_syncs=None, rtol=1e-7, atol=1e-9, specialize=True
+):
     """The checks of the module docstring for one row, on one backend: ``to_dev``/``to_cpu`` move
     argument trees, ``is_dev(x)`` says whether every leaf of a tree is a device array, and
     ``track_syncs()`` (when the backend can count host synchronizations) is a context manager
@@ -638,7 +753,9 @@ def check_case(case, to_dev, to_cpu, is_dev, track_syncs=None, rtol=1e-7, atol=1
     args = host_args(case)
     cot = cotangent_for(case, args) if case.vjp else None
     expected_value, expected = run_gradient(case, args, cot)
-    assert np.allclose(expected_value, case.fn(*args)), "the value differs from the function's (numpy arrays)"
+    assert np.allclose(expected_value, case.fn(*args)), (
+        "the value differs from the function's (numpy arrays)"
+    )
 
     forward_syncs = grad_syncs = None
     if track_syncs is not None:
@@ -678,7 +795,15 @@ def test_gradient_on_device(case, specialize):
 
 def test_double_refuses_host_conversions():
     x = to_device(np.arange(6.0).reshape(2, 3))
-    for convert in (np.asarray, np.array, float, bool, int, lambda a: a.item(), lambda a: a.tolist()):
+    for convert in (
+        np.asarray,
+        np.array,
+        float,
+        bool,
+        int,
+        lambda a: a.item(),
+        lambda a: a.tolist(),
+    ):
         with pytest.raises(TypeError):
             convert(x)
     with pytest.raises(TypeError, match="Implicit conversion"):
@@ -706,8 +831,19 @@ def test_double_counts_host_syncs_and_stays_on_device():
         assert bool(s > 0) and float(s) == 15.0 and x[1, 2].item() == 5.0
     assert [e.kind for e in syncs] == ["bool", "float", "item"]
     assert "test_backend.py" in syncs[0].where
-    for r in (x.T, x @ x.T, np.zeros_like(x), x[x > 2], np.where(x > 1, x, 0.0), np.exp(x), x.sum(axis=0),
-              np.broadcast_to(x[0], (4, 3)), np.linalg.norm(x), np.einsum("ij->j", x), list(x)[0]):
+    for r in (
+        x.T,
+        x @ x.T,
+        np.zeros_like(x),
+        x[x > 2],
+        np.where(x > 1, x, 0.0),
+        np.exp(x),
+        x.sum(axis=0),
+        np.broadcast_to(x[0], (4, 3)),
+        np.linalg.norm(x),
+        np.einsum("ij->j", x),
+        list(x)[0],
+    ):
         assert isinstance(r, DeviceArray)
     np.testing.assert_array_equal(to_host(x[to_device(np.array([1, 1]))]), [[3, 4, 5], [3, 4, 5]])
     t = np.zeros_like(x)

@@ -41,7 +41,7 @@ def nested_if(x):
         if x[0] > 0:
             y = np.sin(x) + s
         else:
-            y = x ** 3
+            y = x**3
     return np.sum(y)
 
 
@@ -148,15 +148,31 @@ def _scalar(lo, hi):
 
 # (function, mirror, {branch: make(seed, n) -> args})
 BRANCHES = [
-    (piecewise3, piecewise3_branch, {"hi": _sum_in(1.5, 3.0), "mid": _sum_in(-0.5, 0.5), "lo": _sum_in(-3.0, -1.5)}),
-    (nested_if, nested_if_branch, {
-        "s+x0+": _nested(1, 1), "s+x0-": _nested(1, -1), "s-x0+": _nested(-1, 1), "s-x0-": _nested(-1, -1)}),
+    (
+        piecewise3,
+        piecewise3_branch,
+        {"hi": _sum_in(1.5, 3.0), "mid": _sum_in(-0.5, 0.5), "lo": _sum_in(-3.0, -1.5)},
+    ),
+    (
+        nested_if,
+        nested_if_branch,
+        {
+            "s+x0+": _nested(1, 1),
+            "s+x0-": _nested(1, -1),
+            "s-x0+": _nested(-1, 1),
+            "s-x0-": _nested(-1, -1),
+        },
+    ),
     (ternary, ternary_branch, {"then": _sumsq(2.5, 5.0), "else": _sumsq(0.1, 1.5)}),
-    (bool_ops, bool_ops_branch, {
-        "and=True, or=False, not=False": _bool_case(1, False),
-        "and=False, or=True, not=False": _bool_case(1, True),
-        "and=False, or=True, not=True": _bool_case(-1, False),
-    }),
+    (
+        bool_ops,
+        bool_ops_branch,
+        {
+            "and=True, or=False, not=False": _bool_case(1, False),
+            "and=False, or=True, not=False": _bool_case(1, True),
+            "and=False, or=True, not=True": _bool_case(-1, False),
+        },
+    ),
     (one_armed, one_armed_branch, {"then": _sum_in(0.5, 2.0), "skip": _sum_in(-2.0, -0.5)}),
     (scalar_branch, scalar_branch_branch, {"big": _scalar(0.7, 2.0), "small": _scalar(-1.0, 0.3)}),
 ]

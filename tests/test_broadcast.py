@@ -57,10 +57,21 @@ def broadcast_with_scalar(a, b, c):
 BROADCAST_SHAPES = st.sampled_from([(3, 1), (1, 4), (4,), (), (3, 4), (1, 1)])
 
 
-@pytest.mark.parametrize("f, loops", [(broadcast_chain, False), (broadcast_with_scalar, False),
-                                      (broadcast_temp_read_twice, False),
-                                      (broadcast_chain_in_loop, True), (broadcast_helper_in_loop, True)])
-@given(seed=SEEDS, shapes=st.tuples(BROADCAST_SHAPES, BROADCAST_SHAPES, BROADCAST_SHAPES), n=st.integers(0, 3))
+@pytest.mark.parametrize(
+    "f, loops",
+    [
+        (broadcast_chain, False),
+        (broadcast_with_scalar, False),
+        (broadcast_temp_read_twice, False),
+        (broadcast_chain_in_loop, True),
+        (broadcast_helper_in_loop, True),
+    ],
+)
+@given(
+    seed=SEEDS,
+    shapes=st.tuples(BROADCAST_SHAPES, BROADCAST_SHAPES, BROADCAST_SHAPES),
+    n=st.integers(0, 3),
+)
 def test_broadcast_adjoints_summed_late(f, loops, seed, shapes, n):
     rng = rng_of(seed)
     args = tuple(rng.uniform(0.2, 1.0, size=s) for s in shapes) + ((n,) if loops else ())
@@ -76,8 +87,12 @@ def broadcast_after_reduction_and_dot(a, b, c, d):
 @given(seed=SEEDS, rows=st.integers(1, 3), cols=st.integers(1, 3), outer=st.integers(2, 3))
 def test_broadcast_against_reductions_and_dot(seed, rows, cols, outer):
     rng = rng_of(seed)
-    args = (rng.normal(size=(rows, cols)), rng.normal(size=cols), rng.normal(size=(outer, rows)),
-            rng.normal(size=(outer, rows)))
+    args = (
+        rng.normal(size=(rows, cols)),
+        rng.normal(size=cols),
+        rng.normal(size=(outer, rows)),
+        rng.normal(size=(outer, rows)),
+    )
     check(broadcast_after_reduction_and_dot, args, wrt=(0, 1, 2, 3))
 
 

@@ -93,9 +93,14 @@ def test_a_wrong_argument_count_still_fails_every_time():
             df(np.ones(2))
 
 
-@given(st.lists(st.tuples(st.integers(1, 4), st.sampled_from([np.float32, np.float64]), st.booleans()),
-                min_size=1, max_size=6),
-       st.integers(0, 2 ** 32 - 1))
+@given(
+    st.lists(
+        st.tuples(st.integers(1, 4), st.sampled_from([np.float32, np.float64]), st.booleans()),
+        min_size=1,
+        max_size=6,
+    ),
+    st.integers(0, 2**32 - 1),
+)
 def test_call_sequences_match_finite_differences(calls, seed):
     """Calls with shapes and dtypes drawn in any order, repeats included: each gradient has its
     argument's dtype and matches central differences (the seed's sum of a small array runs the

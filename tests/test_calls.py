@@ -130,6 +130,8 @@ def scale_if_small(a, c):
 
 def test_constant_argument_to_branching_helper():
     check(constant_to_branching_helper, (np.array([0.5, -1.0, 2.0]),))
+
+
 # ==== user names that generated code also uses ====================================================
 
 
@@ -179,13 +181,16 @@ def named_like_adjoints(x, m):
     return np.sum(s)
 
 
-@pytest.mark.parametrize("f", [
-    pytest.param(named_acc),
-    pytest.param(named_ZERO),
-    pytest.param(named_tape),
-    pytest.param(named_finalize),
-    named_like_adjoints,
-])
+@pytest.mark.parametrize(
+    "f",
+    [
+        pytest.param(named_acc),
+        pytest.param(named_ZERO),
+        pytest.param(named_tape),
+        pytest.param(named_finalize),
+        named_like_adjoints,
+    ],
+)
 def test_user_names_never_collide_with_generated_names(f):
     check(f, (np.array([0.5, -1.0, 2.0]), 2))
 

@@ -68,6 +68,7 @@ def count_compiles(monkeypatch):
 
 # ---- closure cells --------------------------------------------------------------------------------
 
+
 def test_closure_of_the_root_function_is_read_live(monkeypatch):
     compiles = count_compiles(monkeypatch)
 
@@ -252,6 +253,7 @@ def test_attribute_of_a_module_level_object_is_read_live(module):
 
 # ---- what the compiler decides from captured values -----------------------------------------------
 
+
 def test_an_unrolled_loop_bound_from_a_module_constant_follows_the_constant(module, monkeypatch):
     m = module("""
         import numpy as np
@@ -350,6 +352,7 @@ def test_a_capture_that_changes_at_every_call_warns(module):
 
 # ---- the source compiled is the source of the code that runs ---------------------------------------
 
+
 def _edit(mod, old, new):
     """Edit ``mod``'s file in place without re-importing it (what an editor does)."""
     path = mod.__file__
@@ -359,14 +362,21 @@ def _edit(mod, old, new):
     with open(path, "w") as f:
         f.write(text.replace(old, new))
     st = os.stat(path)
-    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 2_000_000_000))  # a newer file, as after a save
+    # a newer file, as after a save
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 2_000_000_000))
 
 
-@pytest.mark.parametrize("old, new", [
-    ("np.sum(x * 2.0)", "np.sum(x * 3.0)"),  # a constant
-    ("np.sum(x * 2.0)", "np.sum(x + 2.0)"),  # an operator: same length, same names and constants
-    ("np.sum(x * 2.0)", "np.prod(x * 2.0)"),  # a name
-])
+@pytest.mark.parametrize(
+    "old, new",
+    [
+        ("np.sum(x * 2.0)", "np.sum(x * 3.0)"),  # a constant
+        (
+            "np.sum(x * 2.0)",
+            "np.sum(x + 2.0)",
+        ),  # an operator: same length, same names and constants
+        ("np.sum(x * 2.0)", "np.prod(x * 2.0)"),  # a name
+    ],
+)
 def test_a_file_edited_after_import_is_refused_with_its_line(module, old, new):
     m = module("""
         import numpy as np
@@ -453,7 +463,11 @@ def test_closures_methods_and_lambdas_in_their_scopes_are_not_a_change(module):
     f, g = m.make(3.0)
     check(sg.grad(f), f, X)
     check(sg.grad(g), g, X)
-    from sourcegrad.transforms.source import _compile_in_scope, _same_code  # the method compiles in its class
+    # the method compiles in its class
+    from sourcegrad.transforms.source import (
+        _compile_in_scope,
+        _same_code,
+    )
     import inspect
 
     meth = m.Model.loss
@@ -499,6 +513,7 @@ def test_functools_wraps_follows_the_wrapped_function(module):
 
 
 # ---- helpers that write into their parameter, non-literal defaults ---------------------------------
+
 
 def bc(u):
     u[0] = 0.0

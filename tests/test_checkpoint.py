@@ -132,7 +132,9 @@ _UNMARKED = {}
 def unmarked(f):
     """``f`` with its loops' markers taken off: its plain backward is the one to compare with."""
     if f not in _UNMARKED:
-        text = re.sub(r"sg\.checkpointed\((range\(\w+\))(, snapshots=\d+)?\)", r"\1", inspect.getsource(f))
+        text = re.sub(
+            r"sg\.checkpointed\((range\(\w+\))(, snapshots=\d+)?\)", r"\1", inspect.getsource(f)
+        )
         assert "sg.checkpointed" not in text
         _UNMARKED[f] = getattr(load("import numpy as np\n\n" + text), f.__name__)
     return _UNMARKED[f]
@@ -163,7 +165,9 @@ def test_for_loops_give_the_gradient_without_checkpointing(seed, trips, checkpoi
 @pytest.mark.parametrize("f", [carried, marked, marked_few, rereads, nested])
 @given(seed=SEEDS, trips=st.integers(1, 12), checkpoint=CHECKPOINTS)
 @FEW
-def test_marked_loops_and_carried_values_give_the_gradient_without_checkpointing(f, seed, trips, checkpoint):
+def test_marked_loops_and_carried_values_give_the_gradient_without_checkpointing(
+    f, seed, trips, checkpoint
+):
     """With the keyword too, except around loops already holding a marked one (refused, below)."""
     rng = np.random.default_rng(seed)
     x, w = rng.normal(size=3), rng.normal(size=3)
@@ -233,7 +237,11 @@ def test_the_marker_checkpoints_its_loop_only():
     src = sg.source(sg.grad(marked))
     assert src.count("revolve(") == 1 and ".turns():" in src
     assert "_tape.append" in src.split("revolve(")[0]  # the unmarked loop keeps its tape
-    assert list(sg.checkpointed(range(3), snapshots=2)) == [0, 1, 2]  # outside a gradient: the range
+    assert list(sg.checkpointed(range(3), snapshots=2)) == [
+        0,
+        1,
+        2,
+    ]  # outside a gradient: the range
     x = np.array([0.1, 0.2, -0.3])
     assert marked(x, x, 4) == unmarked(marked)(x, x, 4)
     tangent = np.array([1.0, -2.0, 0.5])  # forward mode reads the marker as the range it marks
@@ -321,7 +329,7 @@ def another_keyword(x, n):
 
 def inner_marked(x, n):
     for e in range(n):
-        for i in sg.checkpointed(range(n)):  # REFUSED with checkpoint=True (it checkpoints the outer loop)
+        for i in sg.checkpointed(range(n)):  # REFUSED (checkpoint=True marks the outer loop)
             x = np.sin(x)
     return np.sum(x)
 
@@ -347,24 +355,29 @@ def draws_from_the_standard_library(x, n):
     return np.sum(x)
 
 
-@pytest.mark.parametrize("f, checkpoint, message", [
-    (draws, None, "np.random.normal in a checkpointed loop"),
-    (draws_from_the_standard_library, None, "random.random in a checkpointed loop"),
-    (draws_from_a_generator, 3, "RNG.normal in a checkpointed loop"),
-    (on_a_list, None, "range"),
-    (inside_another, None, "inside another checkpointed loop"),
-    (ends_early, None, "cannot end early"),
-    (no_snapshots, None, "snapshots= must be a positive int"),
-    (snapshots_of_an_argument, None, "snapshots= must be a positive int"),
-    (another_keyword, None, "takes a range and, optionally, snapshots=n"),
-    (inner_marked, True, "inside another checkpointed loop"),
-])
+@pytest.mark.parametrize(
+    "f, checkpoint, message",
+    [
+        (draws, None, "np.random.normal in a checkpointed loop"),
+        (draws_from_the_standard_library, None, "random.random in a checkpointed loop"),
+        (draws_from_a_generator, 3, "RNG.normal in a checkpointed loop"),
+        (on_a_list, None, "range"),
+        (inside_another, None, "inside another checkpointed loop"),
+        (ends_early, None, "cannot end early"),
+        (no_snapshots, None, "snapshots= must be a positive int"),
+        (snapshots_of_an_argument, None, "snapshots= must be a positive int"),
+        (another_keyword, None, "takes a range and, optionally, snapshots=n"),
+        (inner_marked, True, "inside another checkpointed loop"),
+    ],
+)
 def test_what_cannot_be_checkpointed_is_refused_at_its_line(f, checkpoint, message):
     source, first = inspect.getsourcelines(f)
     line = first + next(k for k, text in enumerate(source) if "# REFUSED" in text)
     x = np.array([0.5, -0.2])
     with pytest.raises(sg.UnsupportedSyntaxError, match=message) as caught:
-        sg.grad(f, checkpoint=checkpoint)([0.1, 0.2] if f is on_a_list else x, *(() if f is on_a_list else (3,)))
+        sg.grad(f, checkpoint=checkpoint)(
+            [0.1, 0.2] if f is on_a_list else x, *(() if f is on_a_list else (3,))
+        )
     assert caught.value.lineno == line and caught.value.filename == __file__
     assert caught.value.offset >= 1 and "REFUSED" in caught.value.text
 

@@ -18,7 +18,7 @@ from sourcegrad.__main__ import highlight, main
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 ANSI = re.compile(r"\033\[[0-9;]*m")
 
-MODEL = '''
+MODEL = """
 import numpy as np
 
 
@@ -63,7 +63,7 @@ class Model:
 
 
 NOT_A_FUNCTION = 3
-'''
+"""
 
 
 _MODULE_NUMBERS = itertools.count()
@@ -113,7 +113,11 @@ def test_highlight_colors_keywords_names_defined_comments_strings_and_numbers():
     colored = highlight("def f(x):\n    return 'a' + 1.0  # why\n")
     assert "\033[35mdef\033[0m \033[1;34mf\033[0m" in colored
     assert "\033[35mreturn\033[0m" in colored
-    assert "\033[32m'a'\033[0m" in colored and "\033[36m1.0\033[0m" in colored and "\033[90m# why\033[0m" in colored
+    assert (
+        "\033[32m'a'\033[0m" in colored
+        and "\033[36m1.0\033[0m" in colored
+        and "\033[90m# why\033[0m" in colored
+    )
 
 
 # ---- show ------------------------------------------------------------------------------------------
@@ -139,8 +143,13 @@ def test_show_on_a_terminal_colors_the_same_code(model, capsys):
 def test_show_colors_on_a_real_terminal_by_default(model):
     leader, follower = os.openpty()
     env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
-    proc = subprocess.Popen([sys.executable, "-m", "sourcegrad", "show", f"{model}:loss"], cwd=ROOT, env=env,
-                            stdout=follower, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sourcegrad", "show", f"{model}:loss"],
+        cwd=ROOT,
+        env=env,
+        stdout=follower,
+        stderr=subprocess.PIPE,
+    )
     os.close(follower)
     chunks = []
     try:
@@ -169,8 +178,13 @@ def test_show_vjp_and_wrt(model, capsys):
 
 
 def test_show_runs_as_a_module_from_the_repository_root(model):
-    proc = subprocess.run([sys.executable, "-m", "sourcegrad", "show", f"{model}:loss", "--wrt", "1"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "sourcegrad", "show", f"{model}:loss", "--wrt", "1"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "def loss_value_and_grad(w, x):" in proc.stdout and "x_bar" in proc.stdout
 
@@ -178,27 +192,52 @@ def test_show_runs_as_a_module_from_the_repository_root(model):
 # ---- refusals: one line (or a located message), never a traceback ------------------------------------
 
 
-@pytest.mark.parametrize("target, extra, message", [
-    ("{model}:loss", ["--wrt", "5"], "wrt=5 is out of range: loss has 2 parameter(s) ['w', 'x']"),
-    ("{model}:loss", ["--wrt", "z"], "wrt='z' names no parameter of loss"),
-    ("{model}", [], "expected path/to/file.py:function"),
-    ("{model}.missing:loss", [], "no such file"),
-    ("{model}:nothing_here", [], "has no 'nothing_here'"),
-    ("{model}:Model.nothing_here", [], "has no 'Model.nothing_here'"),
-    ("{model}:NOT_A_FUNCTION", [], "needs a function, got 3"),
-    ("{model}:loss", ["--shapes", "3x"], "--shapes item '3x' is not a shape"),
-    ("{model}:loss", ["--shapes", "3"], "--shapes gives 1 argument(s); loss takes 2: w, x"),
-    ("{model}:with_default", ["--shapes", "3,float,3"], "with_default takes 1 to 2: w, scale"),
-    ("{model}:keyword_only", ["--shapes", "3,float,shift=float"],
-     "--shapes gives 2 argument(s); keyword_only takes 1: w (and by name: scale, shift)"),
-    ("{model}:keyword_only", ["--shapes", "3"], "--shapes gives no shift, a keyword-only parameter of keyword_only "
-                                                "without a default: add shift=SHAPE"),
-    ("{model}:keyword_only", ["--shapes", "3,w=float,shift=float"], "--shapes names 'w', which is not a "
-                                                                     "keyword-only parameter of keyword_only"),
-    ("{model}:keyword_only", ["--shapes", "shift=float,3"], "--shapes item '3' comes after a named one"),
-    ("{model}:keyword_only", ["--shapes", "3,shift=3y"], "--shapes item '3y' is not a shape"),
-    ("{model}:Model.loss", ["--wrt", "self"], "Model.loss is a method, and self is the instance"),
-])
+@pytest.mark.parametrize(
+    "target, extra, message",
+    [
+        (
+            "{model}:loss",
+            ["--wrt", "5"],
+            "wrt=5 is out of range: loss has 2 parameter(s) ['w', 'x']",
+        ),
+        ("{model}:loss", ["--wrt", "z"], "wrt='z' names no parameter of loss"),
+        ("{model}", [], "expected path/to/file.py:function"),
+        ("{model}.missing:loss", [], "no such file"),
+        ("{model}:nothing_here", [], "has no 'nothing_here'"),
+        ("{model}:Model.nothing_here", [], "has no 'Model.nothing_here'"),
+        ("{model}:NOT_A_FUNCTION", [], "needs a function, got 3"),
+        ("{model}:loss", ["--shapes", "3x"], "--shapes item '3x' is not a shape"),
+        ("{model}:loss", ["--shapes", "3"], "--shapes gives 1 argument(s); loss takes 2: w, x"),
+        ("{model}:with_default", ["--shapes", "3,float,3"], "with_default takes 1 to 2: w, scale"),
+        (
+            "{model}:keyword_only",
+            ["--shapes", "3,float,shift=float"],
+            "--shapes gives 2 argument(s); keyword_only takes 1: w (and by name: scale, shift)",
+        ),
+        (
+            "{model}:keyword_only",
+            ["--shapes", "3"],
+            "--shapes gives no shift, a keyword-only parameter of keyword_only "
+            "without a default: add shift=SHAPE",
+        ),
+        (
+            "{model}:keyword_only",
+            ["--shapes", "3,w=float,shift=float"],
+            "--shapes names 'w', which is not a keyword-only parameter of keyword_only",
+        ),
+        (
+            "{model}:keyword_only",
+            ["--shapes", "shift=float,3"],
+            "--shapes item '3' comes after a named one",
+        ),
+        ("{model}:keyword_only", ["--shapes", "3,shift=3y"], "--shapes item '3y' is not a shape"),
+        (
+            "{model}:Model.loss",
+            ["--wrt", "self"],
+            "Model.loss is a method, and self is the instance",
+        ),
+    ],
+)
 def test_bad_targets_and_options_print_one_line(model, capsys, target, extra, message):
     rc, out, err = show(capsys, target.format(model=model), *extra)
     assert rc == 1 and out == ""
@@ -214,27 +253,38 @@ def test_a_refused_function_prints_the_located_message(model, capsys):
 
 
 def test_a_bad_wrt_from_the_command_line_is_one_line_without_a_traceback(model):
-    proc = subprocess.run([sys.executable, "-m", "sourcegrad", "show", f"{model}:loss", "--wrt", "5"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "sourcegrad", "show", f"{model}:loss", "--wrt", "5"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 1 and proc.stdout == ""
     assert proc.stderr.strip().splitlines() == [
-        "python -m sourcegrad: error: wrt=5 is out of range: loss has 2 parameter(s) ['w', 'x']"]
+        "python -m sourcegrad: error: wrt=5 is out of range: loss has 2 parameter(s) ['w', 'x']"
+    ]
 
 
 # ---- methods: wrt counts the arguments after self ----------------------------------------------------
 
 
-@pytest.mark.parametrize("target, wrt, expect", [
-    ("Model.loss", None, "w_bar"),
-    ("Model.loss", "1", "x_bar"),
-    ("Model.loss", "x", "x_bar"),
-    ("Model.loss", "-1", "x_bar"),
-    ("Model.class_loss", None, "w_bar"),
-    ("Model.class_loss", "1", "x_bar"),
-    ("Model.static_loss", None, "w_bar"),  # no self: counted from the first argument
-    ("Model.static_loss", "1", "x_bar"),
-])
-def test_methods_are_differentiated_with_respect_to_the_arguments_after_self(model, capsys, target, wrt, expect):
+@pytest.mark.parametrize(
+    "target, wrt, expect",
+    [
+        ("Model.loss", None, "w_bar"),
+        ("Model.loss", "1", "x_bar"),
+        ("Model.loss", "x", "x_bar"),
+        ("Model.loss", "-1", "x_bar"),
+        ("Model.class_loss", None, "w_bar"),
+        ("Model.class_loss", "1", "x_bar"),
+        ("Model.static_loss", None, "w_bar"),  # no self: counted from the first argument
+        ("Model.static_loss", "1", "x_bar"),
+    ],
+)
+def test_methods_are_differentiated_with_respect_to_the_arguments_after_self(
+    model, capsys, target, wrt, expect
+):
     rc, out, err = show(capsys, f"{model}:{target}", *(["--wrt", wrt] if wrt else []))
     assert rc == 0, err
     assert expect in out
@@ -247,21 +297,30 @@ def test_methods_are_differentiated_with_respect_to_the_arguments_after_self(mod
 
 def test_shapes_show_the_specialized_code(model, capsys):
     rc, general, _ = show(capsys, f"{model}:broadcast", "--color", "never")
-    rc_shapes, out, err = show(capsys, f"{model}:broadcast", "--shapes", "3x4,4", "--color", "never")
+    rc_shapes, out, err = show(
+        capsys, f"{model}:broadcast", "--shapes", "3x4,4", "--color", "never"
+    )
     assert rc == rc_shapes == 0, err
     f = user_module(model).broadcast
     assert out == sg.source(sg.value_and_grad(f), np.zeros((3, 4)), np.zeros(4))
     assert "unbroadcast" in general and "unbroadcast" not in out  # w's shape is the sum's shape
 
 
-@pytest.mark.parametrize("target, shapes, args", [
-    ("with_default", "3", (np.ones(3),)),
-    ("with_default", "3,float", (np.ones(3), 2.0)),
-    ("with_default", "(),float", (np.ones(()), 2.0)),
-    ("Model.loss", "4x2,3x4", (np.ones((4, 2)), np.ones((3, 4)))),
-    ("keyword_only", "3,shift=float", (np.ones(3), {"shift": 1.0})),
-    ("keyword_only", "2x3,scale=(),shift=float", (np.ones((2, 3)), {"scale": np.ones(()), "shift": 1.0})),
-])
+@pytest.mark.parametrize(
+    "target, shapes, args",
+    [
+        ("with_default", "3", (np.ones(3),)),
+        ("with_default", "3,float", (np.ones(3), 2.0)),
+        ("with_default", "(),float", (np.ones(()), 2.0)),
+        ("Model.loss", "4x2,3x4", (np.ones((4, 2)), np.ones((3, 4)))),
+        ("keyword_only", "3,shift=float", (np.ones(3), {"shift": 1.0})),
+        (
+            "keyword_only",
+            "2x3,scale=(),shift=float",
+            (np.ones((2, 3)), {"scale": np.ones(()), "shift": 1.0}),
+        ),
+    ],
+)
 def test_shapes_build_one_argument_per_item(model, capsys, target, shapes, args):
     rc, out, err = show(capsys, f"{model}:{target}", "--shapes", shapes)
     assert rc == 0, err
@@ -269,7 +328,8 @@ def test_shapes_build_one_argument_per_item(model, capsys, target, shapes, args)
     for part in target.split("."):
         obj = getattr(obj, part)
     if target.startswith("Model."):
-        obj = sg.value_and_grad(obj.__get__(object()))  # bound: wrt counts after self, as the command does
+        # bound: wrt counts after self, as the command does
+        obj = sg.value_and_grad(obj.__get__(object()))
     else:
         obj = sg.value_and_grad(obj)
     kwargs = args[-1] if isinstance(args[-1], dict) else {}
@@ -303,14 +363,16 @@ def test_keyword_only_parameters_are_keyword_only_in_the_header(model, capsys):
 
 def test_a_function_decorated_with_grad_is_shown_with_its_wrt(tmp_path, capsys):
     path = tmp_path / "cli_decorated.py"
-    path.write_text(textwrap.dedent('''
+    path.write_text(
+        textwrap.dedent("""
         import numpy as np
         import sourcegrad as sg
 
         @sg.grad(wrt="b")
         def f(a, b):
             return np.sum(a * b)
-    '''))
+    """)
+    )
     saved = list(sys.path)
     try:
         rc, out, err = show(capsys, f"{path}:f")

@@ -114,8 +114,12 @@ def generator_expression(x):
 
 
 def _mlp_params(rng, d, h, o):
-    return {"W1": rng.normal(size=(d, h)), "b1": rng.normal(size=h),
-            "W2": rng.normal(size=(h, o)), "b2": rng.normal(size=o)}
+    return {
+        "W1": rng.normal(size=(d, h)),
+        "b1": rng.normal(size=h),
+        "W2": rng.normal(size=(h, o)),
+        "b2": rng.normal(size=o),
+    }
 
 
 @given(seed=SEEDS, d=SIZES, h=SIZES, o=st.integers(1, 3))
@@ -127,7 +131,9 @@ def test_dict_params(seed, d, h, o):
 @given(seed=SEEDS, depth=st.integers(1, 4), d=SIZES)
 def test_list_of_dicts(seed, depth, d):
     rng = rng_of(seed)
-    layers = [{"W": rng.normal(size=(d, d)) / np.sqrt(d), "b": rng.normal(size=d)} for _ in range(depth)]
+    layers = [
+        {"W": rng.normal(size=(d, d)) / np.sqrt(d), "b": rng.normal(size=d)} for _ in range(depth)
+    ]
     check(deep_mlp, (layers, rng.normal(size=d)))
 
 
@@ -160,14 +166,17 @@ def test_comprehensions(f, seed, n):
 # Container forms that once crashed: fixed inputs.
 
 
-@pytest.mark.parametrize("f", [
-    pytest.param(unpacking_nested),
-    pytest.param(index_tuple_literal),
-    pytest.param(chained_unpacking),
-    pytest.param(unpacking_tuple_variable),
-    pytest.param(list_literal),
-    pytest.param(appended_list_used_twice),
-])
+@pytest.mark.parametrize(
+    "f",
+    [
+        pytest.param(unpacking_nested),
+        pytest.param(index_tuple_literal),
+        pytest.param(chained_unpacking),
+        pytest.param(unpacking_tuple_variable),
+        pytest.param(list_literal),
+        pytest.param(appended_list_used_twice),
+    ],
+)
 def test_container_forms(f):
     check(f, (np.array([0.7, -0.4, 1.3, 0.2]),))
 
@@ -206,13 +215,20 @@ def with_print(x):
 @given(seed=SEEDS, n=SIZES)
 def test_dict_items_and_values_loops(seed, n):
     rng = rng_of(seed)
-    check(items_loop, ({"a": rng.normal(size=n), "b": rng.normal(size=n)}, rng.normal(size=n)), wrt=(0, 1))
+    check(
+        items_loop,
+        ({"a": rng.normal(size=n), "b": rng.normal(size=n)}, rng.normal(size=n)),
+        wrt=(0, 1),
+    )
 
 
 @given(seed=SEEDS, depth=st.integers(1, 3), d=SIZES)
 def test_nested_containers(seed, depth, d):
     rng = rng_of(seed)
-    p = {"layers": [rng.normal(size=(d, d)) / np.sqrt(d) for _ in range(depth)], "out": rng.normal(size=d)}
+    p = {
+        "layers": [rng.normal(size=(d, d)) / np.sqrt(d) for _ in range(depth)],
+        "out": rng.normal(size=d),
+    }
     check(nested_params, (p, rng.normal(size=d)), wrt=(0, 1))
 
 

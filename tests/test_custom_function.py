@@ -85,7 +85,7 @@ def indexed(x):
 
 def only_first(x):
     s, c = SinCos.apply(x)  # c gets no gradient: backward receives zeros for it
-    return np.sum(s ** 2)
+    return np.sum(s**2)
 
 
 def only_second(x):
@@ -202,9 +202,14 @@ def test_an_output_with_no_gradient_gets_zeros_shaped_like_it():
     x = np.array([1.0, -2.0, 0.5])
     g = sg.grad(recorder_first)(x)
     assert_close(g, fd_grad(recorder_first, (x,), 0))
-    (g_twice, g_sum, needs), = Recorder.seen
+    ((g_twice, g_sum, needs),) = Recorder.seen
     np.testing.assert_allclose(g_twice, 2.0 * 2.0 * x)
-    assert isinstance(g_sum, np.ndarray) and g_sum.shape == () and g_sum.dtype == np.float32 and g_sum == 0
+    assert (
+        isinstance(g_sum, np.ndarray)
+        and g_sum.shape == ()
+        and g_sum.dtype == np.float32
+        and g_sum == 0
+    )
     assert needs == (True,)
 
 
@@ -258,7 +263,9 @@ def _make(name, result):
         a, b = ctx.saved_tensors
         return result(g, a, b)
 
-    return type(name, (sg.Function,), {"forward": staticmethod(forward), "backward": staticmethod(backward)})
+    return type(
+        name, (sg.Function,), {"forward": staticmethod(forward), "backward": staticmethod(backward)}
+    )
 
 
 WrongShape = _make("WrongShape", lambda g, a, b: (g * b, np.ones(7)))
@@ -275,6 +282,7 @@ NoneGrad = _make("NoneGrad", lambda g, a, b: (None, g * a))
 def loss_with(cls):
     def loss(a, b):
         return np.sum(cls.apply(a, b) ** 2)
+
     return loss
 
 
@@ -317,15 +325,38 @@ def none_grad(a, b):
 A, B = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]), np.array([0.5, -1.0, 2.0])
 
 
-@pytest.mark.parametrize("f, wrt, message", [
-    (wrong_shape, 1, "WrongShape.backward returned a gradient of shape (7,) for input 1 (b), of shape (3,)"),
-    (wrong_shape, 0, "WrongShape.backward returned a gradient of shape (7,) for input 1 (b), of shape (3,)"),
-    (reshaped, 1, "Reshaped.backward returned a gradient of shape (6,) for input 1 (b), of shape (3,)"),
-    (too_few, 0, "TooFew.backward returned 1 gradient for 2 inputs of forward: return one per input (a, b)"),
-    (too_many, 0, "TooMany.backward returned 3 gradients for 2 inputs of forward"),
-    (not_an_array, 0, "NotAnArray.backward returned str as the gradient of input 1 (b)"),
-    (a_list, 0, "AList.backward returned a list; return a tuple of gradients, one per input of forward (a, b)"),
-])
+@pytest.mark.parametrize(
+    "f, wrt, message",
+    [
+        (
+            wrong_shape,
+            1,
+            "WrongShape.backward returned a gradient of shape (7,) for input 1 (b), of shape (3,)",
+        ),
+        (
+            wrong_shape,
+            0,
+            "WrongShape.backward returned a gradient of shape (7,) for input 1 (b), of shape (3,)",
+        ),
+        (
+            reshaped,
+            1,
+            "Reshaped.backward returned a gradient of shape (6,) for input 1 (b), of shape (3,)",
+        ),
+        (
+            too_few,
+            0,
+            "TooFew.backward returned 1 gradient for 2 inputs of forward: return one per input (a, b)",
+        ),
+        (too_many, 0, "TooMany.backward returned 3 gradients for 2 inputs of forward"),
+        (not_an_array, 0, "NotAnArray.backward returned str as the gradient of input 1 (b)"),
+        (
+            a_list,
+            0,
+            "AList.backward returned a list; return a tuple of gradients, one per input of forward (a, b)",
+        ),
+    ],
+)
 @pytest.mark.parametrize("specialize", [False, True])
 def test_wrong_backward_results_are_named(f, wrt, message, specialize):
     df = sg.grad(f, wrt=wrt, specialize=specialize)
@@ -339,9 +370,12 @@ def test_wrong_backward_results_are_named(f, wrt, message, specialize):
 
 
 def test_the_error_comes_when_the_backward_runs():
-    value, pullback = sg.vjp(lambda a, b: WrongShape.apply(a, b), wrt=1)(A, B)  # the forward is fine
+    # the forward is fine
+    value, pullback = sg.vjp(lambda a, b: WrongShape.apply(a, b), wrt=1)(A, B)
     np.testing.assert_array_equal(value, A * B)
-    with pytest.raises(CustomGradientError, match=r"of shape \(7,\) for input 1 \(b\), of shape \(3,\)"):
+    with pytest.raises(
+        CustomGradientError, match=r"of shape \(7,\) for input 1 \(b\), of shape \(3,\)"
+    ):
         pullback(np.ones_like(A))
 
 

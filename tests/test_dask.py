@@ -56,8 +56,14 @@ def _tree(fn, x):
 
 def to_lazy(x):
     """Every numpy array in ``x`` as a dask array of (up to) two chunks per axis."""
-    return _tree(lambda a: da.from_array(a, chunks=tuple(max(1, (k + 1) // 2) for k in a.shape))
-                 if isinstance(a, np.ndarray) else a, x)
+    return _tree(
+        lambda a: (
+            da.from_array(a, chunks=tuple(max(1, (k + 1) // 2) for k in a.shape))
+            if isinstance(a, np.ndarray)
+            else a
+        ),
+        x,
+    )
 
 
 def to_host(x):
@@ -110,8 +116,10 @@ def track_computes(persists=None):
 # failures are loud: an error, or a gradient that comes back as a numpy array where dask falls back
 # to computing). Strict: a row that starts to pass must leave this list.
 DASK_LIMITS = {
-    "take": "np.add.at (scatter-add into a view) has no dask implementation", "repeat_tile": "np.add.at",
-    "take_flat_sort_flat": "np.add.at", "pad": "np.add.at",
+    "take": "np.add.at (scatter-add into a view) has no dask implementation",
+    "repeat_tile": "np.add.at",
+    "take_flat_sort_flat": "np.add.at",
+    "pad": "np.add.at",
     "take_along_axis": "dask does not index with several integer arrays",
     "bool_mask": "a boolean mask gives dask rows of unknown length",
     "trace_diagonal": "dask assigns through at most one integer-array index",
@@ -123,7 +131,8 @@ DASK_LIMITS = {
     "linalg_dense": "dask's linear algebra needs square chunks",
     "item_astype": "dask arrays have no .item()",
     "sort": "np.argsort has no dask implementation (dask computes, the gradient comes back as numpy)",
-    "split": "np.split has no dask implementation", "array_split": "np.array_split has no dask implementation",
+    "split": "np.split has no dask implementation",
+    "array_split": "np.array_split has no dask implementation",
 }
 
 
@@ -137,7 +146,8 @@ def _lazy_param(case):
 @pytest.mark.parametrize("case", [_lazy_param(c) for c in backend.CASES])
 def test_backend_table_on_dask(case):
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", FutureWarning)  # dask's "not implemented, computing" (the user's own calls)
+        # dask's "not implemented, computing" (the user's own calls)
+        warnings.simplefilter("ignore", FutureWarning)
         backend.check_case(case, to_lazy, to_host, is_lazy, track_computes)
 
 
@@ -156,7 +166,11 @@ def test_every_rule_on_dask_is_right_or_fails_loudly():
 
     def lazy(a):
         if isinstance(a, np.ndarray):
-            return da.from_array(a, chunks=tuple(max(1, (k + 1) // 2) for k in a.shape)) if a.ndim else da.from_array(a)
+            return (
+                da.from_array(a, chunks=tuple(max(1, (k + 1) // 2) for k in a.shape))
+                if a.ndim
+                else da.from_array(a)
+            )
         return a
 
     right, loud, wrong = 0, 0, []
@@ -178,10 +192,14 @@ def test_every_rule_on_dask_is_right_or_fails_loudly():
             except Exception:
                 loud += 1
                 continue
-        rtol = 1e-9 if np.result_type(want_value) == np.float64 else 1e-5  # (a float32 value sums in another order)
+        # (a float32 value sums in another order)
+        rtol = 1e-9 if np.result_type(want_value) == np.float64 else 1e-5
         same = np.allclose(value, want_value, rtol=rtol, atol=1e-12) and all(
-            np.allclose(np.asarray(g, dtype=complex), np.asarray(w, dtype=complex), rtol=1e-9, atol=1e-12)
-            for g, w in zip(grads, want))
+            np.allclose(
+                np.asarray(g, dtype=complex), np.asarray(w, dtype=complex), rtol=1e-9, atol=1e-12
+            )
+            for g, w in zip(grads, want)
+        )
         if same:
             right += 1
         else:
@@ -218,8 +236,11 @@ def test_the_corpus_on_dask_is_right_or_fails_loudly():
             except Exception:
                 continue
         if np.allclose(value, want_value, rtol=1e-9, atol=1e-12) and all(
-                np.allclose(np.asarray(g, dtype=complex), np.asarray(w, dtype=complex), rtol=1e-8, atol=1e-11)
-                for g, w in zip(_flat(grads), _flat(want))):
+            np.allclose(
+                np.asarray(g, dtype=complex), np.asarray(w, dtype=complex), rtol=1e-8, atol=1e-11
+            )
+            for g, w in zip(_flat(grads), _flat(want))
+        ):
             right += 1
         else:
             wrong.append(case.id)
@@ -257,7 +278,13 @@ def reductions(w1, b1, w2, x, y):
     m = np.max(z, axis=1, keepdims=True)
     v = np.var(z, axis=0) + np.std(z)
     s = z - m - np.log(np.sum(np.exp(z - m), axis=1, keepdims=True))
-    return np.sum(a * b1) + np.sum(v) + np.mean(s) + np.prod(np.tanh(z[:3, :2]) + 2.0) + np.linalg.norm(z)
+    return (
+        np.sum(a * b1)
+        + np.sum(v)
+        + np.mean(s)
+        + np.prod(np.tanh(z[:3, :2]) + 2.0)
+        + np.linalg.norm(z)
+    )
 
 
 def shapes_and_selection(w1, b1, w2, x, y):
@@ -289,13 +316,22 @@ N_ROWS = 400
 
 def _data(seed=0):
     rng = np.random.default_rng(seed)
-    return dict(w1=rng.normal(size=(5, 4)), b1=rng.normal(size=4), w2=rng.normal(size=(4, 3)),
-                x=rng.normal(size=(N_ROWS, 5)), y=rng.normal(size=(N_ROWS, 3)))
+    return dict(
+        w1=rng.normal(size=(5, 4)),
+        b1=rng.normal(size=4),
+        w2=rng.normal(size=(4, 3)),
+        x=rng.normal(size=(N_ROWS, 5)),
+        y=rng.normal(size=(N_ROWS, 3)),
+    )
 
 
 def _lazy(data):
-    return {k: da.from_array(v, chunks=(N_ROWS // 4,) + v.shape[1:]) if k in ("x", "y") else da.from_array(v)
-            for k, v in data.items()}
+    return {
+        k: da.from_array(v, chunks=(N_ROWS // 4,) + v.shape[1:])
+        if k in ("x", "y")
+        else da.from_array(v)
+        for k, v in data.items()
+    }
 
 
 def _close(got, want, rtol=1e-12):
@@ -317,7 +353,9 @@ def test_lazy_gradient_equals_numpy_and_computes_nothing(f, specialize):
     with track_computes(persists) as computes:
         value, grads = vg(*lazy.values())
     assert len(persists) <= len(own)  # at most one before each test, none without tests
-    assert len(computes) == len(own), f"the gradient call computed {len(computes)} times, the function {len(own)}"
+    assert len(computes) == len(own), (
+        f"the gradient call computed {len(computes)} times, the function {len(own)}"
+    )
     assert isinstance(value, da.Array) and all(isinstance(g, da.Array) for g in grads)
     value, grads = dask.compute(value, grads)
     assert _close(value, want_value)
@@ -395,8 +433,11 @@ def _branchy_args(seed, rows=40):
     return rng.normal(size=(3, 2)) * 0.5, rng.normal(size=(rows, 3))
 
 
-@pytest.mark.parametrize("f, t", [(branchy, 0.3), (branchy, -0.5), (taped, 4.0)],
-                         ids=["branchy", "branchy-else", "taped"])
+@pytest.mark.parametrize(
+    "f, t",
+    [(branchy, 0.3), (branchy, -0.5), (taped, 4.0)],
+    ids=["branchy", "branchy-else", "taped"],
+)
 def test_each_chunk_is_computed_once_across_the_tests_and_the_final_compute(f, t):
     """The tests compute the graph up to them, the final ``dask.compute`` the rest: with the live
     values persisted before each test, each tanh runs once on each of the 4 chunks. Without (the
@@ -432,8 +473,12 @@ def test_the_numpy_code_is_untouched_and_the_lazy_code_persists_no_argument():
         assert targets and not {"w", "x", "t"} & set(targets), line
 
 
-@given(seed=st.integers(0, 2**16), t=st.floats(-2.0, 2.0), chunk=st.sampled_from([7, 10, 40]),
-       f=st.sampled_from([branchy, taped]))
+@given(
+    seed=st.integers(0, 2**16),
+    t=st.floats(-2.0, 2.0),
+    chunk=st.sampled_from([7, 10, 40]),
+    f=st.sampled_from([branchy, taped]),
+)
 @hypothesis.settings(sg.testing.settings, max_examples=15)
 def test_persisted_lazy_gradients_match_finite_differences(seed, t, chunk, f):
     """Whatever branch and trip count the data pick, the lazy gradient (persisting before each
@@ -481,7 +526,11 @@ def test_a_float_arguments_gradient_stays_lazy():
     with track_computes() as computes:
         got = sg.grad(scaled, wrt=(0, 1))(da.from_array(x, chunks=3), 0.7)
     assert not computes and isinstance(got[1], da.Array) and got[1].shape == ()
-    assert isinstance(want[1], float) and _close(got[1].compute(), want[1]) and _close(got[0].compute(), want[0])
+    assert (
+        isinstance(want[1], float)
+        and _close(got[1].compute(), want[1])
+        and _close(got[0].compute(), want[0])
+    )
 
 
 def test_unknown_chunk_sizes_are_refused_not_guessed():
@@ -529,9 +578,18 @@ def xent_loss(w, x, labels):
 
 def _dp_data(seed=0, n=1000):
     rng = np.random.default_rng(seed)
-    return dict(x=rng.normal(size=(n, 5)), y=rng.normal(size=(n, 3)), labels=rng.integers(0, 3, size=n),
-                w=rng.normal(size=(5, 3)), b=rng.normal(size=3),
-                params={"w1": rng.normal(size=(5, 4)), "b1": rng.normal(size=4), "w2": rng.normal(size=(4, 3))})
+    return dict(
+        x=rng.normal(size=(n, 5)),
+        y=rng.normal(size=(n, 3)),
+        labels=rng.integers(0, 3, size=n),
+        w=rng.normal(size=(5, 3)),
+        b=rng.normal(size=3),
+        params={
+            "w1": rng.normal(size=(5, 4)),
+            "b1": rng.normal(size=4),
+            "w2": rng.normal(size=(4, 3)),
+        },
+    )
 
 
 def _tree_close(got, want):
@@ -547,13 +605,20 @@ def client():
     distributed = pytest.importorskip("distributed")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        with distributed.LocalCluster(processes=False, n_workers=2, threads_per_worker=1,
-                                      dashboard_address=None) as cluster, distributed.Client(cluster) as c:
+        with (
+            distributed.LocalCluster(
+                processes=False, n_workers=2, threads_per_worker=1, dashboard_address=None
+            ) as cluster,
+            distributed.Client(cluster) as c,
+        ):
             yield c
 
 
-CHUNKED = [(sum_loss, ("w", "b", "x", "y"), (0, 1)), (mean_loss, ("params", "x", "y"), 0),
-           (xent_loss, ("w", "x", "labels"), 0)]
+CHUNKED = [
+    (sum_loss, ("w", "b", "x", "y"), (0, 1)),
+    (mean_loss, ("params", "x", "y"), 0),
+    (xent_loss, ("w", "x", "labels"), 0),
+]
 
 
 @pytest.mark.parametrize("f, names, wrt", CHUNKED, ids=[c[0].__name__ for c in CHUNKED])
@@ -565,7 +630,10 @@ def test_data_parallel_equals_numpy_on_a_cluster(client, f, names, wrt):
     vg = sg.value_and_grad(f, wrt=wrt)
     want_value, want = vg(*args)
     over = tuple(k for k in names if k in ("x", "y", "labels"))
-    lazy = [da.from_array(a, chunks=(130,) + a.shape[1:]) if k in over else a for k, a in zip(names, args)]
+    lazy = [
+        da.from_array(a, chunks=(130,) + a.shape[1:]) if k in over else a
+        for k, a in zip(names, args)
+    ]
     value, grads = data_parallel(vg, over=over)(*lazy)
     assert isinstance(value, da.Array)  # lazy until computed
     value, grads = dask.compute(value, grads)
@@ -585,9 +653,15 @@ def test_data_parallel_on_two_worker_processes_compiles_once_per_worker():
     x, y = (da.from_array(data[k], chunks=(130,) + data[k].shape[1:]) for k in ("x", "y"))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        with distributed.LocalCluster(processes=True, n_workers=2, threads_per_worker=1,
-                                      dashboard_address=None) as cluster, distributed.Client(cluster) as c:
-            value, grads = dask.compute(*data_parallel(vg, over=("x", "y"))(data["w"], data["b"], x, y))
+        with (
+            distributed.LocalCluster(
+                processes=True, n_workers=2, threads_per_worker=1, dashboard_address=None
+            ) as cluster,
+            distributed.Client(cluster) as c,
+        ):
+            value, grads = dask.compute(
+                *data_parallel(vg, over=("x", "y"))(data["w"], data["b"], x, y)
+            )
             compiled = c.run(_compiled_in_this_process)
     assert _close(value, want_value) and _tree_close(grads, want)
     assert sorted(compiled.values()) == [1, 1]
@@ -676,7 +750,7 @@ def reduced_per_row(w, x, y):
     z = np.tanh(x @ w)
     s = np.sum(z, axis=1)
     m = np.mean(z, axis=-1, keepdims=True)
-    return np.mean((s[:, None] - m) ** 2 + y) + 0.01 * np.sum(w ** 2)
+    return np.mean((s[:, None] - m) ** 2 + y) + 0.01 * np.sum(w**2)
 
 
 def gathers(w, x, y):
@@ -732,7 +806,7 @@ def branch_on_rows(w, x, y):
 
 
 def sum_plus_regularizer(w, x, y):
-    return np.sum((x @ w - y) ** 2) + np.sum(w ** 2)  # REFUSED: each chunk would add the regularizer
+    return np.sum((x @ w - y) ** 2) + np.sum(w**2)  # REFUSED: each chunk would add the regularizer
 
 
 def first_row(w, x, y):
@@ -743,7 +817,15 @@ def per_row_value(w, x, y):
     return (x @ w - y) ** 2  # REFUSED: not reduced over the rows
 
 
-REFUSED = [batch_norm, gram, sorted_rows, cumulative, branch_on_rows, sum_plus_regularizer, first_row]
+REFUSED = [
+    batch_norm,
+    gram,
+    sorted_rows,
+    cumulative,
+    branch_on_rows,
+    sum_plus_regularizer,
+    first_row,
+]
 
 
 def _line_of(f, marker="REFUSED"):
@@ -763,7 +845,9 @@ def test_a_loss_that_mixes_rows_is_refused_at_its_line(f):
     with pytest.raises(RowMixingError) as info:
         dp(data["w"], x, y)
     assert isinstance(info.value, sg.SourcegradError)
-    assert re.search(rf"{re.escape(HERE)}\", line {_line_of(f)}\b", str(info.value)), str(info.value)
+    assert re.search(rf"{re.escape(HERE)}\", line {_line_of(f)}\b", str(info.value)), str(
+        info.value
+    )
 
 
 def test_a_loss_left_per_row_is_refused():
@@ -784,7 +868,9 @@ def test_data_parallel_refuses_what_it_cannot_split():
     with pytest.raises(sg.errors.UsageError, match="grad or sourcegrad.value_and_grad"):
         data_parallel(sg.vjp(sum_loss), over=("x",))
     with pytest.raises(sg.errors.UsageError, match="dask array"):
-        data_parallel(sg.grad(sum_loss), over=("x", "y"))(data["w"], data["b"], data["x"], data["y"])
+        data_parallel(sg.grad(sum_loss), over=("x", "y"))(
+            data["w"], data["b"], data["x"], data["y"]
+        )
 
 
 # ---- lazy mode: persisting values bound in one branch -------------------------------------------

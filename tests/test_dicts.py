@@ -14,14 +14,14 @@ from .oracle import assert_close, fd_grad
 
 def _fd(f, args, i):
     """Finite differences of ``f`` in ``args[i]``, leaf by leaf through dicts and lists."""
-    return _fd_leaves(lambda a: f(*args[:i], a, *args[i + 1:]), args[i])
+    return _fd_leaves(lambda a: f(*args[:i], a, *args[i + 1 :]), args[i])
 
 
 def _fd_leaves(g, a):
     if isinstance(a, dict):
         return {k: _fd_leaves(lambda v, k=k: g({**a, k: v}), a[k]) for k in a}
     if isinstance(a, list):
-        return [_fd_leaves(lambda v, j=j: g(a[:j] + [v] + a[j + 1:]), a[j]) for j in range(len(a))]
+        return [_fd_leaves(lambda v, j=j: g(a[:j] + [v] + a[j + 1 :]), a[j]) for j in range(len(a))]
     return fd_grad(g, (a,), 0)
 
 
@@ -105,7 +105,7 @@ def sorted_keys(params):
 def for_name_over_a_list(xs):  # the same form over a list of arrays indexes it by position
     total = 0.0
     for k in xs:
-        total = total + np.sum(k ** 2)
+        total = total + np.sum(k**2)
     return total
 
 
@@ -133,7 +133,7 @@ def comprehension_over_values(params):
 def enumerate_values(params):
     t = 0.0
     for i, v in enumerate(params.values()):
-        t = t + (i + 1.0) * np.sum(v ** 2)
+        t = t + (i + 1.0) * np.sum(v**2)
     return t
 
 
@@ -198,32 +198,43 @@ P = {"w": rng.normal(size=3), "b": rng.normal(size=3)}
 X, Y = rng.normal(size=3), rng.normal(size=3)
 
 
-@pytest.mark.parametrize("f,args,wrt", [
-    (for_keys, (P, X), (0, 1)),
-    (keys_method, (P, X), (0, 1)),
-    (sum_values, (P,), 0),
-    (list_values, (P,), 0),
-    (stack_values, (P,), 0),
-    (values_loop, (P,), 0),
-    (items_list, (P,), 0),
-    (keys_list, (P,), 0),
-    (sorted_keys, (P,), 0),
-    (sgd_step, ({"w": rng.normal(size=(3, 2)), "b": rng.normal(size=2)}, rng.normal(size=(4, 3)),
-                rng.normal(size=(4, 2))), (0, 1)),
-    (comprehension_over_keys, (P,), 0),
-    (generator_over_keys, (P,), 0),
-    (comprehension_over_values, (P,), 0),
-    (enumerate_values, (P,), 0),
-    (zip_values, (P, [X, Y]), 0),
-    (list_of_a_dict, (P,), 0),
-    (list_of_dicts, ([P, {"u": Y}], X), (0, 1)),
-    (cache_dict, (X,), 0),
-    (literal_dict, (X, Y), (0, 1)),
-    (dict_in_loop, (X,), 0),
-    (dict_in_branch, (X,), 0),
-    (dict_in_branch, (-np.abs(X),), 0),
-    (dict_unpack_into, (X,), 0),
-], ids=lambda v: getattr(v, "__name__", None))
+@pytest.mark.parametrize(
+    "f,args,wrt",
+    [
+        (for_keys, (P, X), (0, 1)),
+        (keys_method, (P, X), (0, 1)),
+        (sum_values, (P,), 0),
+        (list_values, (P,), 0),
+        (stack_values, (P,), 0),
+        (values_loop, (P,), 0),
+        (items_list, (P,), 0),
+        (keys_list, (P,), 0),
+        (sorted_keys, (P,), 0),
+        (
+            sgd_step,
+            (
+                {"w": rng.normal(size=(3, 2)), "b": rng.normal(size=2)},
+                rng.normal(size=(4, 3)),
+                rng.normal(size=(4, 2)),
+            ),
+            (0, 1),
+        ),
+        (comprehension_over_keys, (P,), 0),
+        (generator_over_keys, (P,), 0),
+        (comprehension_over_values, (P,), 0),
+        (enumerate_values, (P,), 0),
+        (zip_values, (P, [X, Y]), 0),
+        (list_of_a_dict, (P,), 0),
+        (list_of_dicts, ([P, {"u": Y}], X), (0, 1)),
+        (cache_dict, (X,), 0),
+        (literal_dict, (X, Y), (0, 1)),
+        (dict_in_loop, (X,), 0),
+        (dict_in_branch, (X,), 0),
+        (dict_in_branch, (-np.abs(X),), 0),
+        (dict_unpack_into, (X,), 0),
+    ],
+    ids=lambda v: getattr(v, "__name__", None),
+)
 def test_dict_gradients(f, args, wrt):
     check(f, args, wrt)
 
@@ -235,8 +246,8 @@ def test_for_name_over_a_list_still_indexes_by_position():
 def test_sorted_keys_order_matters():
     # the running total halves: the gradient of each leaf depends on its place in sorted order
     g = sg.grad(sorted_keys)({"z": X, "a": Y})
-    assert_close(g["a"], 0.5 * 3 * Y ** 2)
-    assert_close(g["z"], 3 * X ** 2)
+    assert_close(g["a"], 0.5 * 3 * Y**2)
+    assert_close(g["z"], 3 * X**2)
 
 
 # ---- what stays refused, with a located message ----------------------------------------------------
@@ -300,18 +311,22 @@ def dict_argument_literal(x):
     return np.sum(helper({"a": x}))
 
 
-@pytest.mark.parametrize("f,fragment,line_text", [
-    (returns_dict, "local dict 'd'", "return d"),
-    (passes_dict, "local dict 'd'", "helper(d)"),
-    (non_constant_key, "string constants", "d[k] = x"),
-    (int_key, "string constants", "d = {0: x}"),
-    (missing_key, "no entry 'b'", 'd["b"]'),
-    (loops_over_local_dict, "local dict 'd'", "for k in d"),
-    (local_dict_method, "local dict 'd'", "d.get"),
-    (rebound_dict, "local dict literal must be the only value", 'd = {"a": x}'),
-    (dict_in_condition, "local dict 'd'", 'if "a" in d'),
-    (dict_argument_literal, "dict literal is supported only when assigned", "helper({"),
-], ids=lambda v: getattr(v, "__name__", None) if callable(v) else None)
+@pytest.mark.parametrize(
+    "f,fragment,line_text",
+    [
+        (returns_dict, "local dict 'd'", "return d"),
+        (passes_dict, "local dict 'd'", "helper(d)"),
+        (non_constant_key, "string constants", "d[k] = x"),
+        (int_key, "string constants", "d = {0: x}"),
+        (missing_key, "no entry 'b'", 'd["b"]'),
+        (loops_over_local_dict, "local dict 'd'", "for k in d"),
+        (local_dict_method, "local dict 'd'", "d.get"),
+        (rebound_dict, "local dict literal must be the only value", 'd = {"a": x}'),
+        (dict_in_condition, "local dict 'd'", 'if "a" in d'),
+        (dict_argument_literal, "dict literal is supported only when assigned", "helper({"),
+    ],
+    ids=lambda v: getattr(v, "__name__", None) if callable(v) else None,
+)
 def test_refused_forms(f, fragment, line_text):
     with pytest.raises(UnsupportedSyntaxError) as info:
         sg.grad(f)(X)
@@ -344,5 +359,6 @@ def test_sorted_of_integers_still_works():
 
 def test_sorted_of_floats_is_refused_not_silently_undifferentiated():
     from sourcegrad.errors import UnsupportedValueError
+
     with pytest.raises(UnsupportedValueError, match="np.sort"):
         sg.grad(sorted_floats)(X, [2.0, 0.5])

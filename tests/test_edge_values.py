@@ -54,7 +54,13 @@ def check(f, args, wrt=(0,)):
             else:
                 assert np.shape(g) == np.shape(a) and np.asarray(g).dtype == a.dtype
             rtol = 1e-5 if np.asarray(a).dtype == np.float64 else 2e-3
-            assert_close(g, w, rtol=rtol, atol=rtol * (1.0 + float(np.max(np.abs(w), initial=0.0))), what=f"d/darg{i}")
+            assert_close(
+                g,
+                w,
+                rtol=rtol,
+                atol=rtol * (1.0 + float(np.max(np.abs(w), initial=0.0))),
+                what=f"d/darg{i}",
+            )
 
 
 def weights(draw, shape, dtype):
@@ -67,7 +73,9 @@ def with_zeros(draw, shape, dtype, lo=0.5, hi=1.5):
     """Entries of magnitude in [lo, hi], either sign, and exact zeros at random places."""
     rng = np.random.default_rng(draw(SEEDS))
     v = rng.uniform(lo, hi, shape) * rng.choice([-1.0, 1.0], shape)
-    return np.where(rng.uniform(size=shape) < draw(st.sampled_from([0.0, 0.2, 0.5, 1.0])), 0.0, v).astype(dtype)
+    return np.where(
+        rng.uniform(size=shape) < draw(st.sampled_from([0.0, 0.2, 0.5, 1.0])), 0.0, v
+    ).astype(dtype)
 
 
 def axis_of(draw, shape):
@@ -78,9 +86,16 @@ SHAPES = hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=4)
 
 
 # ==== running and total products with zeros ===========================================================
-def f_cumprod(x, axis, w): return np.sum(np.cumprod(x, axis=axis) * w)
-def f_cumprod_method(x, w): return np.sum(x.cumprod(axis=-1) * w)
-def f_prod(x, axis, w): return np.sum(np.prod(x, axis=axis) * w)
+def f_cumprod(x, axis, w):
+    return np.sum(np.cumprod(x, axis=axis) * w)
+
+
+def f_cumprod_method(x, w):
+    return np.sum(x.cumprod(axis=-1) * w)
+
+
+def f_prod(x, axis, w):
+    return np.sum(np.prod(x, axis=axis) * w)
 
 
 @given(st.data())
@@ -94,11 +109,24 @@ def test_cumprod_is_exact_with_zeros(data):
 
 
 # ==== powers at zero ==================================================================================
-def f_pow_int(x, k, w): return np.sum(x ** k * w)
-def f_np_power_int(x, k, w): return np.sum(np.power(x, k) * w)
-def f_pow_float(x, k, w): return x ** k * w
-def f_math_pow(x, k, w): return math.pow(x, k) * w
-def f_pow_arrays(x, y, w): return np.sum(np.power(x, y) * w)
+def f_pow_int(x, k, w):
+    return np.sum(x**k * w)
+
+
+def f_np_power_int(x, k, w):
+    return np.sum(np.power(x, k) * w)
+
+
+def f_pow_float(x, k, w):
+    return x**k * w
+
+
+def f_math_pow(x, k, w):
+    return math.pow(x, k) * w
+
+
+def f_pow_arrays(x, y, w):
+    return np.sum(np.power(x, y) * w)
 
 
 @given(st.data())
@@ -128,9 +156,16 @@ def test_power_exponent_slope_at_zero_base(data):
 
 
 # ==== spread over length-1 axes and at zero variance ==================================================
-def f_var(x, axis, ddof, keepdims, w): return np.sum(np.var(x, axis=axis, ddof=ddof, keepdims=keepdims) * w)
-def f_std(x, axis, ddof, keepdims, w): return np.sum(np.std(x, axis=axis, ddof=ddof, keepdims=keepdims) * w)
-def f_batchnorm(x, w): return np.sum((x - np.mean(x, axis=0)) / (np.std(x, axis=0) + 1e-3) * w)
+def f_var(x, axis, ddof, keepdims, w):
+    return np.sum(np.var(x, axis=axis, ddof=ddof, keepdims=keepdims) * w)
+
+
+def f_std(x, axis, ddof, keepdims, w):
+    return np.sum(np.std(x, axis=axis, ddof=ddof, keepdims=keepdims) * w)
+
+
+def f_batchnorm(x, w):
+    return np.sum((x - np.mean(x, axis=0)) / (np.std(x, axis=0) + 1e-3) * w)
 
 
 @given(st.data())
@@ -160,9 +195,16 @@ def test_normalizing_a_batch_of_one(data):
 
 
 # ==== norms with zero entries and zero vectors ========================================================
-def f_norm(x, ord, axis, w): return np.sum(np.linalg.norm(x, ord=ord, axis=axis) * w)
-def f_vector_norm(x, ord, w): return np.sum(np.linalg.vector_norm(x, ord=ord, axis=-1) * w)
-def f_norm_fro(x, w): return np.linalg.norm(x, "fro") * w
+def f_norm(x, ord, axis, w):
+    return np.sum(np.linalg.norm(x, ord=ord, axis=axis) * w)
+
+
+def f_vector_norm(x, ord, w):
+    return np.sum(np.linalg.vector_norm(x, ord=ord, axis=-1) * w)
+
+
+def f_norm_fro(x, w):
+    return np.linalg.norm(x, "fro") * w
 
 
 @given(st.data())
@@ -173,14 +215,18 @@ def test_norms_at_zero_entries_and_zero_vectors(data):
     x = with_zeros(data.draw, shape, dtype)
     ord = data.draw(st.sampled_from([None, 2, 1, 3, 0.5, np.inf, -np.inf, -1]))
     axis = data.draw(st.integers(-len(shape), len(shape) - 1))
-    check(f_norm, (x, ord, axis, weights(data.draw, np.linalg.norm(x, ord=ord, axis=axis).shape, dtype)))
+    check(
+        f_norm,
+        (x, ord, axis, weights(data.draw, np.linalg.norm(x, ord=ord, axis=axis).shape, dtype)),
+    )
     check(f_vector_norm, (x, ord or 2, weights(data.draw, shape[:-1], dtype)))
     if len(shape) == 2:
         check(f_norm_fro, (x, 1.5))
 
 
 # ==== determinants of singular matrices ===============================================================
-def f_det(a, w): return np.sum(np.linalg.det(a) * w)
+def f_det(a, w):
+    return np.sum(np.linalg.det(a) * w)
 
 
 @given(st.data())
@@ -203,31 +249,86 @@ def test_det_of_singular_matrices(data):
 
 
 # ==== einsum: '...' anywhere, implicit outputs, repeated labels =======================================
-def f_ein_trailing(a, b, w): return np.sum(np.einsum("jk...,lj...->lk...", a, b) * w)
-def f_ein_lead_and_none(a, b, w): return np.sum(np.einsum("...i,ij->...j", a, b) * w)
-def f_ein_middle(a, b, w): return np.sum(np.einsum("i...j,j...->i...", a, b) * w)
-def f_ein_implicit_trailing(a, b, w): return np.sum(np.einsum("ij...,j...", a, b) * w)
-def f_ein_implicit_batched(a, b, w): return np.sum(np.einsum("...ij,...jk", a, b) * w)
-def f_ein_implicit_upper(a, b, w): return np.sum(np.einsum("ab,Bc", a, b) * w)
-def f_ein_diag(a, w): return np.sum(np.einsum("ii->i", a) * w)
-def f_ein_trace(a, w): return np.einsum("ii", a) * w
-def f_ein_diag_batched(a, w): return np.sum(np.einsum("...ii->...i", a) * w)
-def f_ein_diag_around(a, w): return np.sum(np.einsum("i...i->...i", a) * w)
-def f_ein_diag_product(a, b, w): return np.sum(np.einsum("iij,jk->ik", a, b) * w)
-def f_ein_elementwise(a, b, w): return np.sum(np.einsum("...,...->...", a, b) * w)
-def f_ein_scalar_operand(a, b, w): return np.sum(np.einsum(",ij->ij", a, b) * w)
-def f_ein_sum_leading(a, w): return np.sum(np.einsum("a...->...", a) * w)
-def f_ein_three(a, b, c, w): return np.sum(np.einsum("ij,jk,kl->il", a, b, c) * w)
-def f_ein_three_ellipsis(a, b, c, w): return np.sum(np.einsum("i...,...j,ij->...", a, b, c) * w)
+def f_ein_trailing(a, b, w):
+    return np.sum(np.einsum("jk...,lj...->lk...", a, b) * w)
+
+
+def f_ein_lead_and_none(a, b, w):
+    return np.sum(np.einsum("...i,ij->...j", a, b) * w)
+
+
+def f_ein_middle(a, b, w):
+    return np.sum(np.einsum("i...j,j...->i...", a, b) * w)
+
+
+def f_ein_implicit_trailing(a, b, w):
+    return np.sum(np.einsum("ij...,j...", a, b) * w)
+
+
+def f_ein_implicit_batched(a, b, w):
+    return np.sum(np.einsum("...ij,...jk", a, b) * w)
+
+
+def f_ein_implicit_upper(a, b, w):
+    return np.sum(np.einsum("ab,Bc", a, b) * w)
+
+
+def f_ein_diag(a, w):
+    return np.sum(np.einsum("ii->i", a) * w)
+
+
+def f_ein_trace(a, w):
+    return np.einsum("ii", a) * w
+
+
+def f_ein_diag_batched(a, w):
+    return np.sum(np.einsum("...ii->...i", a) * w)
+
+
+def f_ein_diag_around(a, w):
+    return np.sum(np.einsum("i...i->...i", a) * w)
+
+
+def f_ein_diag_product(a, b, w):
+    return np.sum(np.einsum("iij,jk->ik", a, b) * w)
+
+
+def f_ein_elementwise(a, b, w):
+    return np.sum(np.einsum("...,...->...", a, b) * w)
+
+
+def f_ein_scalar_operand(a, b, w):
+    return np.sum(np.einsum(",ij->ij", a, b) * w)
+
+
+def f_ein_sum_leading(a, w):
+    return np.sum(np.einsum("a...->...", a) * w)
+
+
+def f_ein_three(a, b, c, w):
+    return np.sum(np.einsum("ij,jk,kl->il", a, b, c) * w)
+
+
+def f_ein_three_ellipsis(a, b, c, w):
+    return np.sum(np.einsum("i...,...j,ij->...", a, b, c) * w)
 
 
 EINSUM = [
-    (f_ein_trailing, "jk...,lj...->lk..."), (f_ein_lead_and_none, "...i,ij->...j"),
-    (f_ein_middle, "i...j,j...->i..."), (f_ein_implicit_trailing, "ij...,j..."),
-    (f_ein_implicit_batched, "...ij,...jk"), (f_ein_implicit_upper, "ab,Bc"), (f_ein_diag, "ii->i"),
-    (f_ein_trace, "ii"), (f_ein_diag_batched, "...ii->...i"), (f_ein_diag_around, "i...i->...i"),
-    (f_ein_diag_product, "iij,jk->ik"), (f_ein_elementwise, "...,...->..."),
-    (f_ein_scalar_operand, ",ij->ij"), (f_ein_sum_leading, "a...->..."), (f_ein_three, "ij,jk,kl->il"),
+    (f_ein_trailing, "jk...,lj...->lk..."),
+    (f_ein_lead_and_none, "...i,ij->...j"),
+    (f_ein_middle, "i...j,j...->i..."),
+    (f_ein_implicit_trailing, "ij...,j..."),
+    (f_ein_implicit_batched, "...ij,...jk"),
+    (f_ein_implicit_upper, "ab,Bc"),
+    (f_ein_diag, "ii->i"),
+    (f_ein_trace, "ii"),
+    (f_ein_diag_batched, "...ii->...i"),
+    (f_ein_diag_around, "i...i->...i"),
+    (f_ein_diag_product, "iij,jk->ik"),
+    (f_ein_elementwise, "...,...->..."),
+    (f_ein_scalar_operand, ",ij->ij"),
+    (f_ein_sum_leading, "a...->..."),
+    (f_ein_three, "ij,jk,kl->il"),
     (f_ein_three_ellipsis, "i...,...j,ij->..."),
 ]
 
@@ -237,18 +338,29 @@ def einsum_operands(draw, subscripts, dtype):
     axes included) for the operands' ``...``."""
     ins = subscripts.partition("->")[0].split(",")
     sizes = {c: draw(st.integers(1, 3)) for c in sorted(set(subscripts) - set(".,->"))}
-    ellipses = iter(draw(hnp.mutually_broadcastable_shapes(
-        num_shapes=max(1, sum("..." in s for s in ins)), max_dims=2, max_side=3)).input_shapes)
+    ellipses = iter(
+        draw(
+            hnp.mutually_broadcastable_shapes(
+                num_shapes=max(1, sum("..." in s for s in ins)), max_dims=2, max_side=3
+            )
+        ).input_shapes
+    )
     rng = np.random.default_rng(draw(SEEDS))
     out = []
     for s in ins:
         head, dots, tail = s.partition("...")
-        shape = tuple(sizes[c] for c in head) + (next(ellipses) if dots else ()) + tuple(sizes[c] for c in tail)
+        shape = (
+            tuple(sizes[c] for c in head)
+            + (next(ellipses) if dots else ())
+            + tuple(sizes[c] for c in tail)
+        )
         out.append(rng.uniform(-1.5, 1.5, shape).astype(dtype))
     return out
 
 
-@pytest.mark.parametrize("f, subscripts", EINSUM, ids=[f.__name__.removeprefix("f_") for f, _ in EINSUM])
+@pytest.mark.parametrize(
+    "f, subscripts", EINSUM, ids=[f.__name__.removeprefix("f_") for f, _ in EINSUM]
+)
 @given(data=st.data())
 def test_einsum(f, subscripts, data):
     assert subscripts in f.__code__.co_consts  # the row names the subscripts its function uses
@@ -259,27 +371,37 @@ def test_einsum(f, subscripts, data):
 
 
 # ==== kron of any ranks ===============================================================================
-def f_kron(a, b, w): return np.sum(np.kron(a, b) * w)
+def f_kron(a, b, w):
+    return np.sum(np.kron(a, b) * w)
 
 
 @given(st.data())
 def test_kron_of_any_ranks(data):
     dtype = data.draw(DTYPES)
-    shapes = [data.draw(hnp.array_shapes(min_dims=0, max_dims=3, min_side=1, max_side=3)) for _ in range(2)]
+    shapes = [
+        data.draw(hnp.array_shapes(min_dims=0, max_dims=3, min_side=1, max_side=3))
+        for _ in range(2)
+    ]
     rng = np.random.default_rng(data.draw(SEEDS))
     a, b = (rng.uniform(-1.5, 1.5, s).astype(dtype) for s in shapes)
     check(f_kron, (a, b, weights(data.draw, np.kron(a, b).shape, dtype)), wrt=(0, 1))
 
 
 # ==== logaddexp at ties ===============================================================================
-def f_logaddexp(x, y, w): return np.sum(np.logaddexp(x, y) * w)
-def f_logaddexp2(x, y, w): return np.sum(np.logaddexp2(x, y) * w)
+def f_logaddexp(x, y, w):
+    return np.sum(np.logaddexp(x, y) * w)
+
+
+def f_logaddexp2(x, y, w):
+    return np.sum(np.logaddexp2(x, y) * w)
 
 
 @given(st.data())
 def test_logaddexp_with_ties(data):
     dtype = data.draw(DTYPES)
-    sx, sy = data.draw(hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=3, max_side=3)).input_shapes
+    sx, sy = data.draw(
+        hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=3, max_side=3)
+    ).input_shapes
     rng = np.random.default_rng(data.draw(SEEDS))
     x, y = (rng.integers(-3, 4, s).astype(dtype) / 2 for s in (sx, sy))  # a coarse grid: many ties
     w = weights(data.draw, np.broadcast_shapes(sx, sy), dtype)
@@ -288,23 +410,72 @@ def test_logaddexp_with_ties(data):
 
 
 # ==== exact values where central differences cannot apply ===============================================
-def f_sum_pow(x, y): return np.sum(x ** y)
-def f_float_pow(x, y): return x ** y
-def f_math_sqrt(x): return math.sqrt(x)
-def f_sqrt(x): return np.sum(np.sqrt(x))
-def f_hypot(x, y): return np.sum(np.hypot(x, y))
-def f_math_hypot(x, y): return math.hypot(x, y)
-def f_arctan2(x, y): return np.sum(np.arctan2(x, y))
-def f_math_atan2(x, y): return math.atan2(x, y)
-def f_lae(x, y): return np.sum(np.logaddexp(x, y))
-def f_lae2(x, y): return np.sum(np.logaddexp2(x, y))
-def f_std_all(x): return np.std(x)
-def f_std_rows(x): return np.sum(np.std(x, axis=1))
-def f_var_ddof(x, ddof): return np.sum(np.var(x, axis=-1, ddof=ddof))
-def f_std_ddof(x, ddof): return np.sum(np.std(x, axis=-1, ddof=ddof))
-def f_norm_ord(x, ord): return np.linalg.norm(x, ord=ord)
-def f_det_plain(a): return np.linalg.det(a)
-def f_cumprod_sum(x): return np.sum(np.cumprod(x))
+def f_sum_pow(x, y):
+    return np.sum(x**y)
+
+
+def f_float_pow(x, y):
+    return x**y
+
+
+def f_math_sqrt(x):
+    return math.sqrt(x)
+
+
+def f_sqrt(x):
+    return np.sum(np.sqrt(x))
+
+
+def f_hypot(x, y):
+    return np.sum(np.hypot(x, y))
+
+
+def f_math_hypot(x, y):
+    return math.hypot(x, y)
+
+
+def f_arctan2(x, y):
+    return np.sum(np.arctan2(x, y))
+
+
+def f_math_atan2(x, y):
+    return math.atan2(x, y)
+
+
+def f_lae(x, y):
+    return np.sum(np.logaddexp(x, y))
+
+
+def f_lae2(x, y):
+    return np.sum(np.logaddexp2(x, y))
+
+
+def f_std_all(x):
+    return np.std(x)
+
+
+def f_std_rows(x):
+    return np.sum(np.std(x, axis=1))
+
+
+def f_var_ddof(x, ddof):
+    return np.sum(np.var(x, axis=-1, ddof=ddof))
+
+
+def f_std_ddof(x, ddof):
+    return np.sum(np.std(x, axis=-1, ddof=ddof))
+
+
+def f_norm_ord(x, ord):
+    return np.linalg.norm(x, ord=ord)
+
+
+def f_det_plain(a):
+    return np.linalg.det(a)
+
+
+def f_cumprod_sum(x):
+    return np.sum(np.cumprod(x))
 
 
 A = np.array
@@ -325,19 +496,36 @@ EXACT = [
     ("math.sqrt at 0: inf", f_math_sqrt, (0.0,), 0, INF),
     ("sqrt at 0: inf", f_sqrt, (A([0.0]),), 0, A([INF])),
     # the origin of hypot and arctan2: 0; tiny arguments: no underflow of x * x + y * y
-    ("hypot at (0, 0)", f_hypot, (A([0.0, 3.0]), A([0.0, 4.0])), (0, 1), (A([0.0, 0.6]), A([0.0, 0.8]))),
+    (
+        "hypot at (0, 0)",
+        f_hypot,
+        (A([0.0, 3.0]), A([0.0, 4.0])),
+        (0, 1),
+        (A([0.0, 0.6]), A([0.0, 0.8])),
+    ),
     ("math.hypot at (0, 0)", f_math_hypot, (0.0, 0.0), (0, 1), (0.0, 0.0)),
     ("arctan2 at (0, 0)", f_arctan2, (A([0.0]), A([0.0])), (0, 1), (A([0.0]), A([0.0]))),
     ("math.atan2 at (0, 0)", f_math_atan2, (0.0, 0.0), (0, 1), (0.0, 0.0)),
     ("arctan2 of tiny", f_arctan2, (A([1e-200]), A([1e-200])), (0, 1), (A([5e199]), A([-5e199]))),
-    ("arctan2 of tiny f32", f_arctan2, (A([1e-20], np.float32), A([1e-20], np.float32)), (0, 1),
-     (A([5e19], np.float32), A([-5e19], np.float32))),
+    (
+        "arctan2 of tiny f32",
+        f_arctan2,
+        (A([1e-20], np.float32), A([1e-20], np.float32)),
+        (0, 1),
+        (A([5e19], np.float32), A([-5e19], np.float32)),
+    ),
     # logaddexp where x - z is inf - inf: ties share evenly, +inf takes all
     ("logaddexp(-inf, -inf)", f_lae, (A([-INF]), A([-INF])), (0, 1), (A([0.5]), A([0.5]))),
     ("logaddexp(inf, inf)", f_lae, (A([INF]), A([INF])), (0, 1), (A([0.5]), A([0.5]))),
     ("logaddexp(inf, 1)", f_lae, (A([INF]), A([1.0])), (0, 1), (A([1.0]), A([0.0]))),
     ("logaddexp(-inf, 1)", f_lae, (A([-INF]), A([1.0])), (0, 1), (A([0.0]), A([1.0]))),
-    ("logaddexp2(-inf, -inf)", f_lae2, (A([-INF, 3.0]), A([-INF, 3.0])), (0, 1), (A([0.5, 0.5]), A([0.5, 0.5]))),
+    (
+        "logaddexp2(-inf, -inf)",
+        f_lae2,
+        (A([-INF, 3.0]), A([-INF, 3.0])),
+        (0, 1),
+        (A([0.5, 0.5]), A([0.5, 0.5])),
+    ),
     ("logaddexp2(1, inf)", f_lae2, (A([1.0]), A([INF])), (0, 1), (A([0.0]), A([1.0]))),
     # std at zero variance: 0 (the subgradient); ddof >= n: inf or NaN, as numpy's value
     ("std of a constant", f_std_all, (A([0.3, 0.3, 0.3]),), 0, A([0.0, 0.0, 0.0])),
@@ -354,7 +542,13 @@ EXACT = [
     # the cofactor matrix of a singular matrix; cumprod past zeros
     ("det singular", f_det_plain, (A([[1.0, 2.0], [2.0, 4.0]]),), 0, A([[4.0, -2.0], [-2.0, 1.0]])),
     ("det zero matrix 3x3", f_det_plain, (np.zeros((3, 3)),), 0, np.zeros((3, 3))),
-    ("cumprod with zeros", f_cumprod_sum, (A([2.0, 0.0, 3.0, 0.0, 5.0]),), 0, A([1.0, 8.0, 0.0, 0.0, 0.0])),
+    (
+        "cumprod with zeros",
+        f_cumprod_sum,
+        (A([2.0, 0.0, 3.0, 0.0, 5.0]),),
+        0,
+        A([1.0, 8.0, 0.0, 0.0, 0.0]),
+    ),
 ]
 
 
@@ -376,7 +570,7 @@ def test_zero_exponent_at_zero_raises_no_warning():
 
 # ==== the same edges on a device array: no host synchronization, the host's gradient ===================
 def f_device_products(x, a, b):
-    s = np.sum(np.cumprod(x, axis=1) ** 2) + np.sum(x ** 0) + np.sum(x ** 2) + np.sum(np.std(x, axis=0))
+    s = np.sum(np.cumprod(x, axis=1) ** 2) + np.sum(x**0) + np.sum(x**2) + np.sum(np.std(x, axis=0))
     return s + np.sum(np.einsum("i...i->...i", a) ** 2) + np.sum(np.kron(a, b) ** 2)
 
 
@@ -392,10 +586,18 @@ def _with_zeros(r):
 
 
 DEVICE = [
-    Case("products", f_device_products,
-         lambda r: (_with_zeros(r), r.uniform(-1, 1, (2, 3, 2)), r.uniform(-1, 1, (2, 1, 2, 2))), wrt=(0, 1, 2)),
-    Case("singular", f_device_singular,
-         lambda r: (np.zeros(3), np.array([[1.0, 2.0], [2.0, 4.0]]), np.array([-np.inf, 0.5])), wrt=(0, 1, 2)),
+    Case(
+        "products",
+        f_device_products,
+        lambda r: (_with_zeros(r), r.uniform(-1, 1, (2, 3, 2)), r.uniform(-1, 1, (2, 1, 2, 2))),
+        wrt=(0, 1, 2),
+    ),
+    Case(
+        "singular",
+        f_device_singular,
+        lambda r: (np.zeros(3), np.array([[1.0, 2.0], [2.0, 4.0]]), np.array([-np.inf, 0.5])),
+        wrt=(0, 1, 2),
+    ),
 ]
 
 

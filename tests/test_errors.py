@@ -157,7 +157,14 @@ CATALOGUE = [
     R("augassign_and", US, "&=", 409, "m &="),
     # ---- in-place writes the gradient could not see -----------------------------------------------
     R("mutate_wrt_arg", US, "argument", 416, "x[0]"),
-    R("mutate_other_arg", US, "argument", 421, "y[0]", run=grad_of("mutate_other_arg", X, X.copy())),
+    R(
+        "mutate_other_arg",
+        US,
+        "argument",
+        421,
+        "y[0]",
+        run=grad_of("mutate_other_arg", X, X.copy()),
+    ),
     R("augassign_into_arg", US, "argument", 426, "x[0]"),
     R("write_into_transpose_view", US, "share memory", 432, "y[0]"),
     R("write_into_alias", US, "share memory", 439, "b[0]"),
@@ -175,7 +182,14 @@ CATALOGUE = [
     R("missing_module_attr", US, "np.sinn", 509, "np.sinn"),
     R("no_rule_frexp", MA, "np.frexp", 513, "np.frexp"),
     R("no_rule_eigvals", MA, "np.linalg.eigvals", 518, "np.linalg.eigvals"),
-    R("no_rule_math_gamma", MA, "math.gamma", 522, "math.gamma", run=grad_of("no_rule_math_gamma", 0.5)),
+    R(
+        "no_rule_math_gamma",
+        MA,
+        "math.gamma",
+        522,
+        "math.gamma",
+        run=grad_of("no_rule_math_gamma", 0.5),
+    ),
     R("no_rule_nanmedian", MA, "np.nanmedian", 526, "np.nanmedian"),
     R("no_rule_spacing", MA, "np.spacing", 530, "np.spacing"),
     R("method_tolist", US, ".tolist()", 535, "x.tolist", hint_excludes="np.tolist"),
@@ -212,14 +226,23 @@ CATALOGUE = [
     R("source_of_plain_function", SourcegradError, "grad", run=lambda: sg.source(B.plain)),
     # ---- outputs ---------------------------------------------------------------------------------
     R("non_scalar", NonScalarOutputError, "vjp", 706),
-    R("vector_valued_value_and_grad", NonScalarOutputError, "vjp",
-      run=lambda: sg.value_and_grad(B.vector_valued)(X)),
+    R(
+        "vector_valued_value_and_grad",
+        NonScalarOutputError,
+        "vjp",
+        run=lambda: sg.value_and_grad(B.vector_valued)(X),
+    ),
     R("return_bool", NonScalarOutputError, "bool", 718),
     R("return_string", NonScalarOutputError, "str", 722),
     R("return_tuple", US, "tuple", 710, "return"),
     R("return_list", US, "return", 714, "return"),
     # ---- wrt: the arguments to differentiate ---------------------------------------------------
-    R("wrt_int_array", WrtError, ("int64", "astype(float)"), run=lambda: sg.grad(B.plain)(np.arange(3))),
+    R(
+        "wrt_int_array",
+        WrtError,
+        ("int64", "astype(float)"),
+        run=lambda: sg.grad(B.plain)(np.arange(3)),
+    ),
     R("wrt_int_scalar", WrtError, "an int", run=lambda: sg.grad(B.plain)(3)),
     R("wrt_numpy_int_scalar", WrtError, "int64", run=lambda: sg.grad(B.plain)(np.int64(3))),
     R("wrt_bool_array", WrtError, "bool", run=lambda: sg.grad(B.plain)(X > 0.3)),
@@ -227,43 +250,107 @@ CATALOGUE = [
     R("wrt_int_list", WrtError, "list", run=lambda: sg.grad(B.plain)([1, 2])),
     R("wrt_none", WrtError, "NoneType", run=lambda: sg.grad(B.plain)(None)),
     R("wrt_int_dict", WrtError, "dict", run=lambda: sg.grad(B.plain)({"a": np.arange(3)})),
-    R("wrt_int_second_argument", WrtError, "'y'", run=lambda: sg.grad(B.two_params, wrt=1)(X, np.arange(3))),
+    R(
+        "wrt_int_second_argument",
+        WrtError,
+        "'y'",
+        run=lambda: sg.grad(B.two_params, wrt=1)(X, np.arange(3)),
+    ),
     R("wrt_int_array_by_keyword", WrtError, "int64", run=lambda: sg.grad(B.plain)(x=np.arange(3))),
     R("wrt_out_of_range", WrtError, "out of range", run=lambda: sg.grad(B.plain, wrt=1)),
-    R("wrt_negative_out_of_range", WrtError, "out of range", run=lambda: sg.grad(B.two_params, wrt=-3)),
-    R("wrt_names_no_parameter", WrtError, "names no parameter", run=lambda: sg.grad(B.plain, wrt="y")),
+    R(
+        "wrt_negative_out_of_range",
+        WrtError,
+        "out of range",
+        run=lambda: sg.grad(B.two_params, wrt=-3),
+    ),
+    R(
+        "wrt_names_no_parameter",
+        WrtError,
+        "names no parameter",
+        run=lambda: sg.grad(B.plain, wrt="y"),
+    ),
     R("wrt_bool", WrtError, "True", run=lambda: sg.grad(B.two_params, wrt=True)),
     R("wrt_float", WrtError, "0.0", run=lambda: sg.grad(B.plain, wrt=0.0)),
     R("wrt_none_value", WrtError, "None", run=lambda: sg.grad(B.plain, wrt=None)),
     R("wrt_set", WrtError, "{0}", run=lambda: sg.grad(B.plain, wrt={0})),
     R("wrt_duplicate", WrtError, "twice", run=lambda: sg.grad(B.two_params, wrt=(0, 0))),
-    R("wrt_duplicate_name_and_index", WrtError, "twice", run=lambda: sg.grad(B.two_params, wrt=(0, "x"))),
+    R(
+        "wrt_duplicate_name_and_index",
+        WrtError,
+        "twice",
+        run=lambda: sg.grad(B.two_params, wrt=(0, "x")),
+    ),
     R("wrt_empty", WrtError, "no argument", run=lambda: sg.grad(B.plain, wrt=())),
     R("wrt_empty_list_value", WrtError, "an empty list", run=lambda: sg.grad(B.plain)([])),
     R("wrt_decorator_out_of_range", WrtError, "out of range", run=lambda: sg.grad(wrt=2)(B.plain)),
     R("wrt_vjp_out_of_range", WrtError, "out of range", run=lambda: sg.vjp(B.plain, wrt=1)),
-    R("wrt_value_and_grad_bad_name", WrtError, "'nope'", run=lambda: sg.value_and_grad(B.plain, wrt="nope")),
-    R("check_grad_int_argument", WrtError, "int64", run=lambda: sg.check_grad(B.plain, np.arange(3))),
-    R("check_grad_wrt_out_of_range", WrtError, "out of range", run=lambda: sg.check_grad(B.plain, X, wrt=5)),
+    R(
+        "wrt_value_and_grad_bad_name",
+        WrtError,
+        "'nope'",
+        run=lambda: sg.value_and_grad(B.plain, wrt="nope"),
+    ),
+    R(
+        "check_grad_int_argument",
+        WrtError,
+        "int64",
+        run=lambda: sg.check_grad(B.plain, np.arange(3)),
+    ),
+    R(
+        "check_grad_wrt_out_of_range",
+        WrtError,
+        "out of range",
+        run=lambda: sg.check_grad(B.plain, X, wrt=5),
+    ),
     # ---- calling the gradient wrongly: Python's own TypeError, as calling f would raise -------------
-    R("too_many_arguments", TypeError, ("plain", "1 positional argument"), natural=True,
-      run=lambda: sg.grad(B.plain)(X, X)),
-    R("too_few_arguments", TypeError, ("two_params", "missing 1 required positional argument: 'y'"),
-      natural=True, run=lambda: sg.grad(B.two_params)(X)),
-    R("unexpected_keyword", TypeError, "unexpected keyword argument 'z'", natural=True,
-      run=lambda: sg.grad(B.plain)(X, z=1.0)),
+    R(
+        "too_many_arguments",
+        TypeError,
+        ("plain", "1 positional argument"),
+        natural=True,
+        run=lambda: sg.grad(B.plain)(X, X),
+    ),
+    R(
+        "too_few_arguments",
+        TypeError,
+        ("two_params", "missing 1 required positional argument: 'y'"),
+        natural=True,
+        run=lambda: sg.grad(B.two_params)(X),
+    ),
+    R(
+        "unexpected_keyword",
+        TypeError,
+        "unexpected keyword argument 'z'",
+        natural=True,
+        run=lambda: sg.grad(B.plain)(X, z=1.0),
+    ),
     # ---- pullbacks ---------------------------------------------------------------------------------
     R("pullback_called_twice", SourcegradError, "already called", run=_pullback_twice),
-    R("pullback_wrong_cotangent_shape", SourcegradError, ("cotangent", "(3,)"),
-      run=lambda: sg.vjp(B.vector_valued)(X)[1](np.ones(2))),
-    R("pullback_cotangent_with_more_dims", SourcegradError, ("cotangent", "(3,)"),
-      run=lambda: sg.vjp(B.vector_valued)(X)[1](np.ones((2, 3)))),
+    R(
+        "pullback_wrong_cotangent_shape",
+        SourcegradError,
+        ("cotangent", "(3,)"),
+        run=lambda: sg.vjp(B.vector_valued)(X)[1](np.ones(2)),
+    ),
+    R(
+        "pullback_cotangent_with_more_dims",
+        SourcegradError,
+        ("cotangent", "(3,)"),
+        run=lambda: sg.vjp(B.vector_valued)(X)[1](np.ones((2, 3))),
+    ),
     # ---- run-time errors in the user's own code: Python's, with a note naming the user's line -------
     R("shape_mismatch", ValueError, "mismatch", 733, natural=True),
     R("truth_of_array", ValueError, "ambiguous", 737, natural=True),
     R("nested_unpack_count_mismatch", US, ("unpacking", "3 values into 2 targets"), 834, "a, b)"),
     # ---- an array a tuple, list or name still holds, written in place (once a wrong gradient) -------
-    R("tuple_entry_then_write", US, ("'p' may share memory with 'z'", "tuple holding it"), 842, "z[0]"),
+    R(
+        "tuple_entry_then_write",
+        US,
+        ("'p' may share memory with 'z'", "tuple holding it"),
+        842,
+        "z[0]",
+    ),
     R("list_literal_then_write", US, "'t' may share memory with 'z'", 849, "z[0]"),
     R("appended_element_then_write", US, "'p' may share memory with 'z'", 858, "z[0]"),
     R("list_entry_written_list_read", US, "'ys' may share memory with 'q'", 865, "q[0]"),
@@ -277,27 +364,33 @@ def _params():
 
 
 def _located_checks(row, e):
-    assert os.path.realpath(e.filename) == BAD_FILE, f"error points into {e.filename}, not bad_inputs.py"
+    assert os.path.realpath(e.filename) == BAD_FILE, (
+        f"error points into {e.filename}, not bad_inputs.py"
+    )
     assert e.lineno == row.line, f"error names line {e.lineno}, expected {row.line}"
     expected_text = LINES[row.line - 1]
     assert (e.text or "").strip() == expected_text.strip(), f"quoted line {e.text!r}"
     rendered = str(e)
-    assert f'line {row.line}' in rendered and os.path.basename(BAD_FILE) in rendered
+    assert f"line {row.line}" in rendered and os.path.basename(BAD_FILE) in rendered
     if row.col is not None:
         want = expected_text.index(row.col) + 1
         assert e.offset == want, (
-            f"caret at column {e.offset} ({expected_text[(e.offset or 1) - 1:][:12]!r}), expected "
+            f"caret at column {e.offset} ({expected_text[(e.offset or 1) - 1 :][:12]!r}), expected "
             f"column {want} ({row.col!r})"
         )
         lines = rendered.splitlines()
         k = lines.index("    " + expected_text.strip())
         indent = len(expected_text) - len(expected_text.lstrip())
-        assert lines[k + 1] == "    " + " " * (want - 1 - indent) + "^", "caret rendered in the wrong place"
+        assert lines[k + 1] == "    " + " " * (want - 1 - indent) + "^", (
+            "caret rendered in the wrong place"
+        )
     if row.hint:
         assert e.hint, "no hint"
         assert f"hint: {e.hint}" in rendered
     if row.hint_excludes:
-        assert row.hint_excludes not in (e.hint or ""), f"hint mentions {row.hint_excludes!r}: {e.hint!r}"
+        assert row.hint_excludes not in (e.hint or ""), (
+            f"hint mentions {row.hint_excludes!r}: {e.hint!r}"
+        )
 
 
 @pytest.mark.parametrize("row", _params())
@@ -331,7 +424,9 @@ def test_bad_input_is_refused_clearly(row):
             _located_checks(row, err)
         else:
             where = f"{os.path.basename(BAD_FILE)}:{row.line}"
-            assert where in text + "\n" + notes, f"{where} named neither in the message nor in a note:\n{text}\n{notes}"
+            assert where in text + "\n" + notes, (
+                f"{where} named neither in the message nor in a note:\n{text}\n{notes}"
+            )
 
 
 def test_catalogue_is_large_and_ids_are_unique():
@@ -350,9 +445,13 @@ def test_expected_lines_carry_their_markers():
                 marked[name] = n
     for row in CATALOGUE:
         if row.line is not None:
-            assert marked.get(row.id) == row.line, f"{row.id}: expected line {row.line}, marker at {marked.get(row.id)}"
+            assert marked.get(row.id) == row.line, (
+                f"{row.id}: expected line {row.line}, marker at {marked.get(row.id)}"
+            )
         if row.col is not None:
-            assert row.col in LINES[row.line - 1], f"{row.id}: {row.col!r} is not on line {row.line}"
+            assert row.col in LINES[row.line - 1], (
+                f"{row.id}: {row.col!r} is not on line {row.line}"
+            )
 
 
 # ---- never silently wrong: refuse, or get it right -------------------------------------------------
@@ -400,10 +499,12 @@ def _fd(fn, args, wrt):
     if isinstance(a, dict):
         out = {}
         for k in a:
+
             def with_entry(v, k=k):
                 new = list(args)
                 new[wrt] = {**a, k: v}
                 return fn(*new)
+
             out[k] = fd_grad(with_entry, (a[k],), 0)
         return out
     return fd_grad(fn, args, wrt)

@@ -24,8 +24,15 @@ def load_example(name):
 
 
 def run_script(*argv, timeout=120, env=None):
-    proc = subprocess.run([sys.executable, *argv], cwd=ROOT, capture_output=True, text=True, timeout=timeout, check=False,
-                          env=None if env is None else {**os.environ, **env})
+    proc = subprocess.run(
+        [sys.executable, *argv],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        env=None if env is None else {**os.environ, **env},
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc.stdout
 
@@ -108,7 +115,7 @@ def test_dynamic_graph_trip_count_follows_the_data(scale, k):
     x = np.array([1.76405235, 0.40015721, 0.97873798]) * scale
     _, gradient, got = ex.run(x, cotangent=[1.0, 2.0, 3.0])
     assert got == k
-    np.testing.assert_allclose(gradient, np.array([1.0, 2.0, 3.0]) * 2.0 ** k)
+    np.testing.assert_allclose(gradient, np.array([1.0, 2.0, 3.0]) * 2.0**k)
 
 
 def test_dynamic_graph_pullback_takes_the_tutorials_list():
@@ -117,7 +124,7 @@ def test_dynamic_graph_pullback_takes_the_tutorials_list():
     _, pullback = ex.double_until_large_vjp(x)
     gradient = pullback([0.1, 1.0, 0.0001])  # as the tutorial writes its backward seed
     assert isinstance(gradient, np.ndarray) and gradient.dtype == np.float32  # the value's dtype
-    np.testing.assert_allclose(gradient, np.array([0.1, 1.0, 0.0001]) * 2.0 ** 6, rtol=1e-6)
+    np.testing.assert_allclose(gradient, np.array([0.1, 1.0, 0.0001]) * 2.0**6, rtol=1e-6)
     _, pullback = ex.double_until_large_vjp(x)
     with pytest.raises(sg.SourcegradError, match=r"cotangent has shape \(2,\)"):
         pullback([0.1, 1.0])
@@ -165,8 +172,17 @@ def test_dask_logistic_gradient_equals_numpys():
 
 def test_dask_logistic_script_fits_the_hidden_model():
     pytest.importorskip("dask.array")
-    out = run_script("examples/dask_logistic.py", "--rows", "40000", "--chunk-rows", "10000", "--steps", "12",
-                     timeout=180, env={"PYTHONPATH": ROOT})
+    out = run_script(
+        "examples/dask_logistic.py",
+        "--rows",
+        "40000",
+        "--chunk-rows",
+        "10000",
+        "--steps",
+        "12",
+        timeout=180,
+        env={"PYTHONPATH": ROOT},
+    )
     assert "never one array" in out, out
     first, last = (float(v) for v in re.search(r"loss ([0-9.]+) -> ([0-9.]+)", out).groups())
     assert last < first - 0.1, out
@@ -191,7 +207,9 @@ def test_newton_hessian_free_steps_match_the_hessian():
     ex = load_example("newton")
     X, y, lam = ex.logistic_data(n=50, d=3)
     w, v = np.array([0.1, -0.2, 0.3]), np.array([1.0, 2.0, -1.0])
-    assert np.allclose(sg.hvp(ex.logistic_loss)(w, X, y, lam, v), sg.hessian(ex.logistic_loss)(w, X, y, lam) @ v)
+    assert np.allclose(
+        sg.hvp(ex.logistic_loss)(w, X, y, lam, v), sg.hessian(ex.logistic_loss)(w, X, y, lam) @ v
+    )
     sg.testing.check_hvp(ex.logistic_loss, w, X, y, lam, v=v)
 
 
@@ -204,8 +222,14 @@ def test_newton_script():
 
 
 def test_benchmark_smoke_run():
-    out = run_script("benchmarks/run.py", "--quick", "--systems", "forward,manual,sourcegrad", "two_layer",
-                     timeout=60)
+    out = run_script(
+        "benchmarks/run.py",
+        "--quick",
+        "--systems",
+        "forward,manual,sourcegrad",
+        "two_layer",
+        timeout=60,
+    )
     assert "== two_layer" in out
     rows = [line for line in out.splitlines() if line.startswith("float")]
     assert len(rows) == 6  # two dtypes x three systems
@@ -214,15 +238,24 @@ def test_benchmark_smoke_run():
 
 @pytest.mark.parametrize("name", ["rnn_loop", "while_loop", "compile_time", "memory", "forward"])
 def test_benchmark_smoke_run_others(name):
-    out = run_script("benchmarks/run.py", "--quick", "--systems", "manual,sourcegrad", name, timeout=60)
+    out = run_script(
+        "benchmarks/run.py", "--quick", "--systems", "manual,sourcegrad", name, timeout=60
+    )
     assert f"== {name}" in out and "FAILED" not in out, out
 
 
 def test_checkpoint_benchmark_smoke_run():
-    out = run_script("benchmarks/checkpoint.py", "--steps", "300", timeout=60, env={"PYTHONPATH": str(ROOT)})
+    out = run_script(
+        "benchmarks/checkpoint.py", "--steps", "300", timeout=60, env={"PYTHONPATH": str(ROOT)}
+    )
     rows = [line.split(" | ") for line in out.splitlines() if line.startswith("300 | ")]
-    assert [r[1] for r in rows] == ["plain", "checkpoint=True (for, revolve)", "checkpoint=100 (for, revolve)",
-                                    "checkpoint=True (while, periodic)", "checkpoint=100 (while, periodic)"], out
+    assert [r[1] for r in rows] == [
+        "plain",
+        "checkpoint=True (for, revolve)",
+        "checkpoint=100 (for, revolve)",
+        "checkpoint=True (while, periodic)",
+        "checkpoint=100 (while, periodic)",
+    ], out
     assert all(r[-1] == "0.0e+00" for r in rows[1:]), out  # the same gradient to the bit
 
 
@@ -236,9 +269,18 @@ def test_interleaved_benchmark_smoke_run():
 def test_benchmark_skips_systems_that_do_not_import(tmp_path):
     for name in ("autograd", "torch", "jax"):
         (tmp_path / name).mkdir()
-        (tmp_path / name / "__init__.py").write_text("raise ImportError('simulated: not installed')\n")
-    out = run_script("benchmarks/run.py", "--quick", "--systems", "manual,sourcegrad,autograd,torch,jax,jax_jit",
-                     "small_ops", timeout=60, env={"PYTHONPATH": str(tmp_path)})
+        (tmp_path / name / "__init__.py").write_text(
+            "raise ImportError('simulated: not installed')\n"
+        )
+    out = run_script(
+        "benchmarks/run.py",
+        "--quick",
+        "--systems",
+        "manual,sourcegrad,autograd,torch,jax,jax_jit",
+        "small_ops",
+        timeout=60,
+        env={"PYTHONPATH": str(tmp_path)},
+    )
     for label in ("HIPS autograd", "PyTorch eager CPU", "JAX (no jit)", "JAX jit"):
         row = next(line for line in out.splitlines() if label in line)
         assert "skipped:" in row and "not installed" in row, out
@@ -249,10 +291,17 @@ def test_benchmark_skips_systems_that_do_not_import(tmp_path):
 def test_dask_scale_benchmark_smoke_run():
     pytest.importorskip("distributed")
     out = run_script("benchmarks/dask_scale.py", "--quick", timeout=300, env={"PYTHONPATH": ROOT})
-    names = ("numpy", "lazy", "hand dask threads", "data_parallel 1 worker", "data_parallel 2 workers",
-             "hand dask 2 workers")
-    rows = {line[:26].strip(): line.split() for line in out.splitlines() if line[:26].strip() in names}
+    names = (
+        "numpy",
+        "lazy",
+        "hand dask threads",
+        "data_parallel 1 worker",
+        "data_parallel 2 workers",
+        "hand dask 2 workers",
+    )
+    rows = {
+        line[:26].strip(): line.split() for line in out.splitlines() if line[:26].strip() in names
+    }
     assert set(rows) == set(names), out
     assert all(float(row[-1]) < 1e-10 for row in rows.values()), out  # each checked against numpy
     assert "2 workers / 1 worker" in out and "load average before" in out, out
-

@@ -65,7 +65,7 @@ def mixed_matrix(a, b):
 
 def pad_constant_widths(x):
     y = np.pad(x, ((1, 1), (0, 0)))
-    return np.sum(y ** 2 * np.arange(y.size).reshape(y.shape))
+    return np.sum(y**2 * np.arange(y.size).reshape(y.shape))
 
 
 def constant_kernel(x):
@@ -78,8 +78,8 @@ def tensordot_axes(a, b):
 
 
 def nested_tuple_of_arrays(x):
-    y = np.concatenate([np.stack([x, x * 2.0]), np.stack([x ** 2, -x])])
-    z = np.array([[x, x * 2.0], [x ** 2, -x]]) * np.arange(12.0).reshape(2, 2, 3)
+    y = np.concatenate([np.stack([x, x * 2.0]), np.stack([x**2, -x])])
+    z = np.array([[x, x * 2.0], [x**2, -x]]) * np.arange(12.0).reshape(2, 2, 3)
     return np.sum(y * y) + np.sum(z * z)
 
 
@@ -92,17 +92,21 @@ def nested_index_list(x):
     return np.sum(x[[[0, 1], [2, 0]]] ** 2)
 
 
-@pytest.mark.parametrize("f, args, wrt", [
-    (rotation, (0.3, np.array([1.0, 2.0])), (0, 1)),
-    (active_matrix, (0.4, -0.7, 1.1, 0.2), (0, 1, 2, 3)),
-    (mixed_matrix, (0.4, 0.7), (0, 1)),
-    (pad_constant_widths, (M23,), 0),
-    (constant_kernel, (M32,), 0),
-    (tensordot_axes, (M23, M32), (0, 1)),
-    (nested_tuple_of_arrays, (V3,), 0),
-    (deep_literal, (0.6,), 0),
-    (nested_index_list, (V3,), 0),
-], ids=lambda v: getattr(v, "__name__", ""))
+@pytest.mark.parametrize(
+    "f, args, wrt",
+    [
+        (rotation, (0.3, np.array([1.0, 2.0])), (0, 1)),
+        (active_matrix, (0.4, -0.7, 1.1, 0.2), (0, 1, 2, 3)),
+        (mixed_matrix, (0.4, 0.7), (0, 1)),
+        (pad_constant_widths, (M23,), 0),
+        (constant_kernel, (M32,), 0),
+        (tensordot_axes, (M23, M32), (0, 1)),
+        (nested_tuple_of_arrays, (V3,), 0),
+        (deep_literal, (0.6,), 0),
+        (nested_index_list, (V3,), 0),
+    ],
+    ids=lambda v: getattr(v, "__name__", ""),
+)
 def test_nested_literals(f, args, wrt):
     check(f, args, wrt=wrt)
 
@@ -118,7 +122,7 @@ def test_an_all_constant_nested_literal_is_one_constant():
 def loop_over_pairs(x):
     pairs = [(x[0], x[1]), (x[1], x[2])]
     s = 0.0
-    for (a, b) in pairs:
+    for a, b in pairs:
         s = s + a * b
     return s
 
@@ -170,7 +174,7 @@ def test_enumerate_start_is_refused_not_ignored():
 
 
 def scaled(x, *, scale=2.0, power):
-    return scale * x ** power
+    return scale * x**power
 
 
 def calls_keyword_only(x):
@@ -192,7 +196,9 @@ def test_keyword_only_parameters_of_the_function_itself(wrt, specialize):
     f = lambda x, w, scale, shift: keyword_only_itself(x, w, scale=scale, shift=shift)  # noqa: E731 (the oracle's view)
     names = ("x", "w", "scale", "shift")
     items = wrt if isinstance(wrt, tuple) else (wrt,)
-    got = sg.grad(keyword_only_itself, wrt=wrt, specialize=specialize)(x, w, shift=shift, scale=scale)
+    got = sg.grad(keyword_only_itself, wrt=wrt, specialize=specialize)(
+        x, w, shift=shift, scale=scale
+    )
     got = got if isinstance(wrt, tuple) else (got,)
     for g, item in zip(got, items):
         i = names.index(item) if isinstance(item, str) else item

@@ -60,7 +60,11 @@ TANGENT_CASES = _tangent_params()
 
 
 def test_the_table_covers_the_three_kinds():
-    kinds = {TR.lookup(k, R.RULES.get(k)).kind for k in R.RULES if TR.lookup(k, R.RULES.get(k)) is not None}
+    kinds = {
+        TR.lookup(k, R.RULES.get(k)).kind
+        for k in R.RULES
+        if TR.lookup(k, R.RULES.get(k)) is not None
+    }
     assert kinds == {"slope", "linear", "multilinear", "template"}
     assert len(TANGENT_CASES) > 150
 
@@ -71,11 +75,16 @@ def test_tangent_templates_name_the_parameters_of_the_adjoint_rules():
 
 
 def test_slopes_are_read_only_from_elementwise_adjoints():
-    derived = [k for k, t in R.RULES.items() if TR.lookup(k, t) is not None and TR.lookup(k, t).kind == "slope"]
+    derived = [
+        k
+        for k, t in R.RULES.items()
+        if TR.lookup(k, t) is not None and TR.lookup(k, t).kind == "slope"
+    ]
     assert np.tanh in derived and np.multiply in derived and np.arctan2 in derived
     assert all(TR.is_elementwise(k) for k in derived)
     assert np.linalg.det not in derived and np.sum not in derived  # d[y] * ... but not elementwise
-    assert not TR.slope_form(("-", ("V", "y"), " * ", ("A", "y")), "y")  # d[y] not the leftmost factor
+    # d[y] not the leftmost factor
+    assert not TR.slope_form(("-", ("V", "y"), " * ", ("A", "y")), "y")
     assert not TR.slope_form((("A", "y"), " * ", ("V", "x"), " + ", ("A", "y")), "y")  # read twice
     assert TR.slope_form(("-", ("A", "y"), " * ", ("V", "y"), " / ", ("V", "x")), "y")
 
@@ -89,23 +98,50 @@ def test_rule_table_tangents(key, index):
         built = TS.build(key, case, dtype)
         names = tuple(case.inputs)
         rng = np.random.default_rng(index)
-        tangents = tuple(float(rng.normal()) if isinstance(a, float) else rng.normal(size=np.shape(a)).astype(dtype)
-                         for a in built.args[:len(names)])
-        tangents = tuple(np.asarray(t, dtype=np.asarray(a).dtype)[()] if not isinstance(a, float) and np.ndim(a) == 0
-                         and not isinstance(t, float) else t for a, t in zip(built.args, tangents))
+        tangents = tuple(
+            float(rng.normal())
+            if isinstance(a, float)
+            else rng.normal(size=np.shape(a)).astype(dtype)
+            for a in built.args[: len(names)]
+        )
+        tangents = tuple(
+            np.asarray(t, dtype=np.asarray(a).dtype)[()]
+            if not isinstance(a, float) and np.ndim(a) == 0 and not isinstance(t, float)
+            else t
+            for a, t in zip(built.args, tangents)
+        )
         jf = sg.jvp(built.f, wrt=names)
         saved = copy.deepcopy(built.args)
         try:
             value, tangent_out = jf(*built.args, tangents)
-        except MissingTangentError as e:  # a parameter the tangent rule does not cover: refused, located
+        except (
+            MissingTangentError
+        ) as e:  # a parameter the tangent rule does not cover: refused, located
             return check_uncovered(key, e, built)
-        want = fd_jvp(TS.numpy_scalars(built.f, case), TS.as_float64(built.args), range(len(names)),
-                      tangents, h=case.h)
+        want = fd_jvp(
+            TS.numpy_scalars(built.f, case),
+            TS.as_float64(built.args),
+            range(len(names)),
+            tangents,
+            h=case.h,
+        )
     for a, b in zip(built.args, saved):
         assert TS._same(a, b), f"jvp changed its arguments:\n{built.shown}"
-    assert_close(value, built.f(*copy.deepcopy(built.args)), rtol=1e-6, atol=1e-6, what=f"value\n{built.shown}")
+    assert_close(
+        value,
+        built.f(*copy.deepcopy(built.args)),
+        rtol=1e-6,
+        atol=1e-6,
+        what=f"value\n{built.shown}",
+    )
     rtol = TS.tolerance(case, dtype)
-    assert_close(tangent_out, want, rtol=rtol, atol=rtol * (1 + abs(want)), what=f"tangent\n{built.shown}\n{sg.source(jf)}")
+    assert_close(
+        tangent_out,
+        want,
+        rtol=rtol,
+        atol=rtol * (1 + abs(want)),
+        what=f"tangent\n{built.shown}\n{sg.source(jf)}",
+    )
 
 
 def covered(key):
@@ -123,15 +159,25 @@ def check_uncovered(key, e, built):
     assert m, str(e)
     template = R.RULES[key]
     diff = {s.target for s in template.stmts if s.accumulate}
-    assert m.group(1) in diff - covered(key), f"refused {m.group(1)}, which the tangent rule covers:\n{e}"
+    assert m.group(1) in diff - covered(key), (
+        f"refused {m.group(1)}, which the tangent rule covers:\n{e}"
+    )
     assert e.lineno == built.line, (e.lineno, built.line)
 
 
 def test_uncovered_parameters_are_the_exceptions():
     """The parameters with an adjoint but no tangent term (refused when a tangent reaches them)."""
-    missing = sorted((TS.key_id(k), p) for k, t in R.RULES.items() if TR.lookup(k, t) is not None
-                     for p in {s.target for s in t.stmts if s.accumulate} - covered(k))
-    assert missing == [("np.interp", "xp"), ("np.linalg.norm", "ord"), ("np.linalg.vector_norm", "ord")]
+    missing = sorted(
+        (TS.key_id(k), p)
+        for k, t in R.RULES.items()
+        if TR.lookup(k, t) is not None
+        for p in {s.target for s in t.stmts if s.accumulate} - covered(k)
+    )
+    assert missing == [
+        ("np.interp", "xp"),
+        ("np.linalg.norm", "ord"),
+        ("np.linalg.vector_norm", "ord"),
+    ]
 
 
 # ---- whole functions -----------------------------------------------------------------------------------
@@ -205,8 +251,15 @@ def products(a, b):
 
 
 def linalg(a, b):
-    return np.linalg.solve(a, b) + np.linalg.inv(a) @ b + np.sort(b) + np.clip(b, -0.5, 0.5) + \
-        np.where(b > 0, a[0], b) + np.max(a, axis=0) + np.sum(np.maximum(a, b))
+    return (
+        np.linalg.solve(a, b)
+        + np.linalg.inv(a) @ b
+        + np.sort(b)
+        + np.clip(b, -0.5, 0.5)
+        + np.where(b > 0, a[0], b)
+        + np.max(a, axis=0)
+        + np.sum(np.maximum(a, b))
+    )
 
 
 rng = np.random.default_rng(0)
@@ -227,11 +280,16 @@ FUNCTIONS = [
 ]
 
 
-@pytest.mark.parametrize("f, args, wrt", FUNCTIONS, ids=[f"{f.__name__}-{i}" for i, (f, _, _) in enumerate(FUNCTIONS)])
+@pytest.mark.parametrize(
+    "f, args, wrt", FUNCTIONS, ids=[f"{f.__name__}-{i}" for i, (f, _, _) in enumerate(FUNCTIONS)]
+)
 def test_jvp_of_functions(f, args, wrt):
     names = wrt if isinstance(wrt, tuple) else (wrt,)
     rng = np.random.default_rng(1)
-    ts = tuple(float(rng.normal()) if isinstance(args[i], float) else rng.normal(size=np.shape(args[i])) for i in names)
+    ts = tuple(
+        float(rng.normal()) if isinstance(args[i], float) else rng.normal(size=np.shape(args[i]))
+        for i in names
+    )
     jf = sg.jvp(f, wrt=wrt)
     value, t = jf(*args, ts if isinstance(wrt, tuple) else ts[0])
     assert_close(value, f(*args), what="value")
@@ -242,7 +300,9 @@ def test_jvp_of_functions(f, args, wrt):
     assert_close(t, want, rtol=1e-5, atol=1e-6, what=f"tangent\n{sg.source(jf)}")
 
 
-@pytest.mark.parametrize("f, args, wrt", FUNCTIONS, ids=[f"{f.__name__}-{i}" for i, (f, _, _) in enumerate(FUNCTIONS)])
+@pytest.mark.parametrize(
+    "f, args, wrt", FUNCTIONS, ids=[f"{f.__name__}-{i}" for i, (f, _, _) in enumerate(FUNCTIONS)]
+)
 def test_jacfwd_equals_jacobian_equals_fd(f, args, wrt):
     fwd = sg.jacfwd(f, wrt=wrt)(*args)
     rev = sg.jacobian(f, wrt=wrt)(*args)
@@ -258,7 +318,10 @@ def test_jacfwd_equals_jacobian_equals_fd(f, args, wrt):
             assert_close(jr[k], row, rtol=1e-5, atol=1e-6, what=f"jacobian row {k}")
 
 
-@given(st.lists(st.floats(-2.0, 2.0), min_size=3, max_size=3), st.lists(st.floats(-2.0, 2.0), min_size=3, max_size=3))
+@given(
+    st.lists(st.floats(-2.0, 2.0), min_size=3, max_size=3),
+    st.lists(st.floats(-2.0, 2.0), min_size=3, max_size=3),
+)
 @sg.testing.settings
 def test_jvp_is_the_gradient_dotted_with_the_tangent(x, t):
     x, t = np.array(x), np.array(t)
@@ -274,7 +337,8 @@ def test_source_shows_each_line_then_its_tangent():
     assert text.startswith("def net_jvp(w, x, y, w_dot):")
     assert "_t0_dot = x @ w_dot" in text
     assert "h_dot = _t0_dot * (1.0 - h * h)" in text
-    assert "y_dot" not in text and "ZERO" not in text  # inactive: no tangent; zero on no path: no sentinel
+    # inactive: no tangent; zero on no path: no sentinel
+    assert "y_dot" not in text and "ZERO" not in text
 
 
 def test_a_tangent_a_loop_makes_dense_starts_as_zeros_before_it():
@@ -304,7 +368,9 @@ def test_zero_sentinel_only_where_a_path_leaves_the_tangent_zero():
     x, t = np.array([0.3, -0.6]), np.array([1.0, 0.5])
     for c in (1.0, -1.0):
         _, got = jf(x, c, t)
-        assert_close(got, (branch_then_loop(x + 1e-6 * t, c) - branch_then_loop(x - 1e-6 * t, c)) / 2e-6)
+        assert_close(
+            got, (branch_then_loop(x + 1e-6 * t, c) - branch_then_loop(x - 1e-6 * t, c)) / 2e-6
+        )
 
 
 def test_jvp_leaves_the_tangent_argument_alone():
@@ -323,7 +389,7 @@ class Cube(sg.Function):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
-        return x ** 3
+        return x**3
 
     @staticmethod
     def backward(ctx, g):
@@ -357,7 +423,13 @@ def test_a_primitive_without_tangent_rule_is_refused_with_its_line():
     with pytest.raises(sg.MissingAdjointError, match="no tangent rule for np.linalg.qr") as e:
         sg.jvp(no_tangent)(np.eye(2), np.eye(2))
     assert e.value.filename.endswith(HERE) and e.value.lineno == _line_of(no_tangent)
-    assert sg.jacobian(no_tangent)(np.eye(2) * [1.0, 2.0]).shape == (2, 2, 2, 2)  # reverse mode has it
+    # reverse mode has it
+    assert sg.jacobian(no_tangent)(np.eye(2) * [1.0, 2.0]).shape == (
+        2,
+        2,
+        2,
+        2,
+    )
 
 
 def test_function_without_jvp_is_refused_and_with_jvp_works():
@@ -499,11 +571,15 @@ def s_buffer(x):
 
 def s_linalg(a):
     b = a @ a.T + np.eye(3)
-    return np.log(np.linalg.det(b)) + np.sum(np.linalg.solve(b, a[0]) * a[1]) + np.max(np.where(a > 0, a, a * a))
+    return (
+        np.log(np.linalg.det(b))
+        + np.sum(np.linalg.solve(b, a[0]) * a[1])
+        + np.max(np.where(a > 0, a, a * a))
+    )
 
 
 def s_float(a, x):
-    return math.sin(a) * np.sum(x ** 3) + a ** 4
+    return math.sin(a) * np.sum(x**3) + a**4
 
 
 SECOND = [
@@ -515,7 +591,9 @@ SECOND = [
 ]
 
 
-@pytest.mark.parametrize("f, args, wrt", SECOND, ids=[f"{f.__name__}-{i}" for i, (f, _, _) in enumerate(SECOND)])
+@pytest.mark.parametrize(
+    "f, args, wrt", SECOND, ids=[f"{f.__name__}-{i}" for i, (f, _, _) in enumerate(SECOND)]
+)
 def test_hvp_is_the_derivative_of_the_gradient(f, args, wrt):
     rng = np.random.default_rng(3)
     x = args[wrt]
@@ -529,7 +607,9 @@ def test_hvp_is_the_derivative_of_the_gradient(f, args, wrt):
     assert_close(hv, want, rtol=1e-5, atol=1e-6, what=f"hvp\n{sg.source(sg.hvp(f, wrt=wrt))}")
 
 
-@pytest.mark.parametrize("f, args, wrt", SECOND, ids=[f"{f.__name__}-{i}" for i, (f, _, _) in enumerate(SECOND)])
+@pytest.mark.parametrize(
+    "f, args, wrt", SECOND, ids=[f"{f.__name__}-{i}" for i, (f, _, _) in enumerate(SECOND)]
+)
 def test_hessian_is_symmetric_and_the_jacobian_of_the_gradient(f, args, wrt):
     H = sg.hessian(f, wrt=wrt)(*args)
     x = args[wrt]
@@ -585,7 +665,11 @@ def _corpus():
 def _tree_tangent(tree, rng):
     out = tree
     for path, leaf in list(H.leaves(tree)):
-        t = float(rng.normal()) if isinstance(leaf, float) else rng.normal(size=np.shape(leaf)).astype(np.asarray(leaf).dtype)
+        t = (
+            float(rng.normal())
+            if isinstance(leaf, float)
+            else rng.normal(size=np.shape(leaf)).astype(np.asarray(leaf).dtype)
+        )
         out = H.replace(out, path, t)
     return out
 
@@ -612,7 +696,9 @@ def test_corpus_jvp(case):
     plus, minus = list(copy.deepcopy(args)), list(copy.deepcopy(args))
     for i, tt in zip(idx, ts):
         plus[i], minus[i] = _shifted(plus[i], tt, 1e-6), _shifted(minus[i], tt, -1e-6)
-    want = (np.asarray(case.fn(*plus), dtype=float) - np.asarray(case.fn(*minus), dtype=float)) / 2e-6
+    want = (
+        np.asarray(case.fn(*plus), dtype=float) - np.asarray(case.fn(*minus), dtype=float)
+    ) / 2e-6
     assert_close(t, want, rtol=1e-4, atol=1e-5, what=f"tangent of {case.id}")
 
 

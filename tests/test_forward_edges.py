@@ -31,12 +31,12 @@ def stack_constant_tuple(x):
 def powers_from_zero(x):
     s = np.zeros(())
     for k in range(3):
-        s = s + np.sum(x ** k)
+        s = s + np.sum(x**k)
     return s
 
 
 def literal_zero_power(x):
-    return np.sum(x ** 0 + x ** 1 * x)
+    return np.sum(x**0 + x**1 * x)
 
 
 def _fd_jvp(f, x, t):
@@ -60,5 +60,6 @@ def test_jvp_and_hvp_at_edges(x, data):
         value, tangent = sg.jvp(f)(x, t)
         assert_close(value, f(x))
         assert_close(tangent, _fd_jvp(f, x, t), rtol=1e-5, atol=1e-6, what=f"jvp of {f.__name__}")
-        assert_close(sg.hvp(f)(x, t), _fd_hvp(f, x, t), rtol=1e-4, atol=1e-5,
-                     what=f"hvp of {f.__name__}")
+        assert_close(
+            sg.hvp(f)(x, t), _fd_hvp(f, x, t), rtol=1e-4, atol=1e-5, what=f"hvp of {f.__name__}"
+        )

@@ -35,7 +35,11 @@ def test_generated_source_matches_golden(name, g, args):
         path.write_text(got)
     want = path.read_text()
     if got != want:
-        diff = "".join(difflib.unified_diff(want.splitlines(True), got.splitlines(True), "expected", "generated"))
+        diff = "".join(
+            difflib.unified_diff(
+                want.splitlines(True), got.splitlines(True), "expected", "generated"
+            )
+        )
         pytest.fail(f"generated source of {name} changed:\n{diff}")
 
 

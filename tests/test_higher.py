@@ -19,7 +19,7 @@ from .oracle import assert_close, fd_grad, fd_vjp
 
 
 def tanh_net(w, x):
-    return np.sum(np.tanh(w * x) ** 2) + 0.1 * np.sum(w ** 3)
+    return np.sum(np.tanh(w * x) ** 2) + 0.1 * np.sum(w**3)
 
 
 def looped(w, x):
@@ -43,7 +43,7 @@ def counted_while(w, x):
     while k < 3:
         h = np.tanh(h * w) + 0.5 * x
         k = k + 1
-    return np.sum(h ** 2)
+    return np.sum(h**2)
 
 
 def buffered(w, x):
@@ -82,7 +82,8 @@ def meta(inner):
 def meta_while(inner):
     g = sg.grad(inner)
 
-    def after_three_steps(w, x):  # a loop kept as a loop: the call's operands come back from the tape
+    # a loop kept as a loop: the call's operands come back from the tape
+    def after_three_steps(w, x):
         k = 0
         while k < 3:
             w = w - 0.1 * g(w, x)
@@ -107,7 +108,7 @@ def two_gradients(inner):
 
     def mixed(w, x):
         gw, gx = g2(w, x)
-        return np.sum(gw ** 2) + np.sum(gx * x)
+        return np.sum(gw**2) + np.sum(gx * x)
 
     return mixed
 
@@ -150,8 +151,12 @@ def test_vjp_of_a_meta_learning_step(inner, w, x, u):
 
 def _directional_fd(f, args, tangents, h=1e-6):
     """d/de f(args + e tangents) by central differences (a tangent of None: that argument stays)."""
+
     def at(sign):
-        return np.asarray(f(*(a if t is None else a + sign * h * t for a, t in zip(args, tangents))))
+        return np.asarray(
+            f(*(a if t is None else a + sign * h * t for a, t in zip(args, tangents)))
+        )
+
     return (at(1) - at(-1)) / (2 * h)
 
 
@@ -184,7 +189,9 @@ def both_gradients(inner):
     return summed
 
 
-@pytest.mark.parametrize("outer", [step_with, value_times_gradient, both_gradients], ids=lambda o: o.__name__)
+@pytest.mark.parametrize(
+    "outer", [step_with, value_times_gradient, both_gradients], ids=lambda o: o.__name__
+)
 @pytest.mark.parametrize("inner", INNERS, ids=lambda f: f.__name__)
 @given(w=vectors, x=vectors, t=vectors, u=vectors)
 @settings(max_examples=6, deadline=None)
@@ -211,7 +218,7 @@ def scalar_loop(a, b):
 
 def scalar_branch(a, b):
     if a > 0:
-        return np.exp(a * b) + a ** 3
+        return np.exp(a * b) + a**3
     return np.log(1.0 + a * a) * b
 
 
@@ -273,7 +280,9 @@ def test_only_the_active_arguments_get_second_derivatives():
     assert_close(sg.grad(data_fixed)(w, x), fd_grad(data_fixed, (w, x), 0), rtol=1e-4, atol=1e-5)
     text = sg.source(sg.grad(data_fixed))
     assert "pullback_of_gradient(_sg_looped_grad, 0," in text and ", 1," not in text
-    assert list(g._second_order) == [(("w",), ())]  # (the arguments differentiated, the tangent's: g's own)
+    assert list(g._second_order) == [
+        (("w",), ())
+    ]  # (the arguments differentiated, the tangent's: g's own)
 
 
 def test_source_of_grad_of_grad_is_generated_code():
@@ -289,8 +298,16 @@ def test_grad_of_grad_needs_a_scalar_argument():
         sg.grad(sg.grad(tanh_net))(np.ones(3), np.ones(3))
 
 
-@pytest.mark.parametrize("make", [lambda f: sg.jvp(f), lambda f: sg.hvp(f), lambda f: sg.vjp(f),
-                                  lambda f: sg.grad(f, has_aux=True), lambda f: sg.grad(f, wrt=(0, 1))])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda f: sg.jvp(f),
+        lambda f: sg.hvp(f),
+        lambda f: sg.vjp(f),
+        lambda f: sg.grad(f, has_aux=True),
+        lambda f: sg.grad(f, wrt=(0, 1)),
+    ],
+)
 def test_grad_of_what_is_not_a_one_argument_gradient_is_refused(make):
     with pytest.raises(UsageError):
         sg.grad(make(tanh_net))
@@ -348,13 +365,40 @@ def _line(fn, offset):
     return fn.__code__.co_firstlineno + offset
 
 
-@pytest.mark.parametrize("run, exc, match, fn, offset", [
-    (lambda w: sg.grad(calls_an_aux_gradient)(w, w), sg.UnsupportedSyntaxError, "has_aux", calls_an_aux_gradient, 1),
-    (lambda w: sg.grad(calls_with_a_keyword)(w, w), sg.UnsupportedSyntaxError, "positional", calls_with_a_keyword, 1),
-    (lambda w: sg.hvp(calls_in_forward_mode)(w, w, w), sg.MissingAdjointError, "tangent_of_gradient",
-     calls_in_forward_mode, 1),
-    (lambda w: sg.grad(calls_a_gradient_without_second_derivatives)(w), MissingTangentError, "cumprod", _cumulative, 1),
-], ids=["aux", "keyword", "hvp: third derivatives", "no-tangent-rule-inside"])
+@pytest.mark.parametrize(
+    "run, exc, match, fn, offset",
+    [
+        (
+            lambda w: sg.grad(calls_an_aux_gradient)(w, w),
+            sg.UnsupportedSyntaxError,
+            "has_aux",
+            calls_an_aux_gradient,
+            1,
+        ),
+        (
+            lambda w: sg.grad(calls_with_a_keyword)(w, w),
+            sg.UnsupportedSyntaxError,
+            "positional",
+            calls_with_a_keyword,
+            1,
+        ),
+        (
+            lambda w: sg.hvp(calls_in_forward_mode)(w, w, w),
+            sg.MissingAdjointError,
+            "tangent_of_gradient",
+            calls_in_forward_mode,
+            1,
+        ),
+        (
+            lambda w: sg.grad(calls_a_gradient_without_second_derivatives)(w),
+            MissingTangentError,
+            "cumprod",
+            _cumulative,
+            1,
+        ),
+    ],
+    ids=["aux", "keyword", "hvp: third derivatives", "no-tangent-rule-inside"],
+)
 def test_what_has_no_second_derivatives_is_refused_at_its_line(run, exc, match, fn, offset):
     with pytest.raises(exc, match=match) as e:
         run(np.array([0.5, 0.25, 0.75]))

@@ -30,8 +30,16 @@ def _torch_like(dtype_name):
     is not needed to test the message)."""
     module = types.ModuleType("torch")
     dtype = type("dtype", (), {"__repr__": lambda self: f"torch.{dtype_name}"})()
-    tensor_type = type("Tensor", (), {"__module__": "torch", "dtype": dtype, "shape": (3,),
-                                      "__array__": lambda self, *a, **k: np.ones(3)})
+    tensor_type = type(
+        "Tensor",
+        (),
+        {
+            "__module__": "torch",
+            "dtype": dtype,
+            "shape": (3,),
+            "__array__": lambda self, *a, **k: np.ones(3),
+        },
+    )
     module.Tensor = tensor_type
     return tensor_type()
 
@@ -40,12 +48,32 @@ CASES = [
     ("int_array", np.arange(3), ("an array of dtype int64", "x.astype(float)")),
     ("int", 3, ("an int", "float(x)")),
     ("bool", True, ("a bool", "float(x)")),
-    ("int_in_a_dict", {"w": np.ones(2), "n": [np.ones(2), 3]}, ("x['n'][1] is an int", "float(x['n'][1])")),
-    ("int_array_in_a_list", [np.ones(2), np.arange(2)], ("x[1] is an array of dtype int64", "x[1].astype(float)")),
+    (
+        "int_in_a_dict",
+        {"w": np.ones(2), "n": [np.ones(2), 3]},
+        ("x['n'][1] is an int", "float(x['n'][1])"),
+    ),
+    (
+        "int_array_in_a_list",
+        [np.ones(2), np.arange(2)],
+        ("x[1] is an array of dtype int64", "x[1].astype(float)"),
+    ),
     ("empty", [], ("an empty list", "nothing in it to differentiate")),
-    ("torch_tensor", _torch_like("float32"), ("a torch.Tensor of dtype torch.float32", "x.detach().cpu().numpy()")),
-    ("dataclass_without_floats", Params(np.arange(2)), ("a Params dataclass", "none of its fields holds float values")),
-    ("object", Model(), ("a Model object", "register_structure(Model", "pass the arrays it holds as arguments")),
+    (
+        "torch_tensor",
+        _torch_like("float32"),
+        ("a torch.Tensor of dtype torch.float32", "x.detach().cpu().numpy()"),
+    ),
+    (
+        "dataclass_without_floats",
+        Params(np.arange(2)),
+        ("a Params dataclass", "none of its fields holds float values"),
+    ),
+    (
+        "object",
+        Model(),
+        ("a Model object", "register_structure(Model", "pass the arrays it holds as arguments"),
+    ),
     ("none", None, ("a NoneType", "leave x out of wrt")),
     ("none_in_a_tuple", (np.ones(2), None), ("x[1] is a NoneType", "outside x")),
 ]
@@ -69,7 +97,7 @@ def doubles_argument(x):
     return np.sum(x)
 
 
-_cubed = sg.vjp(lambda x: x ** 3)
+_cubed = sg.vjp(lambda x: x**3)
 
 
 def calls_a_vjp(x):
@@ -91,7 +119,9 @@ def test_an_augmented_write_names_its_own_operator():
 def test_a_vjp_called_inside_a_differentiated_function_says_only_gradients_differentiate_again():
     with pytest.raises(sg.UnsupportedSyntaxError, match="only gradients") as e:
         sg.grad(calls_a_vjp)(np.ones(2))
-    assert "adjoint" not in str(e.value) and e.value.lineno == calls_a_vjp.__code__.co_firstlineno + 1
+    assert (
+        "adjoint" not in str(e.value) and e.value.lineno == calls_a_vjp.__code__.co_firstlineno + 1
+    )
 
 
 def test_breakpoint_runs_in_the_forward(monkeypatch):

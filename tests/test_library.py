@@ -103,7 +103,12 @@ def complement_basis(a):
 
 def test_full_svd_extra_columns_through_their_span():
     a = np.random.default_rng(0).uniform(-0.3, 0.3, (4, 2))
-    assert_close(sg.grad(complement_projection)(a), fd_grad(complement_projection, [a], 0), rtol=1e-5, atol=1e-6)
+    assert_close(
+        sg.grad(complement_projection)(a),
+        fd_grad(complement_projection, [a], 0),
+        rtol=1e-5,
+        atol=1e-6,
+    )
 
 
 def test_full_svd_extra_columns_read_otherwise_are_refused():
@@ -122,7 +127,9 @@ def spectrum_times_window(x, w):
 
 
 def filtered(x):
-    return np.sum(np.real(np.fft.ifft(np.fft.fft(x) * np.array([1.0, 0.5j, -0.25, 2.0 - 1.0j]))) ** 2)
+    return np.sum(
+        np.real(np.fft.ifft(np.fft.fft(x) * np.array([1.0, 0.5j, -0.25, 2.0 - 1.0j]))) ** 2
+    )
 
 
 def test_gradient_of_a_complex_argument_is_jax_convention():

@@ -126,6 +126,8 @@ def test_for_branch_per_element(seed, n):
     rng.shuffle(x)
     assert (x > 0).any() and (x < 0).any()  # both branches run in one call
     check(loop_elementwise_branch, (x,))
+
+
 # ==== nested loops ================================================================================
 
 
@@ -172,6 +174,8 @@ def test_nested_buffer(seed, n, m):
 @given(seed=SEEDS, outer=st.integers(0, 4), inner=st.integers(0, 4))
 def test_nested_loop_carried(seed, outer, inner):
     check(nested_carry, (rng_of(seed).normal(size=3), outer, inner))
+
+
 # ==== while loops =================================================================================
 
 
@@ -333,16 +337,33 @@ def rebinds_the_iterated_array(x):
     return s + np.sum(v)
 
 
-@pytest.mark.parametrize("f, args", [
-    pytest.param(overwritten_by_constant_in_branch, (np.array([0.5, -1.0, 2.0]),), id="constant-in-branch"),
-    pytest.param(overwritten_by_constant_in_loop, (np.array([0.5, -1.0, 2.0]), 3), id="constant-in-loop"),
-    pytest.param(overwritten_by_constant_in_loop, (np.array([0.5, -1.0, 2.0]), 0), id="constant-in-loop-no-trips"),
-    pytest.param(empty_inner_loop, (np.array([0.5, -1.0, 2.0]), 2), id="empty-inner-loop"),
-    pytest.param(rebinds_the_iterated_array, (np.array([0.5, -1.0, 2.0]),), id="rebind-iterated"),
-])
+@pytest.mark.parametrize(
+    "f, args",
+    [
+        pytest.param(
+            overwritten_by_constant_in_branch,
+            (np.array([0.5, -1.0, 2.0]),),
+            id="constant-in-branch",
+        ),
+        pytest.param(
+            overwritten_by_constant_in_loop, (np.array([0.5, -1.0, 2.0]), 3), id="constant-in-loop"
+        ),
+        pytest.param(
+            overwritten_by_constant_in_loop,
+            (np.array([0.5, -1.0, 2.0]), 0),
+            id="constant-in-loop-no-trips",
+        ),
+        pytest.param(empty_inner_loop, (np.array([0.5, -1.0, 2.0]), 2), id="empty-inner-loop"),
+        pytest.param(
+            rebinds_the_iterated_array, (np.array([0.5, -1.0, 2.0]),), id="rebind-iterated"
+        ),
+    ],
+)
 def test_loop_edge_cases(f, args):
     check_value(f, args)
     check(f, args)
+
+
 # ==== break / continue / early and multiple returns ===============================================
 
 
@@ -379,7 +400,7 @@ def nested_early_return(x):
         for j in range(4):
             if np.sum(x) * (i + j) > 3.0:
                 return np.sum(np.sin(x) * i) + j
-    return np.sum(x ** 2)
+    return np.sum(x**2)
 
 
 def multi_return(x):
@@ -435,7 +456,9 @@ def test_early_return_nested_loops(scale, seed, n):
     check(nested_early_return, (x,))
 
 
-@pytest.mark.parametrize("lo, hi", [(1.5, 3.0), (-0.5, 0.5), (-3.0, -1.5)], ids=["first", "second", "fallthrough"])
+@pytest.mark.parametrize(
+    "lo, hi", [(1.5, 3.0), (-0.5, 0.5), (-3.0, -1.5)], ids=["first", "second", "fallthrough"]
+)
 @given(seed=SEEDS, n=SIZES)
 def test_multiple_returns(lo, hi, seed, n):
     check(multi_return, (with_sum(seed, n, lo, hi),))
@@ -452,6 +475,8 @@ def test_continue_and_break(seed, n):
     x = rng_of(seed).normal(size=n)
     x[np.abs(x + 0.5) < 0.05] += 0.2
     check(continue_and_break, (x,))
+
+
 # ==== for/else and while/else are refused =========================================================
 
 

@@ -47,7 +47,8 @@ def test_a_loop_keeps_one_state_per_iteration(steps, hidden):
     W, xs = rng.normal(size=(hidden, hidden)) * 0.3, rng.normal(size=(steps, hidden))
     report = sg.memory(sg.grad(rnn), W, xs)
     [(where, text, count, size)] = report.lines()
-    assert where.endswith(f":{rnn.__code__.co_firstlineno + 3}") and "np.tanh" in text  # the line overwriting h
+    # the line overwriting h
+    assert where.endswith(f":{rnn.__code__.co_firstlineno + 3}") and "np.tanh" in text
     assert count == steps and size == steps * hidden * 8
     assert report.total == size and report.peak == size
     np.testing.assert_allclose(report.value[1], sg.grad(rnn)(W, xs), rtol=0, atol=0)
@@ -95,7 +96,8 @@ def test_vjp_and_bound_methods():
         def loss(self, xs):
             return rnn(self.W, xs)
 
-    report = sg.memory(sg.grad(Model(W).loss), xs)  # general code (self is an object): shapes are kept too
+    # general code (self is an object): shapes are kept too
+    report = sg.memory(sg.grad(Model(W).loss), xs)
     kept = {saved: (count, size) for _, saved, count, size in report.rows()}
     assert kept["h"] == (4, 4 * 3 * 8) and report.total == sum(size for _, size in kept.values())
 

@@ -268,19 +268,34 @@ def update_while_iterating(x):
 
 def test_update_while_iterating_refused_in_the_users_words():
     x = np.array([0.5, -1.0, 2.0])
-    with pytest.raises(sg.UnsupportedSyntaxError, match="'v' is updated in place inside a loop over it") as e:
+    with pytest.raises(
+        sg.UnsupportedSyntaxError, match="'v' is updated in place inside a loop over it"
+    ) as e:
         check(update_while_iterating, (x,))
     assert "_seq" not in str(e.value) and "np.copy(v)" in str(e.value), str(e.value)
 
 
-@pytest.mark.parametrize("f, args", [
-    pytest.param(shape_then_write, (np.array([0.5, -1.0, 2.0]),), id="shape-then-write"),
-    pytest.param(int_counter_augmented, (np.array([0.5, -1.0, 2.0]),), id="int-augmented"),
-    pytest.param(fresh_buffer_each_iteration, (np.array([0.5, -1.0, 2.0]), 3), id="fresh-buffer-in-loop"),
-    pytest.param(helper_buffer_twice, (np.array([0.5, -1.0, 2.0]),), id="helper-buffer-twice"),
-    pytest.param(buffer_appended_each_iteration, (np.array([0.5, -1.0, 2.0]),), id="buffer-appended-each-iteration"),
-    pytest.param(row_copied_then_written, (np.array([0.5, -1.0, 2.0]),), id="row-copied-then-written"),
-    pytest.param(loop_over_buffer_then_write, (np.array([0.5, -1.0, 2.0]),), id="loop-then-write"),
-])
+@pytest.mark.parametrize(
+    "f, args",
+    [
+        pytest.param(shape_then_write, (np.array([0.5, -1.0, 2.0]),), id="shape-then-write"),
+        pytest.param(int_counter_augmented, (np.array([0.5, -1.0, 2.0]),), id="int-augmented"),
+        pytest.param(
+            fresh_buffer_each_iteration, (np.array([0.5, -1.0, 2.0]), 3), id="fresh-buffer-in-loop"
+        ),
+        pytest.param(helper_buffer_twice, (np.array([0.5, -1.0, 2.0]),), id="helper-buffer-twice"),
+        pytest.param(
+            buffer_appended_each_iteration,
+            (np.array([0.5, -1.0, 2.0]),),
+            id="buffer-appended-each-iteration",
+        ),
+        pytest.param(
+            row_copied_then_written, (np.array([0.5, -1.0, 2.0]),), id="row-copied-then-written"
+        ),
+        pytest.param(
+            loop_over_buffer_then_write, (np.array([0.5, -1.0, 2.0]),), id="loop-then-write"
+        ),
+    ],
+)
 def test_mutation_edge_cases(f, args):
     check(f, args)

@@ -22,7 +22,7 @@ from .fuzz.check import load
 # Functions that make the backward use most runtime helpers: broadcasting (unbroadcast),
 # reductions (unreduce), a loop with a branch (the tape, acc, ZERO, reversed, bool), writes into
 # a buffer (zero_at, copy_value, written_part), a while loop (range), a list (split_last).
-BODY = '''
+BODY = """
 import numpy as np
 
 {name} = {value}
@@ -45,9 +45,12 @@ def f(x, w):
         ys.append(buf * w + {name})
         k += 1
     return np.mean(np.stack(ys)) + np.sum(h * w)
-'''
+"""
 
-NAMES = sorted((set(R.NAMESPACE) - {"np"}) | {"bool", "len", "reversed", "_tape", "acc", "centered"})  # np, range: the body reads them
+# np, range: the body reads them
+NAMES = sorted(
+    (set(R.NAMESPACE) - {"np"}) | {"bool", "len", "reversed", "_tape", "acc", "centered"}
+)
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -57,7 +60,7 @@ def test_a_module_constant_named_like_a_helper_is_read_as_the_user_wrote_it(name
     check(module.f, (x, w), wrt=(0, 1))
 
 
-LOCAL = '''
+LOCAL = """
 import numpy as np
 
 
@@ -68,11 +71,23 @@ def f(x):
         if x[i] > 0:
             total = total + np.sum({name} * x[i])
     return total + np.mean({name} ** 2)
-'''
+"""
 
 
-@pytest.mark.parametrize("name", ["acc", "unbroadcast", "unreduce", "ZERO", "finalize", "_tape", "shape_of",
-                                  "zeros_like", "check_scalar"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "acc",
+        "unbroadcast",
+        "unreduce",
+        "ZERO",
+        "finalize",
+        "_tape",
+        "shape_of",
+        "zeros_like",
+        "check_scalar",
+    ],
+)
 def test_a_local_named_like_a_helper_keeps_its_name(name):
     module = load(LOCAL.format(name=name))
     x = np.array([0.3, -0.2, 0.8])
@@ -80,7 +95,7 @@ def test_a_local_named_like_a_helper_keeps_its_name(name):
     assert f"{name} = x * 2.0" in sg.source(sg.grad(module.f))  # the user's own line, as written
 
 
-NOT_NUMPY = '''
+NOT_NUMPY = """
 import types
 
 import numpy
@@ -90,7 +105,7 @@ np = types.SimpleNamespace(tanh=numpy.tanh, sin=numpy.sin, sum=numpy.sum, mean=n
 
 def f(x):
     return np.sum(np.tanh(x) * x) + np.var(x) + np.mean(np.sin(x) * x)
-'''
+"""
 
 
 def test_a_user_np_that_is_not_numpy():
@@ -104,13 +119,20 @@ def test_a_user_np_that_is_not_numpy():
 def test_the_reported_collisions():
     """The two programs of the report: a module constant ``centered`` (a runtime helper's name)
     and ``acc`` read in a loop with a branch."""
-    centered = load("import numpy as np\n\ncentered = 0.5\n\n\ndef f(x):\n"
-                    "    return np.var(x) + np.sum(x * centered)\n")
+    centered = load(
+        "import numpy as np\n\ncentered = 0.5\n\n\ndef f(x):\n"
+        "    return np.var(x) + np.sum(x * centered)\n"
+    )
     check(centered.f, (np.array([0.3, -0.2, 0.8]),))
-    acc = load("import numpy as np\n\nacc = 0.9\n\n\ndef f(x):\n    y = x\n    for i in range(3):\n"
-               "        if np.sum(y) > 0:\n            y = y * acc\n        else:\n            y = y + acc\n"
-               "    return np.sum(y * y)\n")
-    check(acc.f, (np.array([0.3, -0.2, 0.8]),), )
+    acc = load(
+        "import numpy as np\n\nacc = 0.9\n\n\ndef f(x):\n    y = x\n    for i in range(3):\n"
+        "        if np.sum(y) > 0:\n            y = y * acc\n        else:\n            y = y + acc\n"
+        "    return np.sum(y * y)\n"
+    )
+    check(
+        acc.f,
+        (np.array([0.3, -0.2, 0.8]),),
+    )
     check(acc.f, (np.array([-0.3, -0.2, -0.8]),))
 
 

@@ -79,7 +79,9 @@ def test_the_page_shows_the_function_and_links_each_generated_line_to_its_source
     first = loss.__code__.co_firstlineno
     user = {r["id"]: r for r in p.rows if r["id"]}
     source_lines = [r["cells"][1] for r in user.values()]
-    assert source_lines[0].startswith("def loss(w, x):") and "return np.sum(h * h)" in source_lines[-1]
+    assert (
+        source_lines[0].startswith("def loss(w, x):") and "return np.sum(h * h)" in source_lines[-1]
+    )
     assert [int(r["cells"][0]) for r in user.values()] == list(range(first, first + len(user)))
     generated = [r for r in p.rows if not r["id"]]
     linked = [r for r in generated if r["href"]]
@@ -87,22 +89,45 @@ def test_the_page_shows_the_function_and_links_each_generated_line_to_its_source
     for r in linked:
         target = user[r["href"][1:]]
         assert int(target["cells"][0]) == int(r["cells"][0])  # the number shown is the line linked
-    sweeps = [r["cells"][1] for r in generated if r["cells"][0] == "" and r["cells"][1] in ("forward", "backward")]
+    sweeps = [
+        r["cells"][1]
+        for r in generated
+        if r["cells"][0] == "" and r["cells"][1] in ("forward", "backward")
+    ]
     assert sweeps == ["forward", "backward"]
 
 
 def test_the_generated_code_is_shown_as_generated():
     g = sg.grad(loss)
     p = parsed(g._repr_html_())
-    shown = [r["cells"][1] for r in p.rows if not r["id"] and r["cells"][1] not in ("forward", "backward")]
-    want = [re.sub(r"  # [\w.]+:\d+$", "", line) for line in sg.source(g).splitlines()]  # the position: a link
+    shown = [
+        r["cells"][1]
+        for r in p.rows
+        if not r["id"] and r["cells"][1] not in ("forward", "backward")
+    ]
+    want = [
+        re.sub(r"  # [\w.]+:\d+$", "", line) for line in sg.source(g).splitlines()
+    ]  # the position: a link
     assert shown == want
 
 
 def test_show_html_writes_the_page(tmp_path):
     path = os.path.join(os.path.dirname(__file__), "test_notebook.py")
-    out = subprocess.run([sys.executable, "-m", "sourcegrad", "show", f"{path}:loss", "--html", "--shapes", "3x2,4x3"],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sourcegrad",
+            "show",
+            f"{path}:loss",
+            "--html",
+            "--shapes",
+            "3x2,4x3",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert out.startswith("<!DOCTYPE html>")
     p = parsed(out)
     assert any(r["href"] for r in p.rows)
@@ -119,10 +144,20 @@ def _browser():
 def _headless(tmp_path, *args):
     """Run headless Chromium with a fresh profile, nothing fetched from the network."""
     profile = tempfile.mkdtemp(dir=tmp_path)
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             f"--user-data-dir={profile}"]
-    return subprocess.run([_browser(), *flags, *args], capture_output=True, text=True, timeout=120, check=True)
+    flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={profile}",
+    ]
+    return subprocess.run(
+        [_browser(), *flags, *args], capture_output=True, text=True, timeout=120, check=True
+    )
 
 
 @pytest.mark.skipif(_browser() is None, reason="no headless browser (chromium) installed")
@@ -134,7 +169,13 @@ def test_a_browser_renders_the_page(tmp_path):
     assert any("h = np.tanh(x @ w)" in r["cells"][1] for r in p.rows if r["cells"])
     assert any(r["href"] for r in p.rows)
     shot = tmp_path / "loss.png"
-    _headless(tmp_path, "--hide-scrollbars", "--window-size=900,500", f"--screenshot={shot}", path.as_uri())
+    _headless(
+        tmp_path,
+        "--hide-scrollbars",
+        "--window-size=900,500",
+        f"--screenshot={shot}",
+        path.as_uri(),
+    )
     data = shot.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR"
     assert struct.unpack(">II", data[16:24]) == (900, 500)

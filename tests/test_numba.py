@@ -57,7 +57,8 @@ def check(f, args, wrt=0, rtol=1e-5, atol=1e-6, backend="numba"):
     want_value, want_grads = sg.value_and_grad(f, wrt=wrt)(*args)
     assert type(value) is type(want_value)
     single = any(getattr(a, "dtype", None) == np.float32 for a in args)
-    same = 1e-4 if single else 1e-7  # numba and numpy round differently (numba: float64 where numpy keeps float32)
+    # numba and numpy round differently (numba: float64 where numpy keeps float32)
+    same = 1e-4 if single else 1e-7
     assert_close(value, want_value, rtol=same, atol=same * 1e-3, what="value")
     positions = wrt if isinstance(wrt, tuple) else (wrt,)
     grads = grads if isinstance(wrt, tuple) else (grads,)
@@ -67,7 +68,9 @@ def check(f, args, wrt=0, rtol=1e-5, atol=1e-6, backend="numba"):
         if isinstance(w, np.ndarray):
             assert g.shape == w.shape and g.dtype == w.dtype
         assert_tree_close(g, fd_tree_grad(f, args, i), rtol, atol, what=f"d/d argument {i}")
-        assert_tree_close(g, w, rtol=same, atol=same * 1e-3, what=f"d/d argument {i}: numba vs numpy")
+        assert_tree_close(
+            g, w, rtol=same, atol=same * 1e-3, what=f"d/d argument {i}: numba vs numpy"
+        )
     return used
 
 
@@ -97,17 +100,30 @@ def two_layer(w1, w2, x, y):
 R = np.random.default_rng(0)
 
 
-@pytest.mark.parametrize("f, args, wrt", [
-    (tanh_steps, tuple(R.normal(size=8) for _ in range(3)), (0, 1)),
-    (doubling, (R.normal(size=3) * 1e-3, np.array([0.1, 1.0, 0.0001])), 0),
-    (two_layer, (R.normal(size=(5, 4)), R.normal(size=(4, 3)), R.normal(size=(6, 5)), R.normal(size=(6, 3))), (0, 1)),
-], ids=["small_ops", "while_loop", "two_layer"])
+@pytest.mark.parametrize(
+    "f, args, wrt",
+    [
+        (tanh_steps, tuple(R.normal(size=8) for _ in range(3)), (0, 1)),
+        (doubling, (R.normal(size=3) * 1e-3, np.array([0.1, 1.0, 0.0001])), 0),
+        (
+            two_layer,
+            (
+                R.normal(size=(5, 4)),
+                R.normal(size=(4, 3)),
+                R.normal(size=(6, 5)),
+                R.normal(size=(6, 3)),
+            ),
+            (0, 1),
+        ),
+    ],
+    ids=["small_ops", "while_loop", "two_layer"],
+)
 def test_benchmark_programs_run_on_numba(f, args, wrt):
     assert check(f, args, wrt)
 
 
 @settings(max_examples=5, deadline=None)
-@given(st.integers(0, 2 ** 32 - 1), st.floats(0.1, 2.0))
+@given(st.integers(0, 2**32 - 1), st.floats(0.1, 2.0))
 def test_tanh_steps_match_finite_differences(seed, scale):
     """Values drawn anew, one shape: one numba compile for every example."""
     rng = np.random.default_rng(seed)
@@ -120,9 +136,21 @@ def test_float32_gradients_keep_their_dtype():
     makes a loop's adjoint change type, it cannot type the loop, and numpy runs it.)"""
     args = tuple(R.normal(size=8).astype(np.float32) for _ in range(3))
     check(tanh_steps, args, (0, 1), rtol=2e-3, atol=2e-3)
-    check(two_layer, tuple(a.astype(np.float32) for a in (R.normal(size=(5, 4)), R.normal(size=(4, 3)),
-                                                         R.normal(size=(6, 5)), R.normal(size=(6, 3)))),
-          (0, 1), rtol=2e-3, atol=2e-3)
+    check(
+        two_layer,
+        tuple(
+            a.astype(np.float32)
+            for a in (
+                R.normal(size=(5, 4)),
+                R.normal(size=(4, 3)),
+                R.normal(size=(6, 5)),
+                R.normal(size=(6, 3)),
+            )
+        ),
+        (0, 1),
+        rtol=2e-3,
+        atol=2e-3,
+    )
 
 
 def test_each_dtype_is_checked_on_its_first_call():
@@ -136,7 +164,12 @@ def test_each_dtype_is_checked_on_its_first_call():
         for call in (args, args, single, single, args):
             gw, gx = df(*call)
             assert gw.dtype == call[0].dtype
-            assert_close(gw, fd_grad(tanh_steps, [a.astype(np.float64) for a in call], 0), rtol=2e-3, atol=2e-3)
+            assert_close(
+                gw,
+                fd_grad(tanh_steps, [a.astype(np.float64) for a in call], 0),
+                rtol=2e-3,
+                atol=2e-3,
+            )
     runner = df.compiled(api.signature_of(args)).function
     assert len([w for w in caught if issubclass(w.category, BackendWarning)]) == 1
     assert runner.value_types[(np.dtype(np.float64),) * 3] is np.float64
@@ -145,11 +178,36 @@ def test_each_dtype_is_checked_on_its_first_call():
 
 # ---- the rule table: a representative part -------------------------------------------------------
 
-RULES = ["np.tanh", "np.exp", "np.sin", "np.log", "np.sqrt", "np.square", "np.multiply", "np.add", "np.subtract",
-         "np.true_divide", "np.maximum", "np.sum", "np.dot", "np.power", "np.mean", "np.abs"]
+RULES = [
+    "np.tanh",
+    "np.exp",
+    "np.sin",
+    "np.log",
+    "np.sqrt",
+    "np.square",
+    "np.multiply",
+    "np.add",
+    "np.subtract",
+    "np.true_divide",
+    "np.maximum",
+    "np.sum",
+    "np.dot",
+    "np.power",
+    "np.mean",
+    "np.abs",
+]
 # must run on numba (the cases of np.add and np.subtract picked broadcast: their adjoints sum over
 # axes, one at a time and reshaped where numpy would keep the dimensions)
-ELEMENTWISE = {"np.tanh", "np.exp", "np.sin", "np.log", "np.sqrt", "np.multiply", "np.add", "np.subtract"}
+ELEMENTWISE = {
+    "np.tanh",
+    "np.exp",
+    "np.sin",
+    "np.log",
+    "np.sqrt",
+    "np.multiply",
+    "np.add",
+    "np.subtract",
+}
 
 
 def _rule_cases(names, every=False):
@@ -166,7 +224,9 @@ def _rule_cases(names, every=False):
             c = cases[i]
             if c.refused or c.bug or c.seeded:
                 continue  # refusals come before any backend; seeded draws reset numpy's random state
-            if not every and not all(x.form not in ("py", "scalar") and x.shape for x in c.inputs.values()):
+            if not every and not all(
+                x.form not in ("py", "scalar") and x.shape for x in c.inputs.values()
+            ):
                 continue  # the default run: array arguments (numbers run on numpy)
             out.append(pytest.param(key, i, np.float64, id=f"{ts.key_id(key)}-{i}"))
             if not every:
@@ -186,8 +246,12 @@ def _check_rule_case(key, index, dtype):
     rtol = ts.tolerance(case, dtype)
     assert_close(value, want_value, rtol=1e-9, atol=1e-12, what="value")
     for name, a, g, want_g, numpy_g in zip(names, built.args, grads, fd, want_grads):
-        ts.check_gradient(a, g, np.zeros_like(want_g) if case.stops else want_g, rtol, f"d/d{name}\n{built.shown}")
-        assert_close(g, numpy_g, rtol=1e-7, atol=1e-10, what=f"d/d{name}: numba vs numpy\n{built.shown}")
+        ts.check_gradient(
+            a, g, np.zeros_like(want_g) if case.stops else want_g, rtol, f"d/d{name}\n{built.shown}"
+        )
+        assert_close(
+            g, numpy_g, rtol=1e-7, atol=1e-10, what=f"d/d{name}: numba vs numpy\n{built.shown}"
+        )
     return ts.source_name(key), used
 
 
@@ -219,14 +283,16 @@ CONTROL_FLOW = [
 ]
 
 
-@pytest.mark.parametrize("f, make, wrt, on_numba", [pytest.param(*c[1:], id=c[0]) for c in CONTROL_FLOW])
+@pytest.mark.parametrize(
+    "f, make, wrt, on_numba", [pytest.param(*c[1:], id=c[0]) for c in CONTROL_FLOW]
+)
 def test_control_flow(f, make, wrt, on_numba):
     used = check(f, make(np.random.default_rng(0)), wrt)
     assert on_numba is None or used == on_numba
 
 
 @settings(max_examples=5, deadline=None)
-@given(st.integers(0, 2 ** 32 - 1), st.integers(0, 6))
+@given(st.integers(0, 2**32 - 1), st.integers(0, 6))
 def test_loop_tapes_match_finite_differences(seed, n):
     """A loop saving an array and a number: each on a tape of its own (one compile: n is an int)."""
     assert check(loop_n, (np.random.default_rng(seed).normal(size=4), n), 0)
@@ -234,8 +300,16 @@ def test_loop_tapes_match_finite_differences(seed, n):
 
 # ---- the corpus -----------------------------------------------------------------------------------
 
-CORPUS_PART = ["rnn.elman_last_state", "attention.logsumexp_loop", "piecewise.huber_loop", "solvers.newton_cube_root",
-               "polynomials.horner", "scans.exponential_moving_average", "filters.kalman_1d", "masked.masked_mse"]
+CORPUS_PART = [
+    "rnn.elman_last_state",
+    "attention.logsumexp_loop",
+    "piecewise.huber_loop",
+    "solvers.newton_cube_root",
+    "polynomials.horner",
+    "scans.exponential_moving_average",
+    "filters.kalman_1d",
+    "masked.masked_mse",
+]
 
 
 def _corpus(ids=None):
@@ -283,6 +357,7 @@ def test_a_closure_float_keeps_numpy():
     def make(scale):
         def f(x):
             return np.sum(np.tanh(x) * scale)
+
         return f
 
     assert not check(make(2.0), (R.normal(size=3),))  # (check asserts the one warning)
@@ -327,10 +402,13 @@ def test_an_index_out_of_bounds_raises_as_in_numpy():
             df(x, 7)
 
 
-@pytest.mark.parametrize("make, reason", [
-    (lambda f: sg.vjp(f, backend="numba"), "vjp"),
-    (lambda f: sg.grad(f, specialize=False, backend="numba"), "specialized"),
-])
+@pytest.mark.parametrize(
+    "make, reason",
+    [
+        (lambda f: sg.vjp(f, backend="numba"), "vjp"),
+        (lambda f: sg.grad(f, specialize=False, backend="numba"), "specialized"),
+    ],
+)
 def test_what_the_backend_does_not_compile_says_why(make, reason):
     g = make(tanh_steps)
     with pytest.warns(BackendWarning, match=reason):
@@ -360,22 +438,39 @@ def test_an_unknown_backend_is_refused():
 
 
 def test_auto_is_never_wrong():
-    for f, args, wrt in [(tanh_steps, tuple(R.normal(size=8) for _ in range(3)), (0, 1)),
-                         (two_layer, (R.normal(size=(5, 4)), R.normal(size=(4, 3)), R.normal(size=(6, 5)),
-                                      R.normal(size=(6, 3))), (0, 1))]:
+    for f, args, wrt in [
+        (tanh_steps, tuple(R.normal(size=8) for _ in range(3)), (0, 1)),
+        (
+            two_layer,
+            (
+                R.normal(size=(5, 4)),
+                R.normal(size=(4, 3)),
+                R.normal(size=(6, 5)),
+                R.normal(size=(6, 3)),
+            ),
+            (0, 1),
+        ),
+    ]:
         check(f, args, wrt, backend="auto")
 
 
 def test_without_numba_the_backend_keeps_numpy_and_says_so():
     """``sourcegrad.runtime`` and ``sourcegrad`` import without numba; ``backend="numba"`` then
     warns once and runs numpy."""
-    code = ("import sys, warnings; sys.modules['numba'] = None; import numpy as np; import sourcegrad as sg; "
-            "from tests.test_call_path import scaled_sum; warnings.simplefilter('error'); "
-            "df = sg.grad(scaled_sum, backend='numba')\n"
-            "try:\n    df(np.ones(2), np.ones(2))\nexcept sg.backends.BackendWarning as w:\n    print(w)\n"
-            "warnings.simplefilter('ignore'); print(df(np.zeros(2), np.ones(2)))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__)))).stdout
+    code = (
+        "import sys, warnings; sys.modules['numba'] = None; import numpy as np; import sourcegrad as sg; "
+        "from tests.test_call_path import scaled_sum; warnings.simplefilter('error'); "
+        "df = sg.grad(scaled_sum, backend='numba')\n"
+        "try:\n    df(np.ones(2), np.ones(2))\nexcept sg.backends.BackendWarning as w:\n    print(w)\n"
+        "warnings.simplefilter('ignore'); print(df(np.zeros(2), np.ones(2)))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+    ).stdout
     assert "numba is not installed" in out and out.strip().endswith("[2. 2.]"), out
 
 

@@ -55,7 +55,7 @@ def _fd_leaves(g, a):
     if isinstance(a, dict):
         return {k: _fd_leaves(lambda v, k=k: g({**a, k: v}), a[k]) for k in a}
     if isinstance(a, list):
-        return [_fd_leaves(lambda v, j=j: g(a[:j] + [v] + a[j + 1:]), a[j]) for j in range(len(a))]
+        return [_fd_leaves(lambda v, j=j: g(a[:j] + [v] + a[j + 1 :]), a[j]) for j in range(len(a))]
     if hasattr(a, "_fields") or dataclasses.is_dataclass(a) or isinstance(a, Linear):
         out = a
         for k, v in _attrs(a).items():
@@ -66,7 +66,7 @@ def _fd_leaves(g, a):
 
 
 def _fd(f, args, i):
-    return _fd_leaves(lambda a: f(*args[:i], a, *args[i + 1:]), args[i])
+    return _fd_leaves(lambda a: f(*args[:i], a, *args[i + 1 :]), args[i])
 
 
 def _assert_tree(got, want, what):
@@ -79,14 +79,18 @@ def _assert_tree(got, want, what):
         for j, (g, w) in enumerate(zip(got, want)):
             _assert_tree(g, w, f"{what}[{j}]")
     elif hasattr(want, "_fields") or dataclasses.is_dataclass(want) or isinstance(want, Linear):
-        assert type(got) is type(want), f"{what}: a {type(got).__name__}, not a {type(want).__name__}"
+        assert type(got) is type(want), (
+            f"{what}: a {type(got).__name__}, not a {type(want).__name__}"
+        )
         for k, w in _attrs(want).items():
             if _is_float_tree(w):
                 _assert_tree(_attrs(got)[k], w, f"{what}.{k}")
             else:
                 assert _attrs(got)[k] is w, f"{what}.{k}: a static field is carried over unchanged"
     else:
-        assert type(got) is type(want) or isinstance(want, np.ndarray), f"{what}: {type(got)} for {type(want)}"
+        assert type(got) is type(want) or isinstance(want, np.ndarray), (
+            f"{what}: {type(got)} for {type(want)}"
+        )
         assert_close(got, want, what=what)
 
 
@@ -102,7 +106,9 @@ def check(f, args, wrt=0, argnums=None):
         got = sg.grad(f, wrt=wrt, specialize=specialize)(*args)
         got = got if isinstance(wrt, tuple) else (got,)
         for i, gi in zip(argnums, got):
-            _assert_tree(gi, _fd(fn, full, i + shift), f"{fn.__name__} d/d{i} (specialize={specialize})")
+            _assert_tree(
+                gi, _fd(fn, full, i + shift), f"{fn.__name__} d/d{i} (specialize={specialize})"
+            )
 
 
 # ---- the objects ----------------------------------------------------------------------------------
@@ -146,7 +152,9 @@ class Linear:
         self.w, self.b, self.act = w, b, act
 
 
-sg.register_structure(Linear, lambda m: ({"w": m.w, "b": m.b}, m.act), lambda act, ch: Linear(ch["w"], ch["b"], act))
+sg.register_structure(
+    Linear, lambda m: ({"w": m.w, "b": m.b}, m.act), lambda act, ch: Linear(ch["w"], ch["b"], act)
+)
 
 
 def _params():
@@ -154,7 +162,9 @@ def _params():
 
 
 def _net():
-    return Net(_params(), [RNG.normal(size=(2, 2)), RNG.normal(size=(2, 2))], RNG.normal(size=2), "v1")
+    return Net(
+        _params(), [RNG.normal(size=(2, 2)), RNG.normal(size=(2, 2))], RNG.normal(size=2), "v1"
+    )
 
 
 # ---- functions of objects -------------------------------------------------------------------------
@@ -168,7 +178,7 @@ def uses_static_fields(p, x):
         h = np.tanh(h) * p.steps
     if p.act == "tanh":
         h = h + p.b
-    return np.sum(h ** 2)
+    return np.sum(h**2)
 
 
 def frozen_fields(p, x):
@@ -205,7 +215,7 @@ def in_a_list(layers, x):
     h = x
     for p in layers:
         h = np.tanh(h @ p.w + p.b)
-    return np.sum(h ** 2)
+    return np.sum(h**2)
 
 
 def namedtuple_fields(p, x):
@@ -220,7 +230,7 @@ def registered(m, x):
     h = x @ m.w + m.b
     if m.act == "tanh":
         h = np.tanh(h)
-    return np.sum(h ** 2)
+    return np.sum(h**2)
 
 
 def object_and_array(p, x):
@@ -237,9 +247,24 @@ def _rows():
         ("loop", field_in_loop, (_params(), [RNG.normal(size=(4, 3)) for _ in range(3)]), 0),
         ("nested", nested, (_net(), X), 0),
         ("in_a_dict", in_a_dict, ({"enc": _params(), "out": RNG.normal(size=2)}, X), 0),
-        ("in_a_list", in_a_list, ([Pair(RNG.normal(size=(3, 3)), RNG.normal(size=3)),
-                                   Pair(RNG.normal(size=(3, 2)), RNG.normal(size=2))], X), 0),
-        ("namedtuple", namedtuple_fields, (Pair(RNG.normal(size=(3, 2)), RNG.normal(size=2)), X), 0),
+        (
+            "in_a_list",
+            in_a_list,
+            (
+                [
+                    Pair(RNG.normal(size=(3, 3)), RNG.normal(size=3)),
+                    Pair(RNG.normal(size=(3, 2)), RNG.normal(size=2)),
+                ],
+                X,
+            ),
+            0,
+        ),
+        (
+            "namedtuple",
+            namedtuple_fields,
+            (Pair(RNG.normal(size=(3, 2)), RNG.normal(size=2)), X),
+            0,
+        ),
         ("namedtuple_static", namedtuple_static, (Tagged(RNG.normal(size=(3, 2)), 3), X), 0),
         ("registered", registered, (Linear(RNG.normal(size=(3, 2)), RNG.normal(size=2)), X), 0),
         ("both", object_and_array, (_params(), X), (0, 1)),
@@ -288,7 +313,11 @@ def test_float_and_int_fields_of_any_value(scale, steps):
 @given(sg.testing.arrays(shape=(3, 2)), sg.testing.arrays(shape=(2,)))
 @sg.testing.settings
 def test_dataclass_namedtuple_and_registered_gradients_for_any_values(w, b):
-    for f, p in ((dense, Params(w, b, 0.9)), (namedtuple_fields, Pair(w, b)), (registered, Linear(w, b))):
+    for f, p in (
+        (dense, Params(w, b, 0.9)),
+        (namedtuple_fields, Pair(w, b)),
+        (registered, Linear(w, b)),
+    ):
         for specialize in (False, True):
             _assert_tree(sg.grad(f, specialize=specialize)(p, X), _fd(f, (p, X), 0), f.__name__)
 
@@ -340,7 +369,7 @@ class Mlp:
         return np.tanh(x @ self.w1) @ self.w2
 
     def loss(self, x):
-        return np.sum(self.forward(x) ** 2) + self.decay * np.sum(self.w1 ** 2)
+        return np.sum(self.forward(x) ** 2) + self.decay * np.sum(self.w1**2)
 
 
 def _model():
@@ -355,11 +384,19 @@ def _method_rows():
         ("method_wrt_y", m.loss, (X, y), 1, None),
         ("method_wrt_name", m.loss, (X, y), "y", (1,)),
         ("method_wrt_both", m.loss, (X, y), (0, 1), None),
-        ("dataclass_method", Mlp(RNG.normal(size=(3, 4)), RNG.normal(size=(4, 2))).loss, (X,), 0, None),
+        (
+            "dataclass_method",
+            Mlp(RNG.normal(size=(3, 4)), RNG.normal(size=(4, 2))).loss,
+            (X,),
+            0,
+            None,
+        ),
     ]
 
 
-@pytest.mark.parametrize("f,args,wrt,argnums", [r[1:] for r in _method_rows()], ids=[r[0] for r in _method_rows()])
+@pytest.mark.parametrize(
+    "f,args,wrt,argnums", [r[1:] for r in _method_rows()], ids=[r[0] for r in _method_rows()]
+)
 def test_bound_methods(f, args, wrt, argnums):
     check(f, args, wrt, argnums)
 
@@ -430,7 +467,9 @@ def slogdet_fields(a):
 
 def svd_fields(a):
     u = np.linalg.svd(a, full_matrices=False).U
-    return np.sum(np.linalg.svd(a).S * C) + np.sum((u * u) @ C) + np.sum(np.linalg.svd(a).Vh ** 2 * C)
+    return (
+        np.sum(np.linalg.svd(a).S * C) + np.sum((u * u) @ C) + np.sum(np.linalg.svd(a).Vh ** 2 * C)
+    )
 
 
 def qr_fields(a):
@@ -442,11 +481,21 @@ def _well_conditioned():
     return RNG.normal(size=(3, 3)) + 3.0 * np.eye(3)
 
 
-@pytest.mark.parametrize("f", [eigh_fields, eigh_unpacked, slogdet_fields, svd_fields, qr_fields],
-                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize(
+    "f",
+    [eigh_fields, eigh_unpacked, slogdet_fields, svd_fields, qr_fields],
+    ids=lambda f: f.__name__,
+)
 def test_named_fields_of_library_results(f):
-    check(f, (np.diag([1.0, 2.5, 4.0]) + 0.1 * RNG.normal(size=(3, 3)) if f.__name__.startswith("eigh")
-              else _well_conditioned(),), 0)
+    check(
+        f,
+        (
+            np.diag([1.0, 2.5, 4.0]) + 0.1 * RNG.normal(size=(3, 3))
+            if f.__name__.startswith("eigh")
+            else _well_conditioned(),
+        ),
+        0,
+    )
 
 
 # ---- refused -----------------------------------------------------------------------------------------
@@ -482,26 +531,39 @@ def field_of_helper_result(p, x):
     return np.sum(layer(p, x).w)
 
 
-@pytest.mark.parametrize("f,fragment,line_text", [
-    (writes_attribute, "only names, tuples of names and subscripts can be assigned to", "p.w = p.w * 2.0"),
-    (updates_attribute, "only names and subscripts can be updated in place", "p.b += 1.0"),
-    (writes_through_alias, "may share memory with the argument 'p'", "w[0] = 0.0"),
-    (calls_method_of_parameter, "the method .forward() is not supported", "p.forward(x)"),
-    (field_of_helper_result, "an attribute of a call's result", "layer(p, x).w"),
-], ids=lambda v: getattr(v, "__name__", None) if callable(v) else None)
+@pytest.mark.parametrize(
+    "f,fragment,line_text",
+    [
+        (
+            writes_attribute,
+            "only names, tuples of names and subscripts can be assigned to",
+            "p.w = p.w * 2.0",
+        ),
+        (updates_attribute, "only names and subscripts can be updated in place", "p.b += 1.0"),
+        (writes_through_alias, "may share memory with the argument 'p'", "w[0] = 0.0"),
+        (calls_method_of_parameter, "the method .forward() is not supported", "p.forward(x)"),
+        (field_of_helper_result, "an attribute of a call's result", "layer(p, x).w"),
+    ],
+    ids=lambda v: getattr(v, "__name__", None) if callable(v) else None,
+)
 def test_refused_forms(f, fragment, line_text):
     with pytest.raises(UnsupportedSyntaxError) as info:
         sg.grad(f)(_params(), X)
     e = info.value
     assert fragment in str(e)
-    assert e.filename.endswith("test_objects.py") and e.lineno == f.__code__.co_firstlineno + 1 + (f is writes_through_alias)
+    assert e.filename.endswith("test_objects.py") and e.lineno == f.__code__.co_firstlineno + 1 + (
+        f is writes_through_alias
+    )
     assert line_text in e.text
 
 
-@pytest.mark.parametrize("f,fragment,line_text", [
-    (unknown_result_field, "has no field 'singular_values'", "singular_values"),
-    (svd_without_uv, "compute_uv", "compute_uv=False"),
-])
+@pytest.mark.parametrize(
+    "f,fragment,line_text",
+    [
+        (unknown_result_field, "has no field 'singular_values'", "singular_values"),
+        (svd_without_uv, "compute_uv", "compute_uv=False"),
+    ],
+)
 def test_refused_result_fields(f, fragment, line_text):
     with pytest.raises(UnsupportedSyntaxError) as info:
         sg.grad(f)(_well_conditioned())
@@ -527,13 +589,16 @@ class Hyper:
     name: str
 
 
-@pytest.mark.parametrize("value,fragments", [
-    (Plain(), ("a Plain object", "register_structure(Plain", "make Plain a dataclass")),
-    (Transposed(np.ones(2)), ("'T'", "rename the field")),
-    (Hyper(3, "a"), ("a Hyper dataclass", "none of its fields holds float values")),
-    ({"enc": Plain()}, ("x['enc'] is a Plain object", "register_structure")),
-    (Params(np.ones((3, 2)), [np.ones(2), 3]), ("x.b[1] is an int",)),
-])
+@pytest.mark.parametrize(
+    "value,fragments",
+    [
+        (Plain(), ("a Plain object", "register_structure(Plain", "make Plain a dataclass")),
+        (Transposed(np.ones(2)), ("'T'", "rename the field")),
+        (Hyper(3, "a"), ("a Hyper dataclass", "none of its fields holds float values")),
+        ({"enc": Plain()}, ("x['enc'] is a Plain object", "register_structure")),
+        (Params(np.ones((3, 2)), [np.ones(2), 3]), ("x.b[1] is an int",)),
+    ],
+)
 def test_objects_that_cannot_be_differentiated_are_refused_with_the_fix(value, fragments):
     def f(x):
         return 1.0
@@ -554,7 +619,7 @@ class WithProperty:
 
 
 def reads_property(p):
-    return np.sum(p.doubled ** 2)
+    return np.sum(p.doubled**2)
 
 
 def test_a_gradient_reaching_a_property_is_refused_not_dropped():
@@ -576,7 +641,9 @@ class Scaled:
         self.w, self.s, self.n = w, s, n
 
 
-sg.register_structure(Scaled, lambda m: ({"w": m.w}, (m.s, m.n)), lambda aux, ch: Scaled(ch["w"], *aux))
+sg.register_structure(
+    Scaled, lambda m: ({"w": m.w}, (m.s, m.n)), lambda aux, ch: Scaled(ch["w"], *aux)
+)
 
 
 def reads_aux(m, x):
@@ -587,13 +654,14 @@ def test_a_registered_object_reads_its_aux_as_constants_but_refuses_a_float_grad
     m = Scaled(RNG.normal(size=(3, 2)), 0.5, 3)
     with pytest.raises(UnsupportedValueError, match=r"\.s of a Scaled"):
         sg.grad(reads_aux)(m, X)
-    g = sg.grad(lambda m, x: np.sum(x @ m.w) * m.n)(m, X)  # an int attribute has no gradient to drop
+    # an int attribute has no gradient to drop
+    g = sg.grad(lambda m, x: np.sum(x @ m.w) * m.n)(m, X)
     assert type(g) is Scaled and g.n == 3 and g.s == 0.5
     assert_close(g.w, fd_grad(lambda w: np.sum(X @ w) * 3, (m.w,), 0))
 
 
 def ignores_its_object(p, x):
-    return np.sum(x ** 2)
+    return np.sum(x**2)
 
 
 def test_an_object_no_gradient_reaches_gets_zeros():
@@ -610,7 +678,9 @@ def test_a_method_of_a_class_defined_in_a_function_cannot_call_its_methods():
         def loss(self, x):
             return np.sum(self.helper(x))
 
-    with pytest.raises(UnsupportedSyntaxError, match=r"the method \.helper\(\) is not supported") as info:
+    with pytest.raises(
+        UnsupportedSyntaxError, match=r"the method \.helper\(\) is not supported"
+    ) as info:
         sg.grad(Local().loss)(X)
     assert "self.method(...) inside a method of a module-level class" in str(info.value)
     assert info.value.filename.endswith("test_objects.py") and "self.helper(x)" in info.value.text

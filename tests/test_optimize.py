@@ -52,7 +52,16 @@ def shapes_mix(x, w, b, n):
         h = h * 0.5
     u = np.dot(h, w.T)
     v = np.maximum(u, 0.0) - x
-    return np.sum(v) + np.sum(s) + np.sum(t) + np.sum(m) + np.sum(r) + np.sum(q) + np.sum(e) + np.sum(z)
+    return (
+        np.sum(v)
+        + np.sum(s)
+        + np.sum(t)
+        + np.sum(m)
+        + np.sum(r)
+        + np.sum(q)
+        + np.sum(e)
+        + np.sum(z)
+    )
 
 
 def shapes_more(a, c, scale, n):
@@ -123,12 +132,20 @@ def assert_sound(fn, args):
 def mix_args(seed, batch, n_in, hidden, trips, bias):
     """Arguments of ``shapes_mix``; the bias broadcasts as a vector, a row or a Python float."""
     rng = np.random.default_rng(seed)
-    b = {"vector": rng.normal(size=hidden), "row": rng.normal(size=(1, hidden)), "scalar": 0.5}[bias]
+    b = {"vector": rng.normal(size=hidden), "row": rng.normal(size=(1, hidden)), "scalar": 0.5}[
+        bias
+    ]
     return rng.normal(size=(batch, n_in)), rng.normal(size=(n_in, hidden)), b, trips
 
 
-MIX = dict(seed=SEEDS, batch=DIMS, n_in=DIMS, hidden=DIMS, trips=st.integers(0, 3),
-           bias=st.sampled_from(["vector", "row", "scalar"]))
+MIX = dict(
+    seed=SEEDS,
+    batch=DIMS,
+    n_in=DIMS,
+    hidden=DIMS,
+    trips=st.integers(0, 3),
+    bias=st.sampled_from(["vector", "row", "scalar"]),
+)
 
 
 @given(**MIX)
@@ -142,7 +159,7 @@ def test_inferred_shapes_are_the_shapes_values_have(seed, batch, n_in, hidden, t
 def test_inferred_shapes_more_primitives(seed, d0, d1, d2, n, c_rank):
     rng = np.random.default_rng(seed)
     a = rng.normal(size=(d0, d1, d2))
-    c = rng.normal(size=(d0, d1, d2)[3 - c_rank:])
+    c = rng.normal(size=(d0, d1, d2)[3 - c_rank :])
     args = (a, c, 0.5, n)
     known = assert_sound(shapes_more, args)
     for name in ("p", "q", "r", "s", "m", "w", "o", "u"):
@@ -176,8 +193,12 @@ def rnn(wx, wh, b, xs):
 
 def rnn_args(seed=0, steps=4, batch=3, n_in=2, hidden=5):
     rng = np.random.default_rng(seed)
-    return (rng.normal(size=(n_in, hidden)), rng.normal(size=(hidden, hidden)) * 0.5,
-            rng.normal(size=hidden), rng.normal(size=(steps, batch, n_in)))
+    return (
+        rng.normal(size=(n_in, hidden)),
+        rng.normal(size=(hidden, hidden)) * 0.5,
+        rng.normal(size=hidden),
+        rng.normal(size=(steps, batch, n_in)),
+    )
 
 
 def test_specialized_code_has_no_shape_work_left():
@@ -255,10 +276,13 @@ def test_folded_for_loop_matches_finite_differences(seed, trips):
     check(scale_n_times, (np.random.default_rng(seed).normal(size=3), trips))
 
 
-@given(k=st.sampled_from([2, 0.5, -2, 4.0, 1.25, 0.9, -0.75, 1, 0]), n=st.integers(0, 3000),
-       exponent=st.integers(-300, 300))
+@given(
+    k=st.sampled_from([2, 0.5, -2, 4.0, 1.25, 0.9, -0.75, 1, 0]),
+    n=st.integers(0, 3000),
+    exponent=st.integers(-300, 300),
+)
 def test_scale_repeated_is_the_repeated_product(k, n, exponent):
-    g = np.array([1.0, -3.0, 0.25]) * 10.0 ** exponent
+    g = np.array([1.0, -3.0, 0.25]) * 10.0**exponent
     want = g.copy()
     with np.errstate(over="ignore", under="ignore"):
         for _ in range(n):
@@ -297,7 +321,10 @@ def running_sum(xs, w):
 def test_both_operands_of_a_square_give_one_term():
     # before: y_bar = unbroadcast(_t_bar * y, y); y_bar = y_bar + unbroadcast(_t_bar * y, y)
     for specialize in (True, False):
-        backward = sg.source(sg.grad(squares, specialize=specialize), *((np.ones(3), np.ones(3)) if specialize else ()))
+        backward = sg.source(
+            sg.grad(squares, specialize=specialize),
+            *((np.ones(3), np.ones(3)) if specialize else ()),
+        )
         backward = backward.split("check_scalar", 1)[1]
         assert "y_bar = y_bar +" not in backward and "2 * " in backward, backward
     check(squares, (np.array([0.5, -1.0, 2.0]), np.array([1.5, 0.25, -0.75])), wrt=(0, 1))
@@ -305,9 +332,12 @@ def test_both_operands_of_a_square_give_one_term():
 
 def test_an_accumulating_statement_reads_its_adjoint_in_place():
     # before: _g = total_bar; total_bar = _g; _t_bar = unreduce(_g, ...)
-    xs = np.array([[0.5, -1.0], [0.25, 2.0]])  # shapes known: the adjoint of total + s is total_bar itself
+    # shapes known: the adjoint of total + s is total_bar itself
+    xs = np.array([[0.5, -1.0], [0.25, 2.0]])
     backward = sg.source(sg.grad(running_sum, wrt=1), xs, np.ones(2)).split("check_scalar", 1)[1]
-    assert not re.search(r"_g\d+ = total_bar", backward) and "total_bar = _g" not in backward, backward
+    assert not re.search(r"_g\d+ = total_bar", backward) and "total_bar = _g" not in backward, (
+        backward
+    )
     check(running_sum, (xs, np.array([0.3, -0.7])), wrt=1)
 
 
@@ -331,14 +361,16 @@ def seed_read_twice(x):
 def seed_kept(xs, w):
     total = np.sum(w * w)
     for x in xs:
-        total = total + np.sum(x * w)  # total_bar passes through unchanged: still 1.0 for the first sum
+        # total_bar passes through unchanged: still 1.0 for the first sum
+        total = total + np.sum(x * w)
     return total
 
 
 def seed_changed_first(xs, w):
     total = np.sum(w * w)
     for x in xs:
-        total = 0.5 * total + np.sum(x * w)  # the backward scales the seed before the first sum reads it
+        # the backward scales the seed before the first sum reads it
+        total = 0.5 * total + np.sum(x * w)
     return total
 
 
@@ -351,9 +383,13 @@ def test_the_constant_seed_is_folded_into_the_reduction_that_reads_it():
     x, w = np.array([0.5, -1.0, 2.0]), np.array([1.5, 0.25, -0.75])
     for f, call in ((sum_loss, "seed_like(_t1)"), (mean_loss, "seed_like(z, mean=True)")):
         for specialize in (True, False):
-            src = sg.source(sg.grad(f, wrt=(0, 1), specialize=specialize), *((x, w) if specialize else ()))
+            src = sg.source(
+                sg.grad(f, wrt=(0, 1), specialize=specialize), *((x, w) if specialize else ())
+            )
             backward = src.split("check_scalar", 1)[1]
-            assert "unreduce(" not in backward and " = 1.0" not in backward and call in backward, src
+            assert "unreduce(" not in backward and " = 1.0" not in backward and call in backward, (
+                src
+            )
         check(f, (x, w), wrt=(0, 1))
 
 
@@ -364,12 +400,15 @@ def test_a_pullback_keeps_its_seed_argument():
     assert "seed_like" not in src
 
 
-@pytest.mark.parametrize("f, args, folded", [
-    (seed_read_twice, (np.array([0.5, -1.0, 2.0]),), False),
-    (seed_kept, (np.array([[0.5, -1.0], [0.25, 2.0]]), np.array([0.3, -0.7])), True),
-    (seed_changed_first, (np.array([[0.5, -1.0], [0.25, 2.0]]), np.array([0.3, -0.7])), False),
-    (axis_then_sum, (np.array([[0.5, -1.0], [0.25, 2.0]]),), True),
-])
+@pytest.mark.parametrize(
+    "f, args, folded",
+    [
+        (seed_read_twice, (np.array([0.5, -1.0, 2.0]),), False),
+        (seed_kept, (np.array([[0.5, -1.0], [0.25, 2.0]]), np.array([0.3, -0.7])), True),
+        (seed_changed_first, (np.array([[0.5, -1.0], [0.25, 2.0]]), np.array([0.3, -0.7])), False),
+        (axis_then_sum, (np.array([[0.5, -1.0], [0.25, 2.0]]),), True),
+    ],
+)
 def test_the_seed_is_folded_only_where_it_is_still_one(f, args, folded):
     wrt = tuple(range(len(args)))
     src = sg.source(sg.grad(f, wrt=wrt), *args)
@@ -401,7 +440,7 @@ def tokens(text):
     parts, last = [], 0
     for m in re.finditer(r"(?<![\w.])[A-Za-z_]\w*", text):
         if m.group() not in ("for", "in", "if", "else", "not", "is"):
-            parts += [text[last:m.start()], code.Ref(m.group())]
+            parts += [text[last : m.start()], code.Ref(m.group())]
             last = m.end()
     return code.of(*parts, text[last:])
 
@@ -410,7 +449,11 @@ def stmt(depth, text):
     """A backward statement built from "text", what it writes from Python's own parse of it."""
     if text.endswith(":"):
         tree = ast.parse(text + "\n    pass").body[0]
-        writes = {n.id for n in ast.walk(tree.target) if isinstance(n, ast.Name)} if isinstance(tree, ast.For) else ()
+        writes = (
+            {n.id for n in ast.walk(tree.target) if isinstance(n, ast.Name)}
+            if isinstance(tree, ast.For)
+            else ()
+        )
         return code.header(depth, tokens(text), writes=writes)
     augmented = isinstance(ast.parse(text).body[0], ast.AugAssign)
     lhs, _, rhs = text.partition(" += " if augmented else " = ")
@@ -426,19 +469,40 @@ def propagated(*lines, outputs=()):
 
 def test_copies_between_adjoints_go():
     assert propagated("0:a_bar = g_bar", "0:x_bar = a_bar * 2", "0:y_bar = a_bar.dot(w.T)") == [
-        "0:x_bar = g_bar * 2", "0:y_bar = g_bar.dot(w.T)"]
-    assert propagated("1:a_bar = g_bar", "1:b_bar = a_bar", "1:w_bar += b_bar * y") == ["1:w_bar += g_bar * y"]
+        "0:x_bar = g_bar * 2",
+        "0:y_bar = g_bar.dot(w.T)",
+    ]
+    assert propagated("1:a_bar = g_bar", "1:b_bar = a_bar", "1:w_bar += b_bar * y") == [
+        "1:w_bar += g_bar * y"
+    ]
 
 
-@pytest.mark.parametrize("lines,outputs", [
-    (("0:a_bar = g_bar", "0:g_bar = g_bar * 2", "0:x_bar = a_bar"), ()),  # the source changes first
-    (("0:a_bar = g_bar", "0:g_bar += 1.0", "0:x_bar = a_bar"), ()),  # += rebinds a Python float
-    (("0:a_bar = g_bar", "0:a_bar = acc(a_bar, h_bar)", "0:x_bar = a_bar"), ()),  # assigned twice
-    (("0:a_bar = g_bar", "0:for t in reversed(r):", "1:x_bar = a_bar * 2", "1:g_bar = x_bar"), ()),  # in a loop
-    (("0:if c:", "1:a_bar = g_bar", "0:x_bar = a_bar"), ()),  # used outside its block
-    (("0:x_bar = a_bar", "0:a_bar = g_bar"), ()),  # used before (a loop's previous iteration)
-    (("0:a_bar = g_bar",), ("finalize(a_bar, a)",)),  # a gradient the function returns
-])
+@pytest.mark.parametrize(
+    "lines,outputs",
+    [
+        (
+            ("0:a_bar = g_bar", "0:g_bar = g_bar * 2", "0:x_bar = a_bar"),
+            (),
+        ),  # the source changes first
+        (("0:a_bar = g_bar", "0:g_bar += 1.0", "0:x_bar = a_bar"), ()),  # += rebinds a Python float
+        (
+            ("0:a_bar = g_bar", "0:a_bar = acc(a_bar, h_bar)", "0:x_bar = a_bar"),
+            (),
+        ),  # assigned twice
+        (
+            (
+                "0:a_bar = g_bar",
+                "0:for t in reversed(r):",
+                "1:x_bar = a_bar * 2",
+                "1:g_bar = x_bar",
+            ),
+            (),
+        ),  # in a loop
+        (("0:if c:", "1:a_bar = g_bar", "0:x_bar = a_bar"), ()),  # used outside its block
+        (("0:x_bar = a_bar", "0:a_bar = g_bar"), ()),  # used before (a loop's previous iteration)
+        (("0:a_bar = g_bar",), ("finalize(a_bar, a)",)),  # a gradient the function returns
+    ],
+)
 def test_copies_that_must_stay(lines, outputs):
     assert propagated(*lines, outputs=outputs) == list(lines)
 

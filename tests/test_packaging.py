@@ -11,20 +11,28 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 def _run(code, cwd, env=None):
-    return subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_runtime_imports_neither_libcst_nor_the_compiler(tmp_path):
-    r = _run("import sys, sourcegrad.runtime; "
-             "assert 'libcst' not in sys.modules, 'libcst'; "
-             "assert 'sourcegrad.transforms' not in sys.modules, 'transforms'; print('ok')", tmp_path)
+    r = _run(
+        "import sys, sourcegrad.runtime; "
+        "assert 'libcst' not in sys.modules, 'libcst'; "
+        "assert 'sourcegrad.transforms' not in sys.modules, 'transforms'; print('ok')",
+        tmp_path,
+    )
     assert r.returncode == 0, r.stderr
 
 
 def test_installed_under_sourcegrad_namespace(tmp_path):
-    r = _run("import sourcegrad.transforms, sourcegrad.runtime, importlib.util as u; "
-             "assert u.find_spec('transforms') is None or 'sourcegrad' not in (u.find_spec('transforms').origin or ''); "
-             "print('ok')", tmp_path)
+    r = _run(
+        "import sourcegrad.transforms, sourcegrad.runtime, importlib.util as u; "
+        "assert u.find_spec('transforms') is None or 'sourcegrad' not in (u.find_spec('transforms').origin or ''); "
+        "print('ok')",
+        tmp_path,
+    )
     assert r.returncode == 0, r.stderr
 
 
@@ -40,8 +48,13 @@ def _dependency_paths():
 
 def _run_isolated(code, path, cwd):
     prelude = f"import sys; sys.path[:0] = {[str(p) for p in path] + _dependency_paths()!r}\n"
-    return subprocess.run([sys.executable, "-I", "-S", "-c", prelude + code], cwd=cwd, capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-I", "-S", "-c", prelude + code],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_the_checkout_imports_its_compiler_and_runtime_from_the_top_level(tmp_path):
@@ -53,7 +66,9 @@ def test_the_checkout_imports_its_compiler_and_runtime_from_the_top_level(tmp_pa
         "for m in (sourcegrad, sourcegrad.runtime, sourcegrad.transforms, sourcegrad.transforms.rules):\n"
         "    print(m.__name__, m.__file__)\n"
         "assert e._runtime is sourcegrad.runtime\n",
-        [ROOT], tmp_path)
+        [ROOT],
+        tmp_path,
+    )
     assert r.returncode == 0, r.stderr
     files = dict(line.split(" ", 1) for line in r.stdout.splitlines())
     assert files == {
@@ -65,8 +80,10 @@ def test_the_checkout_imports_its_compiler_and_runtime_from_the_top_level(tmp_pa
 
 
 def test_the_checkout_differentiates_from_the_repository_root(tmp_path):
-    (tmp_path / "square.py").write_text("import numpy as np\nimport sourcegrad as sg\n\n"
-                                        "print(sg.grad(lambda x: np.sum(x * x))(np.array([1.0, 2.0])))\n")
+    (tmp_path / "square.py").write_text(
+        "import numpy as np\nimport sourcegrad as sg\n\n"
+        "print(sg.grad(lambda x: np.sum(x * x))(np.array([1.0, 2.0])))\n"
+    )
     r = _run_isolated("import square", [ROOT, tmp_path], ROOT)
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["[2.", "4.]"]
@@ -79,13 +96,43 @@ def test_wheel_installs_and_differentiates_outside_the_repository(tmp_path):
     pytest.importorskip("setuptools")
     pytest.importorskip("wheel")
     wheel_dir = tmp_path / "wheel"
-    r = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-                        "-w", str(wheel_dir), str(ROOT)], capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(wheel_dir),
+            str(ROOT),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, f"building the wheel failed:\n{r.stderr[-2000:]}"
     wheel = next(wheel_dir.glob("sourcegrad-*.whl"))
     target = tmp_path / "site"
-    r = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "-q", "--target", str(target),
-                        str(wheel)], capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--no-deps",
+            "--no-index",
+            "-q",
+            "--target",
+            str(target),
+            str(wheel),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr
     for sub in ("runtime", "transforms", "transforms/rules"):
         assert (target / "sourcegrad" / sub / "__init__.py").is_file(), sub

@@ -14,7 +14,15 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
-CI_VARIABLES = ("CI", "TF_BUILD", "GITHUB_ACTIONS", "BUILDKITE", "CIRCLECI", "GITLAB_CI", "JENKINS_URL")
+CI_VARIABLES = (
+    "CI",
+    "TF_BUILD",
+    "GITHUB_ACTIONS",
+    "BUILDKITE",
+    "CIRCLECI",
+    "GITLAB_CI",
+    "JENKINS_URL",
+)
 
 
 def section(heading):
@@ -31,12 +39,22 @@ def code_blocks(text, language):
 
 def run_python(code, cwd, timeout=300):
     """Run ``code`` as a user's script would run, with this checkout first on the path."""
-    env = {k: v for k, v in os.environ.items() if k not in CI_VARIABLES and not k.startswith("SOURCEGRAD_")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in CI_VARIABLES and not k.startswith("SOURCEGRAD_")
+    }
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
     script = pathlib.Path(cwd) / "readme_example.py"
     script.write_text(code)
-    return subprocess.run([sys.executable, str(script)], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run(
+        [sys.executable, str(script)],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def test_the_first_example_runs(tmp_path):
@@ -48,7 +66,9 @@ def test_the_first_example_runs(tmp_path):
 
 def test_ci_runs_the_quick_start_commands():
     block = code_blocks(section("## Quick start"), "sh")[0]
-    commands = [line for line in block.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    commands = [
+        line for line in block.splitlines() if line.strip() and not line.lstrip().startswith("#")
+    ]
     assert len(commands) == 2
     demo, tests = commands
     assert re.match(r"pip install \. && python examples/two_layer\.py\b", demo), demo
@@ -57,7 +77,9 @@ def test_ci_runs_the_quick_start_commands():
     bash = shutil.which("bash")
     if bash is None:
         pytest.skip("needs bash")
-    ci = subprocess.run([bash, str(ROOT / ".ci" / "run"), "--commands"], capture_output=True, text=True, timeout=60)
+    ci = subprocess.run(
+        [bash, str(ROOT / ".ci" / "run"), "--commands"], capture_output=True, text=True, timeout=60
+    )
     assert ci.returncode == 0, ci.stderr
     assert ci.stdout.splitlines() == commands
 
@@ -69,10 +91,20 @@ def test_the_property_test_snippet_passes_under_hypothesis_defaults(tmp_path):
     pytest.importorskip("hypothesis")
     snippet = code_blocks(section("### Testing your own gradients"), "python")[0]
     (tmp_path / "test_snippet.py").write_text(snippet)
-    env = {k: v for k, v in os.environ.items() if k not in CI_VARIABLES and not k.startswith(("SOURCEGRAD_", "PYTEST_"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in CI_VARIABLES and not k.startswith(("SOURCEGRAD_", "PYTEST_"))
+    }
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_snippet.py"],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_snippet.py"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert re.search(r"\b1 passed\b", proc.stdout), proc.stdout
 
@@ -100,7 +132,9 @@ def test_a_notebook_cell_is_differentiated_through_ipython(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("SOURCEGRAD_")}
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
     env["IPYTHONDIR"] = str(tmp_path / "ipython")  # no profile or history of the user's
-    proc = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", program], env=env, capture_output=True, text=True, timeout=300
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     w = np.array([0.5, -1.0])

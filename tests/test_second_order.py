@@ -58,7 +58,7 @@ def std_kept_ddof(A):
 
 
 def std_all(x):
-    return np.std(x) * np.sum(x ** 2)
+    return np.std(x) * np.sum(x**2)
 
 
 def var_of_columns(A):
@@ -74,7 +74,9 @@ def prod_of_rows(A):
 
 
 def piecewise_linear(x):
-    return (np.ptp(x) + np.median(x)) * np.sum(x ** 2) + np.sum(np.interp(x, [-3.0, 0.0, 3.0], [1.0, 0.0, 2.0]) * x)
+    return (np.ptp(x) + np.median(x)) * np.sum(x**2) + np.sum(
+        np.interp(x, [-3.0, 0.0, 3.0], [1.0, 0.0, 2.0]) * x
+    )
 
 
 def cast_round_trip(x):
@@ -85,40 +87,58 @@ def list_in_loop(x):
     vals = [x[0] ** 2]
     for i in range(1, x.shape[0]):
         vals.append(vals[-1] * x[i])
-    return sum(vals) + np.mean([v ** 2 for v in vals])
+    return sum(vals) + np.mean([v**2 for v in vals])
 
 
-VECTOR = [vector_norm, norm_order_3, norm_order_1_and_inf, std_all, prod_all, piecewise_linear,
-          cast_round_trip, list_in_loop]
+VECTOR = [
+    vector_norm,
+    norm_order_3,
+    norm_order_1_and_inf,
+    std_all,
+    prod_all,
+    piecewise_linear,
+    cast_round_trip,
+    list_in_loop,
+]
 MATRIX = [norm_of_rows, frobenius, std_of_columns, std_kept_ddof, var_of_columns, prod_of_rows]
 SPREAD = st.floats(-2.0, 2.0).filter(lambda t: abs(t) > 0.05)
 
 
 def _check(f, x, v):
-    assert_close(sg.hvp(f)(x, v), fd_hvp(f, x, v), rtol=2e-4, atol=2e-4, what=f"hvp of {f.__name__}")
+    assert_close(
+        sg.hvp(f)(x, v), fd_hvp(f, x, v), rtol=2e-4, atol=2e-4, what=f"hvp of {f.__name__}"
+    )
 
 
 @pytest.mark.parametrize("f", VECTOR, ids=lambda f: f.__name__)
 @settings(max_examples=12, deadline=None)
 @given(x=hnp.arrays(np.float64, st.integers(2, 5), elements=SPREAD), data=st.data())
 def test_hvp_of_vector_functions(f, x, data):
-    assume(np.min(np.abs(np.subtract.outer(x, x)) + np.eye(x.size)) > 0.05)  # no near-ties (ptp, median)
+    # no near-ties (ptp, median)
+    assume(np.min(np.abs(np.subtract.outer(x, x)) + np.eye(x.size)) > 0.05)
     v = data.draw(hnp.arrays(np.float64, x.shape, elements=st.floats(-1.0, 1.0)))
     _check(f, x, v)
 
 
 @pytest.mark.parametrize("f", MATRIX, ids=lambda f: f.__name__)
 @settings(max_examples=10, deadline=None)
-@given(A=hnp.arrays(np.float64, st.tuples(st.integers(2, 4), st.integers(2, 4)), elements=SPREAD),
-       data=st.data())
+@given(
+    A=hnp.arrays(np.float64, st.tuples(st.integers(2, 4), st.integers(2, 4)), elements=SPREAD),
+    data=st.data(),
+)
 def test_hvp_of_matrix_functions(f, A, data):
-    assume(np.min(np.std(A, axis=0)) > 0.1 and np.min(np.std(A, axis=1)) > 0.1)  # std away from its kink
+    # std away from its kink
+    assume(np.min(np.std(A, axis=0)) > 0.1 and np.min(np.std(A, axis=1)) > 0.1)
     v = data.draw(hnp.arrays(np.float64, A.shape, elements=st.floats(-1.0, 1.0)))
     _check(f, A, v)
 
 
 @settings(max_examples=15, deadline=None)
-@given(x=hnp.arrays(np.float64, st.integers(2, 5), elements=st.one_of(st.just(0.0), st.floats(-2.0, 2.0))))
+@given(
+    x=hnp.arrays(
+        np.float64, st.integers(2, 5), elements=st.one_of(st.just(0.0), st.floats(-2.0, 2.0))
+    )
+)
 def test_hessian_of_prod_with_exact_zeros(x):
     """The product's curvature is computed without division: exact where entries are 0."""
     h = sg.hessian(prod_all)(x)
@@ -136,7 +156,8 @@ def spectral(A):
 
 def test_matrix_norm_second_order_is_refused():
     A = np.arange(6.0).reshape(2, 3) + 1.0
-    assert_close(sg.grad(spectral)(A), fd_grad(spectral, (A,), 0), rtol=1e-5, atol=1e-6)  # first order works
+    # first order works
+    assert_close(sg.grad(spectral)(A), fd_grad(spectral, (A,), 0), rtol=1e-5, atol=1e-6)
     with pytest.raises(SourcegradError, match="matrix norm of order 2"):
         sg.hvp(spectral)(A, np.ones_like(A))
 
@@ -146,9 +167,18 @@ sc = pytest.importorskip("scipy.special")
 
 
 def logistic_regression(w):
-    X = np.array([[1.0, 0.5, -0.3, 0.6], [0.2, -1.0, 0.8, 0.0], [-0.7, 0.3, 0.1, -0.2], [0.4, 0.4, -0.9, 1.0]])
+    X = np.array(
+        [
+            [1.0, 0.5, -0.3, 0.6],
+            [0.2, -1.0, 0.8, 0.0],
+            [-0.7, 0.3, 0.1, -0.2],
+            [0.4, 0.4, -0.9, 1.0],
+        ]
+    )
     z = X[:, : w.shape[0]] @ w
-    return np.sum(np.logaddexp(0.0, z) - np.array([1.0, 0.0, 1.0, 0.0]) * z) + np.sum(np.logaddexp2(w, 2 * w))
+    return np.sum(np.logaddexp(0.0, z) - np.array([1.0, 0.0, 1.0, 0.0]) * z) + np.sum(
+        np.logaddexp2(w, 2 * w)
+    )
 
 
 def softmax_rows(A):
@@ -161,8 +191,11 @@ def log_softmax_rows(A):
 
 def logsumexp_weighted(A):
     b = np.array([0.5, 1.0, 2.0, 1.5])[: A.shape[1]]
-    return (np.sum(sc.logsumexp(A, axis=1, b=b) ** 2) + sc.logsumexp(A) ** 2
-            + np.sum(sc.logsumexp(A, axis=0, keepdims=True) * A))
+    return (
+        np.sum(sc.logsumexp(A, axis=1, b=b) ** 2)
+        + sc.logsumexp(A) ** 2
+        + np.sum(sc.logsumexp(A, axis=0, keepdims=True) * A)
+    )
 
 
 def logsumexp_of_its_weights(b):
@@ -179,17 +212,26 @@ LOG_SPACE = [softmax_rows, log_softmax_rows, logsumexp_weighted]
 
 @pytest.mark.parametrize("f", LOG_SPACE, ids=lambda f: f.__name__)
 @settings(max_examples=10, deadline=None)
-@given(A=hnp.arrays(np.float64, st.tuples(st.integers(2, 3), st.integers(2, 4)), elements=st.floats(-2.0, 2.0)),
-       data=st.data())
+@given(
+    A=hnp.arrays(
+        np.float64, st.tuples(st.integers(2, 3), st.integers(2, 4)), elements=st.floats(-2.0, 2.0)
+    ),
+    data=st.data(),
+)
 def test_jvp_and_hvp_of_log_space_reductions(f, A, data):
     v = data.draw(hnp.arrays(np.float64, A.shape, elements=st.floats(-1.0, 1.0)))
     _, tangent = sg.jvp(f)(A, v)
-    assert_close(tangent, np.sum(fd_grad(f, (A,), 0) * v), rtol=1e-5, atol=1e-6, what=f"jvp of {f.__name__}")
+    assert_close(
+        tangent, np.sum(fd_grad(f, (A,), 0) * v), rtol=1e-5, atol=1e-6, what=f"jvp of {f.__name__}"
+    )
     _check(f, A, v)
 
 
-@pytest.mark.parametrize("f", [logistic_regression, logsumexp_of_its_weights, special_functions],
-                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize(
+    "f",
+    [logistic_regression, logsumexp_of_its_weights, special_functions],
+    ids=lambda f: f.__name__,
+)
 @settings(max_examples=10, deadline=None)
 @given(x=hnp.arrays(np.float64, st.integers(2, 4), elements=SPREAD), data=st.data())
 def test_hvp_of_log_space_vectors(f, x, data):

@@ -13,7 +13,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def load(name):
-    spec = importlib.util.spec_from_file_location(f"_seed_example_{name}", os.path.join(ROOT, "examples", f"{name}.py"))
+    spec = importlib.util.spec_from_file_location(
+        f"_seed_example_{name}", os.path.join(ROOT, "examples", f"{name}.py")
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

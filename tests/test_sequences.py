@@ -27,7 +27,11 @@ def check(f, *args, wrt=0):
             got = df(*args)
         got = got if isinstance(wrt, tuple) else (got,)
         for g, i in zip(got, wrts):
-            assert_close(g, fd_grad(f, args, i), what=f"d/d{f.__code__.co_varnames[i]} (specialize={specialize})")
+            assert_close(
+                g,
+                fd_grad(f, args, i),
+                what=f"d/d{f.__code__.co_varnames[i]} (specialize={specialize})",
+            )
 
 
 # ---- the forms users write ------------------------------------------------------------------------
@@ -126,12 +130,23 @@ def f_zip_reversed_rebound(v, w):
 
 
 FORMS = [
-    (f_concat_loop, np.array([0.3, -0.5])), (f_mean_of_losses, np.array([0.3, -0.5, 1.1])),
-    (f_sum_of_literal, 1.3), (f_mean_axis, np.array([0.4, 0.9])), (f_tuple_concat, np.array([0.3, 1.2])),
-    (f_repeat, np.array([0.7, -0.2])), (f_repeat_left, np.array([0.7, -0.2])), (f_builtin_sum, np.array([0.4, 1.5])),
-    (f_builtin_max, 1.3), (f_builtin_max, 0.2), (f_builtin_min, 0.9), (f_append_function, np.array([0.5, 1.5, -1.0])),
-    (f_slice, np.array([0.2, 0.8])), (f_assign, np.array([0.2, 0.8])), (f_extend, np.array([0.2, -0.6])),
-    (f_nested_mean, np.array([0.3, 0.7])), (f_enumerate_rebound, np.array([0.3, -0.7, 1.1])),
+    (f_concat_loop, np.array([0.3, -0.5])),
+    (f_mean_of_losses, np.array([0.3, -0.5, 1.1])),
+    (f_sum_of_literal, 1.3),
+    (f_mean_axis, np.array([0.4, 0.9])),
+    (f_tuple_concat, np.array([0.3, 1.2])),
+    (f_repeat, np.array([0.7, -0.2])),
+    (f_repeat_left, np.array([0.7, -0.2])),
+    (f_builtin_sum, np.array([0.4, 1.5])),
+    (f_builtin_max, 1.3),
+    (f_builtin_max, 0.2),
+    (f_builtin_min, 0.9),
+    (f_append_function, np.array([0.5, 1.5, -1.0])),
+    (f_slice, np.array([0.2, 0.8])),
+    (f_assign, np.array([0.2, 0.8])),
+    (f_extend, np.array([0.2, -0.6])),
+    (f_nested_mean, np.array([0.3, 0.7])),
+    (f_enumerate_rebound, np.array([0.3, -0.7, 1.1])),
 ]
 
 
@@ -175,7 +190,11 @@ def list_programs(draw):
     lines = ["def f(x, y):", "    xs = [x, y * 2.0]"]
     n = 2
     for _ in range(draw(st.integers(1, 6))):
-        op = draw(st.sampled_from(["append", "concat", "tuple_concat", "repeat", "slice", "assign", "extend", "loop"]))
+        op = draw(
+            st.sampled_from(
+                ["append", "concat", "tuple_concat", "repeat", "slice", "assign", "extend", "loop"]
+            )
+        )
         i, j = draw(st.integers(0, n - 1)), draw(st.integers(0, n - 1))
         if op == "append":
             lines.append(f"    xs.append(np.sin(xs[{i}]) * xs[{j}])")
@@ -201,13 +220,17 @@ def list_programs(draw):
             lines.append("    for k in range(2):")
             lines.append(f"        xs = xs + [xs[-1] * 0.9 + xs[{i}] * 0.1]")
             n += 2
-    reduce = draw(st.sampled_from([
-        "np.sum(np.stack(xs) * W[: len(xs), None])",
-        "np.sum(np.mean(xs, axis=0) ** 2)",
-        "np.sum(sum(xs) * np.array([1.0, -0.5]))",
-        "np.sum(np.stack(xs[::2]) ** 2) + np.sum(xs[-1])",
-        "np.mean(np.concatenate(xs) ** 2)",
-    ]))
+    reduce = draw(
+        st.sampled_from(
+            [
+                "np.sum(np.stack(xs) * W[: len(xs), None])",
+                "np.sum(np.mean(xs, axis=0) ** 2)",
+                "np.sum(sum(xs) * np.array([1.0, -0.5]))",
+                "np.sum(np.stack(xs[::2]) ** 2) + np.sum(xs[-1])",
+                "np.mean(np.concatenate(xs) ** 2)",
+            ]
+        )
+    )
     lines.append(f"    return {reduce}")
     return "W = np.linspace(1.0, 2.0, 64)\n\n" + "\n".join(lines) + "\n"
 

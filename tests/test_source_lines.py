@@ -168,14 +168,18 @@ def test_unsure_endings_are_left_to_inspect(tricky, monkeypatch):
     for name in clear:
         source._source_lines(getattr(tricky, name))
     # Python 3.10's code objects record no end positions: there inspect finds every end
-    assert len(asked) == before + (0 if hasattr(tricky.plain.__code__, "co_positions") else len(clear))
+    assert len(asked) == before + (
+        0 if hasattr(tricky.plain.__code__, "co_positions") else len(clear)
+    )
 
 
 def test_gradients_of_the_tricky_layouts(tricky):
     x = np.array([0.5, -1.0, 2.0])
     for name in ("plain", "decorated", "trailing_comments", "bracket_at_margin", "nested", "last"):
         f = getattr(tricky, name)
-        np.testing.assert_allclose(sg.grad(f)(x), _central(f, x), rtol=1e-6, atol=1e-8, err_msg=name)
+        np.testing.assert_allclose(
+            sg.grad(f)(x), _central(f, x), rtol=1e-6, atol=1e-8, err_msg=name
+        )
 
 
 def test_the_whole_body_is_read(tricky):

@@ -30,7 +30,9 @@ def check_both(f, args, wrt=0):
     for specialize in (True, False):
         got = sg.grad(f, wrt=wrt, specialize=specialize)(*args)
         what = f"{f.__name__} wrt {wrt} ({'specialized' if specialize else 'general'} code)"
-        assert type(got) is type(want), f"{what}: a {type(got).__name__} for a {type(want).__name__}"
+        assert type(got) is type(want), (
+            f"{what}: a {type(got).__name__} for a {type(want).__name__}"
+        )
         assert_close(got, want, what=what)
 
 
@@ -74,8 +76,17 @@ def through_arctan2(a, m, c):
     return np.sum(np.arctan2(a * c, 1.5 + m * m))
 
 
-RULES = [through_maximum, through_minimum, through_fmax, through_fmin, through_divide, through_hypot,
-         through_logaddexp, through_logaddexp2, through_arctan2]
+RULES = [
+    through_maximum,
+    through_minimum,
+    through_fmax,
+    through_fmin,
+    through_divide,
+    through_hypot,
+    through_logaddexp,
+    through_logaddexp2,
+    through_arctan2,
+]
 
 
 @pytest.mark.parametrize("wrt", [0, 1, 2])
@@ -90,17 +101,17 @@ def test_broadcast_operand_from_a_broadcasting_rule(f, wrt):
 def keepdims_row_into_maximum(a, m):
     k = np.sum(m, axis=0, keepdims=True)  # (1, 4)
     z = np.maximum(k * a, m)
-    return np.sum(z ** 2)
+    return np.sum(z**2)
 
 
 def keepdims_col_into_fmax(m, s):
     z = np.fmax(np.mean(m, axis=1, keepdims=True) * s, m)  # (3, 1) against (3, 4)
-    return np.sum(z ** 2)
+    return np.sum(z**2)
 
 
 def keepdims_plus_float_into_maximum(m, s):
     z = np.maximum(s + np.sum(m, axis=0, keepdims=True), m)
-    return np.sum(z ** 2)
+    return np.sum(z**2)
 
 
 @pytest.mark.parametrize("wrt", [0, 1])
@@ -108,7 +119,9 @@ def test_keepdims_row_into_maximum(wrt):
     check_both(keepdims_row_into_maximum, (ROW, MAT), wrt)
 
 
-@pytest.mark.parametrize("f", [keepdims_col_into_fmax, keepdims_plus_float_into_maximum], ids=lambda f: f.__name__)
+@pytest.mark.parametrize(
+    "f", [keepdims_col_into_fmax, keepdims_plus_float_into_maximum], ids=lambda f: f.__name__
+)
 @pytest.mark.parametrize("wrt", [0, 1])
 def test_keepdims_reduction_into_extremum(f, wrt):
     check_both(f, (MAT, 0.3), wrt)
@@ -158,7 +171,9 @@ def where_mask_over_other_branch(a, m):
     return np.sum(np.where(m > 0, 0.5, a) * m)
 
 
-@pytest.mark.parametrize("f", [where_mask_over_branch, where_mask_over_other_branch], ids=lambda f: f.__name__)
+@pytest.mark.parametrize(
+    "f", [where_mask_over_branch, where_mask_over_other_branch], ids=lambda f: f.__name__
+)
 def test_where_mask_broadcasts_a_branch(f):
     check_both(f, (ROW[0], MAT))
 
@@ -242,13 +257,17 @@ def kept_after_break(x):
     return np.sum(res * x) + np.sum(out)
 
 
-@pytest.mark.parametrize("f, args", [
-    (returns_filled_buffer, (np.array([0.3, 1.2, 0.5]),)),
-    (returns_filled_buffer, (np.array([0.3, 0.2, 0.5]),)),
-    (early_return_from_nested_loops, (np.array([0.3, 0.4, 0.5]), 0.7)),
-    (early_return_from_nested_loops, (np.array([0.3, 0.4, 0.5]), 0.1)),
-    (kept_after_break, (np.array([0.3, 1.2, 0.5]),)),
-], ids=["returned", "not-returned", "nested-returned", "nested-not-returned", "break"])
+@pytest.mark.parametrize(
+    "f, args",
+    [
+        (returns_filled_buffer, (np.array([0.3, 1.2, 0.5]),)),
+        (returns_filled_buffer, (np.array([0.3, 0.2, 0.5]),)),
+        (early_return_from_nested_loops, (np.array([0.3, 0.4, 0.5]), 0.7)),
+        (early_return_from_nested_loops, (np.array([0.3, 0.4, 0.5]), 0.1)),
+        (kept_after_break, (np.array([0.3, 1.2, 0.5]),)),
+    ],
+    ids=["returned", "not-returned", "nested-returned", "nested-not-returned", "break"],
+)
 def test_buffer_left_by_an_exit_is_not_written_again(f, args):
     for wrt in range(len(args)):
         check_both(f, args, wrt)

@@ -55,7 +55,10 @@ UNCHECKABLE = ("stops the gradient", "prints")
 # Parameters that take a float, have no adjoint and are refused when active (safe, but not the
 # "differentiable or declared" the rule table promises): reported, xfail(strict=True).
 KNOWN_PARAMETERS = {
-    ("np.interp", "period"): "np.interp(x, xp, fp, period=p) takes a float p; only None is handled, refused otherwise",
+    (
+        "np.interp",
+        "period",
+    ): "np.interp(x, xp, fp, period=p) takes a float p; only None is handled, refused otherwise",
 }
 
 
@@ -95,14 +98,20 @@ def key_id(key):
     if getattr(key, "__qualname__", "").startswith("Generator."):
         return f"np.random.{key.__qualname__}"
     module = (getattr(key, "__module__", None) or "").lstrip("_")
-    short = {"sourcegrad.transforms.rules.indexing": "ndarray", "sourcegrad.runtime.creation": "runtime",
-             "sourcegrad.runtime.sequences": "runtime", "sourcegrad.runtime": "sourcegrad"}.get(module, module)
+    short = {
+        "sourcegrad.transforms.rules.indexing": "ndarray",
+        "sourcegrad.runtime.creation": "runtime",
+        "sourcegrad.runtime.sequences": "runtime",
+        "sourcegrad.runtime": "sourcegrad",
+    }.get(module, module)
     return f"{short.replace('numpy', 'np')}.{name.lstrip('_')}"
 
 
 def same_key(a, b):
     """The same primitive (``np.add.reduce`` is a new, equal, bound method at each read)."""
-    return a is b or (isinstance(getattr(a, "__self__", None), np.ufunc) and type(a) is type(b) and a == b)
+    return a is b or (
+        isinstance(getattr(a, "__self__", None), np.ufunc) and type(a) is type(b) and a == b
+    )
 
 
 def nondiff_reasons(key, template):
@@ -137,7 +146,7 @@ def fast_profile(key, cases):
         if not any(p in cases[i].params() for i in chosen):
             chosen.append(int(rng.choice([i for i in checked if p in cases[i].params()])))
     rest = [int(i) for i in rng.permutation(checked) if i not in chosen]
-    chosen += rest[:max(0, FAST_CASES - len(chosen))]
+    chosen += rest[: max(0, FAST_CASES - len(chosen))]
     chosen += [i for i, c in enumerate(cases) if c.refused]
     return [(i, cases[i].dtypes[int(rng.integers(len(cases[i].dtypes)))]) for i in sorted(chosen)]
 
@@ -173,12 +182,18 @@ def draw(rng, x, dtype):
     elif d.kind in ("distinct", "increasing"):
         v = d.lo + (d.hi - d.lo) * (rng.permutation(n) + rng.uniform(0.25, 0.75, n)) / max(n, 1)
     elif d.kind == "sdistinct":
-        v = (d.lo + (d.hi - d.lo) * (rng.permutation(n) + rng.uniform(0.25, 0.75, n)) / max(n, 1)) * rng.choice([-1.0, 1.0], n)
+        v = (
+            d.lo + (d.hi - d.lo) * (rng.permutation(n) + rng.uniform(0.25, 0.75, n)) / max(n, 1)
+        ) * rng.choice([-1.0, 1.0], n)
     elif d.kind in ("grid0", "grid1"):
         k = rng.integers(int(np.ceil(d.lo / 0.2)), int(np.floor(d.hi / 0.2)), n, endpoint=True)
         v = 0.2 * k + 0.02 * rng.uniform(-1, 1, n) + (0.1 if d.kind == "grid1" else 0.0)
     elif d.kind == "quarter":
-        v = rng.integers(int(d.lo), int(d.hi), n) + rng.choice([0.25, 0.75], n) + 0.05 * rng.uniform(-1, 1, n)
+        v = (
+            rng.integers(int(d.lo), int(d.hi), n)
+            + rng.choice([0.25, 0.75], n)
+            + 0.05 * rng.uniform(-1, 1, n)
+        )
     elif d.kind == "zeros":
         v = rng.uniform(d.lo, d.hi, n) * rng.choice([-1.0, 1.0], n) * (np.arange(n) % 3 != 0)
     elif d.kind == "knots":
@@ -203,15 +218,23 @@ def _body(case, result):
 
 def _value_function(case):
     ns = dict(_header_namespace())
-    exec(compile(f"def value({', '.join(case.inputs)}):\n{_body(case, case.expr)}", "<value>", "exec"), ns)  # noqa: S102
+    # noqa: S102
+    exec(
+        compile(
+            f"def value({', '.join(case.inputs)}):\n{_body(case, case.expr)}", "<value>", "exec"
+        ),
+        ns,
+    )
     return seeded(ns["value"]) if case.seeded else ns["value"]
 
 
 def seeded(f):
     """``f`` with numpy's global random state reset before each call (a random draw repeats)."""
+
     def call(*args):
         np.random.seed(0)
         return f(*args)
+
     return call
 
 
@@ -239,7 +262,11 @@ def reached_keys():
     original = T._bind_all
 
     def spy(src, irfn):
-        seen.extend(s.op.key for s in ir.walk(irfn.body) if isinstance(s, ir.Assign) and s.op.kind in ("call", "nondiff"))
+        seen.extend(
+            s.op.key
+            for s in ir.walk(irfn.body)
+            if isinstance(s, ir.Assign) and s.op.kind in ("call", "nondiff")
+        )
         return original(src, irfn)
 
     T._bind_all = spy
@@ -273,7 +300,9 @@ def build(key, case, dtype):
         w = float(rng.uniform(0.5, 1.5) * rng.choice([-1.0, 1.0]))
     else:
         wdtype = np.result_type(out) if np.result_type(out).kind == "f" else dtype
-        w = (rng.uniform(0.5, 1.5, np.shape(out)) * rng.choice([-1.0, 1.0], np.shape(out))).astype(wdtype)
+        w = (rng.uniform(0.5, 1.5, np.shape(out)) * rng.choice([-1.0, 1.0], np.shape(out))).astype(
+            wdtype
+        )
     source = module_source(case, python_result)
     f = load(source).f
     shown = "\n".join(f"  {n} = {a!r}" for n, a in zip(list(case.inputs) + ["w"], args + [w]))
@@ -304,25 +333,48 @@ def _check_case(key, case, dtype):
             results = gradients(built, case)
     shown = built.shown
     assert not case.reach or any(same_key(k, key) for k in seen), (
-        f"the case never reaches {key_id(key)} (it binds {set(map(key_id, seen))}):\n{shown}")
+        f"the case never reaches {key_id(key)} (it binds {set(map(key_id, seen))}):\n{shown}"
+    )
     check_declared_zero(key, template, case, fd, shown)
     rtol = tolerance(case, dtype)
     for what, (value, grads) in results.items():
-        assert_close(value, want, rtol=1e-6 if dtype == np.float64 else 1e-4, atol=1e-6, what=f"value ({what})\n{shown}\n")
+        assert_close(
+            value,
+            want,
+            rtol=1e-6 if dtype == np.float64 else 1e-4,
+            atol=1e-6,
+            what=f"value ({what})\n{shown}\n",
+        )
         for name, a, g, want_g in zip(case.inputs, built.args, grads, fd):
-            check_gradient(a, g, np.zeros_like(want_g) if case.stops else want_g, rtol, f"d/d{name} ({what})\n{shown}\n")
+            check_gradient(
+                a,
+                g,
+                np.zeros_like(want_g) if case.stops else want_g,
+                rtol,
+                f"d/d{name} ({what})\n{shown}\n",
+            )
     for name, g, h in zip(case.inputs, results["general code"][1], results["specialized code"][1]):
         scale = 1.0 + float(np.max(np.abs(g), initial=0.0))
-        assert_close(h, g, rtol=rtol, atol=rtol * scale, what=f"d/d{name}: specialized vs general code\n{shown}\n")
+        assert_close(
+            h,
+            g,
+            rtol=rtol,
+            atol=rtol * scale,
+            what=f"d/d{name}: specialized vs general code\n{shown}\n",
+        )
 
 
 def oracle(built, case):
     """f's value and the central finite differences of every input, in float64."""
     plain = seeded(built.f) if case.seeded else built.f
     want = plain(*copy.deepcopy(built.args))
-    assert np.all(np.isfinite(want)), f"the spec draws a point where f is not finite ({want!r}):\n{built.shown}"
+    assert np.all(np.isfinite(want)), (
+        f"the spec draws a point where f is not finite ({want!r}):\n{built.shown}"
+    )
     f64 = as_float64(built.args)
-    return want, [fd_grad(numpy_scalars(plain, case), f64, i, h=case.h) for i in range(len(case.inputs))]
+    return want, [
+        fd_grad(numpy_scalars(plain, case), f64, i, h=case.h) for i in range(len(case.inputs))
+    ]
 
 
 def gradients(built, case):
@@ -334,17 +386,28 @@ def gradients(built, case):
     if case.seeded:
         general, special = seeded(general), seeded(special)
     saved = copy.deepcopy(built.args)
-    results = {"general code": general(*built.args), "specialized code": special(*built.args),
-               "specialized code, second call": special(*built.args)}
-    assert all(_same(a, b) for a, b in zip(built.args, saved)), f"computing the gradient changed the arguments:\n{built.shown}"
+    results = {
+        "general code": general(*built.args),
+        "specialized code": special(*built.args),
+        "specialized code, second call": special(*built.args),
+    }
+    assert all(_same(a, b) for a, b in zip(built.args, saved)), (
+        f"computing the gradient changed the arguments:\n{built.shown}"
+    )
     return results
 
 
 def as_float64(args):
     """The arguments in float64: finite differences of float32 values would measure rounding (a
     Python float next to a float32 array computes in float32)."""
-    return [np.float64(a) if isinstance(a, np.floating) else np.asarray(a, dtype=np.float64)
-            if isinstance(a, np.ndarray) else copy.deepcopy(a) for a in args]
+    return [
+        np.float64(a)
+        if isinstance(a, np.floating)
+        else np.asarray(a, dtype=np.float64)
+        if isinstance(a, np.ndarray)
+        else copy.deepcopy(a)
+        for a in args
+    ]
 
 
 def numpy_scalars(f, case):
@@ -352,7 +415,11 @@ def numpy_scalars(f, case):
     forms = [x.form for x in case.inputs.values()]
 
     def call(*args):
-        return f(*[np.float64(a) if k == "scalar" else a for a, k in zip(args, forms)], *args[len(forms):])
+        return f(
+            *[np.float64(a) if k == "scalar" else a for a, k in zip(args, forms)],
+            *args[len(forms) :],
+        )
+
     return call
 
 
@@ -364,8 +431,12 @@ def check_gradient(a, g, want, rtol, what):
     if type(a) is float:
         assert type(g) is float, f"{what}: the gradient of a Python float is a {type(g).__name__}"
     else:
-        assert np.shape(g) == np.shape(a), f"{what}: gradient shape {np.shape(g)} != argument shape {np.shape(a)}"
-        assert np.asarray(g).dtype == a.dtype, f"{what}: gradient dtype {np.asarray(g).dtype} != argument dtype {a.dtype}"
+        assert np.shape(g) == np.shape(a), (
+            f"{what}: gradient shape {np.shape(g)} != argument shape {np.shape(a)}"
+        )
+        assert np.asarray(g).dtype == a.dtype, (
+            f"{what}: gradient dtype {np.asarray(g).dtype} != argument dtype {a.dtype}"
+        )
     scale = 1.0 + float(np.max(np.abs(want), initial=0.0))
     assert_close(g, want, rtol=rtol, atol=rtol * scale, what=what)
 
@@ -378,7 +449,8 @@ def check_declared_zero(key, template, case, fd, shown):
         if isinstance(reason, str) and not any(r in reason for r in UNCHECKABLE):
             assert np.all(np.abs(g) <= 1e-6), (
                 f"{key_id(key)}: {x.param or name} is declared non-differentiable ({reason!r}) but finite "
-                f"differences of d/d{name} are {g!r}:\n{shown}")
+                f"differences of d/d{name} are {g!r}:\n{shown}"
+            )
 
 
 def check_refused(built, names, case):
@@ -386,13 +458,16 @@ def check_refused(built, names, case):
     refuses the value itself (``built.out`` is its exception), numpy's error may come instead."""
     numpy_error = (type(built.out),) if isinstance(built.out, Exception) else ()
     for specialize in (False, True):
-        with pytest.raises((sg.MissingAdjointError, sg.UnsupportedSyntaxError) + numpy_error) as err:
+        with pytest.raises(
+            (sg.MissingAdjointError, sg.UnsupportedSyntaxError) + numpy_error
+        ) as err:
             sg.value_and_grad(built.f, wrt=names, specialize=specialize)(*copy.deepcopy(built.args))
         if isinstance(err.value, numpy_error) and not isinstance(err.value, sg.SourcegradError):
             continue
         message = str(err.value)
         assert case.refused in message and f"line {built.line}" in message, (
-            f"the refusal should name {case.refused!r} and line {built.line}: {message}\n{built.shown}")
+            f"the refusal should name {case.refused!r} and line {built.line}: {message}\n{built.shown}"
+        )
 
 
 # ---- the tests --------------------------------------------------------------------------------------
@@ -415,12 +490,17 @@ def test_spec_inputs_bind_to_parameters():
             continue
         params = set(template.signature())
         for c in cases_of(key):
-            assert c.params() <= params, f"{key_id(key)}: {c.expr} binds {c.params() - params}, not parameters of {sorted(params)}"
+            assert c.params() <= params, (
+                f"{key_id(key)}: {c.expr} binds {c.params() - params}, not parameters of {sorted(params)}"
+            )
 
 
 def rule_parameters():
-    return [pytest.param(k, p, id=f"{key_id(k)}-{p}", marks=_known_parameter(k, p))
-            for k, t in builtin_rules().items() for p in t.signature()]
+    return [
+        pytest.param(k, p, id=f"{key_id(k)}-{p}", marks=_known_parameter(k, p))
+        for k, t in builtin_rules().items()
+        for p in t.signature()
+    ]
 
 
 def _known_parameter(key, param):
@@ -436,7 +516,9 @@ def test_every_parameter_is_checked_or_declared(key, param):
     assert key in S.SPECS, f"no spec for {key_id(key)}"
     template = builtin_rules()[key]
     cases = cases_of(key)
-    checked = set().union(*(cases[i].params() for i, _ in fast_profile(key, cases) if not cases[i].refused))
+    checked = set().union(
+        *(cases[i].params() for i, _ in fast_profile(key, cases) if not cases[i].refused)
+    )
     accumulated = {s.target for s in template.stmts if s.accumulate}
     if param in accumulated:
         assert param in checked, f"{key_id(key)}: {param} has an adjoint no fast case checks"
@@ -444,19 +526,26 @@ def test_every_parameter_is_checked_or_declared(key, param):
     if param in dict(template.nondiff) or param in checked:
         return  # declared (its FD is checked to be 0 where a case passes a float), or checked
     probes = [c for c in cases if c.refused == param]
-    assert probes, (f"{key_id(key)}: {param} has no adjoint and no declared reason: declare it (nondiff=), "
-                    "or add a case passing it a float (refused=...) to show numpy takes none")
+    assert probes, (
+        f"{key_id(key)}: {param} has no adjoint and no declared reason: declare it (nondiff=), "
+        "or add a case passing it a float (refused=...) to show numpy takes none"
+    )
     for c in probes:
         args = [draw(_rng(c.expr), x, np.float64) for x in c.inputs.values()]
         assert not _numpy_accepts(lambda: _value_function(c)(*args)), (
-            f"{key_id(key)}: {param} takes a float ({c.expr} with {args}) but has no adjoint (refused when active)")
+            f"{key_id(key)}: {param} takes a float ({c.expr} with {args}) but has no adjoint (refused when active)"
+        )
 
 
 def test_every_method_and_attribute_has_a_case():
     """ndarray methods and attributes (``x.sum()``, ``x.T``) stand for registered functions: each
     spelling appears in some case."""
     exprs = [c.expr for k in S.SPECS if k in registered() for c in cases_of(k)]
-    missing = [n for n in list(R.METHODS) + list(R.ATTRIBUTES) if not any(re.search(rf"\.{n}\b", e) for e in exprs)]
+    missing = [
+        n
+        for n in list(R.METHODS) + list(R.ATTRIBUTES)
+        if not any(re.search(rf"\.{n}\b", e) for e in exprs)
+    ]
     assert not missing, f"add a case spelling these as methods or attributes: {missing}"
 
 
@@ -471,9 +560,15 @@ def test_undeclared_parameters_of_partly_nondiff_functions_are_refused():
         for p, param in inspect.signature(key).parameters.items():
             if p in entry or p in refused:
                 continue
-            required = {q: 3 for q, par in inspect.signature(key).parameters.items() if par.default is par.empty and q != p}
+            required = {
+                q: 3
+                for q, par in inspect.signature(key).parameters.items()
+                if par.default is par.empty and q != p
+            }
             if _numpy_accepts(lambda: key(**required, **{p: np.full(2, 0.5)})):
-                problems.append(f"{key_id(key)}: {p} takes a float array, is not declared, and no case shows it refused")
+                problems.append(
+                    f"{key_id(key)}: {p} takes a float array, is not declared, and no case shows it refused"
+                )
     assert not problems, "\n".join(problems)
 
 

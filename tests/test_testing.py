@@ -50,13 +50,16 @@ def wrong_in_b(params, x):
     return np.sum(np.tanh(x @ params["w"]) + Doubled.apply(params["b"]))
 
 
-@pytest.mark.parametrize("f, arg", [
-    (net, {"w": W, "b": B, "scale": 1.5}),
-    (layers, [W, V]),
-    (layers, (W, V)),
-    (pair, (W, B)),
-    (net, {"w": W.astype(np.float32), "b": B.astype(np.float32), "scale": 1.5}),
-])
+@pytest.mark.parametrize(
+    "f, arg",
+    [
+        (net, {"w": W, "b": B, "scale": 1.5}),
+        (layers, [W, V]),
+        (layers, (W, V)),
+        (pair, (W, B)),
+        (net, {"w": W.astype(np.float32), "b": B.astype(np.float32), "scale": 1.5}),
+    ],
+)
 def test_check_grad_accepts_every_structure_grad_does(f, arg):
     g = sg.check_grad(f, arg, X)
     assert type(g) is type(arg)
@@ -91,11 +94,14 @@ def test_numerical_grad_leaves_the_arguments_alone():
     np.testing.assert_array_equal(params["b"], B)
 
 
-@pytest.mark.parametrize("a, g, message", [
-    ({"w": W}, {"v": W}, "structured as {'v': ndarray}, the argument as {'w': ndarray}"),
-    ([W, W], [W], "structured as [ndarray], the argument as [ndarray, ndarray]"),
-    ((W,), [W], "structured as [ndarray], the argument as (ndarray,)"),
-])
+@pytest.mark.parametrize(
+    "a, g, message",
+    [
+        ({"w": W}, {"v": W}, "structured as {'v': ndarray}, the argument as {'w': ndarray}"),
+        ([W, W], [W], "structured as [ndarray], the argument as [ndarray, ndarray]"),
+        ((W,), [W], "structured as [ndarray], the argument as (ndarray,)"),
+    ],
+)
 def test_a_gradient_of_another_structure_is_a_mismatch(a, g, message):
     from sourcegrad.testing import _check_structure
 
@@ -170,7 +176,7 @@ def looped_loss(w, x):
     h = np.tanh(x @ w)
     for i in range(2):
         h = np.sin(h) * 1.5
-    return np.sum(h ** 2)
+    return np.sum(h**2)
 
 
 @given(arrays(shape=(2, 2)), arrays(shape=(3, 2)), arrays(shape=(2, 2)))
@@ -217,8 +223,11 @@ def uses_wrong_tangent(w):
 
 def test_check_jvp_reports_a_wrong_tangent_rule_with_a_diff():
     sg.check_grad(uses_wrong_tangent, B)  # the reverse rule is right
-    with pytest.raises(GradientMismatch, match=r"(?s)tangent of uses_wrong_tangent .*worst entry tangent: "
-                                               r"sourcegrad .*finite differences .*\|diff\|"):
+    with pytest.raises(
+        GradientMismatch,
+        match=r"(?s)tangent of uses_wrong_tangent .*worst entry tangent: "
+        r"sourcegrad .*finite differences .*\|diff\|",
+    ):
         sg.testing.check_jvp(uses_wrong_tangent, B)
 
 
@@ -226,7 +235,7 @@ class _Cube:
     """A library function with no source (a callable object): its rules are registered."""
 
     def __call__(self, x):
-        return x ** 3
+        return x**3
 
 
 cube = _Cube()
@@ -245,10 +254,14 @@ def test_check_hvp_reports_a_wrong_rule_with_a_diff(monkeypatch):
     from sourcegrad.transforms.rules import tangents as TR
     from sourcegrad.transforms.templates import parse_template
 
-    right_tangent = parse_template("d[y] += d[x] * 3.0 * x * x", ["y", "x"], {}, TR.TANGENT_NAMESPACE, "cube")
+    right_tangent = parse_template(
+        "d[y] += d[x] * 3.0 * x * x", ["y", "x"], {}, TR.TANGENT_NAMESPACE, "cube"
+    )
     monkeypatch.setitem(TR.TEMPLATES, cube, right_tangent)
     sg.testing.check_jvp(uses_cube, B)  # forward mode is right
-    with pytest.raises(GradientMismatch, match=r"(?s)Hessian-vector product of uses_cube for 'w'.*worst entry"):
+    with pytest.raises(
+        GradientMismatch, match=r"(?s)Hessian-vector product of uses_cube for 'w'.*worst entry"
+    ):
         sg.testing.check_hvp(uses_cube, B)
 
 
@@ -257,6 +270,11 @@ def test_the_readme_lines_for_check_jvp_and_check_hvp_run(tmp_path):
 
     snippets = code_blocks(section("### Testing your own gradients"), "python")
     # the property test's loss, x and y, a w, then the lines
-    script = snippets[0] + "\nw = np.linspace(-1.0, 1.0, 12).reshape(3, 4)\n" + snippets[1] + "\nprint('checked')\n"
+    script = (
+        snippets[0]
+        + "\nw = np.linspace(-1.0, 1.0, 12).reshape(3, 4)\n"
+        + snippets[1]
+        + "\nprint('checked')\n"
+    )
     proc = run_python(script, tmp_path)
     assert proc.returncode == 0 and "checked" in proc.stdout, proc.stderr

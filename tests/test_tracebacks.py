@@ -16,7 +16,10 @@ import sourcegrad.runtime
 import sourcegrad.transforms
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-OURS = tuple(str(pathlib.Path(m.__file__).resolve().parent) + os.sep for m in (sg, sourcegrad.runtime, sourcegrad.transforms))
+OURS = tuple(
+    str(pathlib.Path(m.__file__).resolve().parent) + os.sep
+    for m in (sg, sourcegrad.runtime, sourcegrad.transforms)
+)
 
 
 def not_scalar(x):
@@ -74,8 +77,12 @@ CASES = [  # (id, error, what the user ran, how many of sourcegrad's frames rema
 
 
 def frames(excinfo):
-    return [str(pathlib.Path(entry.path).resolve()) if os.path.exists(str(entry.path)) else str(entry.path)
-            for entry in excinfo.traceback]
+    return [
+        str(pathlib.Path(entry.path).resolve())
+        if os.path.exists(str(entry.path))
+        else str(entry.path)
+        for entry in excinfo.traceback
+    ]
 
 
 def ours(paths):
@@ -92,7 +99,14 @@ def test_sourcegrad_frames_are_hidden(error, run, kept, monkeypatch):
     assert paths[0] == str(pathlib.Path(__file__).resolve())  # from the user's call
 
 
-@pytest.mark.parametrize("error, run", [c[1:3] for c in CASES if c[0] in ("unsupported_syntax", "missing_adjoint", "wrt_out_of_range")])
+@pytest.mark.parametrize(
+    "error, run",
+    [
+        c[1:3]
+        for c in CASES
+        if c[0] in ("unsupported_syntax", "missing_adjoint", "wrt_out_of_range")
+    ],
+)
 def test_the_environment_switch_shows_every_frame(error, run, monkeypatch):
     monkeypatch.setenv("SOURCEGRAD_TRACEBACK", "full")
     with pytest.raises(error) as info:
@@ -121,7 +135,8 @@ def test_other_errors_keep_their_frames():
 
 def test_a_printed_refusal_is_short(tmp_path):
     script = tmp_path / "user.py"
-    script.write_text(textwrap.dedent('''
+    script.write_text(
+        textwrap.dedent("""
         import numpy as np
         import sourcegrad as sg
 
@@ -132,16 +147,24 @@ def test_a_printed_refusal_is_short(tmp_path):
                 return 0.0
 
         sg.grad(loss)(np.ones(3))
-    '''))
+    """)
+    )
     env = {k: v for k, v in os.environ.items() if k != "SOURCEGRAD_TRACEBACK"}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
-    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120
+    )
     assert proc.returncode == 1
     err = proc.stderr
     assert "UnsupportedSyntaxError: try/except cannot be differentiated" in err
     assert f'File "{script}", line 11' in err  # the user's call
     assert "SOURCEGRAD_TRACEBACK=full" in err  # the line that raised says how to see the rest
     assert "transforms" not in err and "runtime" not in err
-    full = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
-                          env={**env, "SOURCEGRAD_TRACEBACK": "full"})
+    full = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**env, "SOURCEGRAD_TRACEBACK": "full"},
+    )
     assert "transforms" in full.stderr and len(full.stderr.splitlines()) > len(err.splitlines())

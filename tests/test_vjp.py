@@ -84,6 +84,8 @@ def test_vjp_dict_wrt(seed, d):
     rng = rng_of(seed)
     p = {"W": rng.normal(size=(d, d)) / np.sqrt(d), "b": rng.normal(size=d)}
     check_vjp(dict_out_of_loop, (p, rng.normal(size=(2, d))), rng.normal(size=(2, d)), wrt=(0, 1))
+
+
 # ==== the value that value_and_grad returns =======================================================
 
 
@@ -107,14 +109,17 @@ def returns_fresh(x, n):
     return s * 1.0
 
 
-@pytest.mark.parametrize("f, args", [
-    pytest.param(returns_reassigned, (1.5,), id="reassigned"),
-    pytest.param(returns_loop_accumulator, (1.5, 3), id="loop-accumulator"),
-    pytest.param(returns_fresh, (1.5, 3), id="fresh-temporary"),
-    pytest.param(loop_ranges, (np.array([0.3, -0.2, 0.5]), 1, 4), id="loop_ranges"),
-    pytest.param(piecewise3, (np.array([0.3, -0.2, 0.5]),), id="piecewise3"),
-    pytest.param(prefix_sums, (np.array([0.3, -0.2, 0.5]),), id="prefix_sums"),
-    pytest.param(mlp, (_mlp_params(rng_of(0), 2, 3, 1), np.ones((2, 2))), id="mlp"),
-])
+@pytest.mark.parametrize(
+    "f, args",
+    [
+        pytest.param(returns_reassigned, (1.5,), id="reassigned"),
+        pytest.param(returns_loop_accumulator, (1.5, 3), id="loop-accumulator"),
+        pytest.param(returns_fresh, (1.5, 3), id="fresh-temporary"),
+        pytest.param(loop_ranges, (np.array([0.3, -0.2, 0.5]), 1, 4), id="loop_ranges"),
+        pytest.param(piecewise3, (np.array([0.3, -0.2, 0.5]),), id="piecewise3"),
+        pytest.param(prefix_sums, (np.array([0.3, -0.2, 0.5]),), id="prefix_sums"),
+        pytest.param(mlp, (_mlp_params(rng_of(0), 2, 3, 1), np.ones((2, 2))), id="mlp"),
+    ],
+)
 def test_value_and_grad_value(f, args):
     check_value(f, args)

@@ -11,8 +11,13 @@ import sys
 
 import libcst as cst
 
-from sourcegrad.errors import (InternalCompilerError, MissingAdjointError, SourcegradError, UnsupportedSyntaxError,
-                               UsageError)
+from sourcegrad.errors import (
+    InternalCompilerError,
+    MissingAdjointError,
+    SourcegradError,
+    UnsupportedSyntaxError,
+    UsageError,
+)
 
 from . import aliasing, checkpoints, fence, gate, ir, optimize, sequences, shapes
 from . import rules as R
@@ -25,8 +30,19 @@ from .source import get_source
 __all__ = ["compile_gradient", "compile_jvp"]
 
 
-def compile_gradient(fn, wrt, mode, check_finite=False, unroll=8, signature=None, has_aux=False, meter=False,
-                     checkpoint=None, lazy=False, jit=False):
+def compile_gradient(
+    fn,
+    wrt,
+    mode,
+    check_finite=False,
+    unroll=8,
+    signature=None,
+    has_aux=False,
+    meter=False,
+    checkpoint=None,
+    lazy=False,
+    jit=False,
+):
     """Compile ``fn``'s reverse mode for the parameters named in ``wrt``.
 
     ``mode`` is ``"value_and_grad"`` (one function: value and gradient) or ``"vjp"`` (returns the
@@ -49,25 +65,55 @@ def compile_gradient(fn, wrt, mode, check_finite=False, unroll=8, signature=None
     ``jit``: the variant numba compiles (``sourcegrad.backends``): no ``del``, and the stand-ins
     of ``runtime.jit.STAND_INS`` bound for ``reversed``, ``finalize`` and ``check_scalar``."""
     with _stages(fn) as stage:
-        src, normalizer, irfn, analysis = _front(stage, fn, wrt, unroll, signature,
-                                                 _AuxNormalizer if has_aux else Normalizer)
+        src, normalizer, irfn, analysis = _front(
+            stage, fn, wrt, unroll, signature, _AuxNormalizer if has_aux else Normalizer
+        )
         bind = normalizer.captures.bind
         stage.name = "checkpoints"
         kept = checkpoints.plan(src, irfn, analysis, checkpoint)
         stage.name = "reverse"
-        rev = reverse(irfn, analysis, normalizer.naming, wrt, bind, check_finite, meter, kept, lazy,
-                      seed_one=mode == "value_and_grad", jit=jit)
+        rev = reverse(
+            irfn,
+            analysis,
+            normalizer.naming,
+            wrt,
+            bind,
+            check_finite,
+            meter,
+            kept,
+            lazy,
+            seed_one=mode == "value_and_grad",
+            jit=jit,
+        )
         stage.name = "optimize"
         rev = optimize.run(rev, check_finite)
         stage.name = "emit"
-        lines = render(irfn.name, rev, mode, normalizer.naming, bind, irfn.body[-1].pos,
-                       aux=getattr(normalizer, "aux_var", None), signature=_header(fn, irfn.params), releases=not jit)
+        lines = render(
+            irfn.name,
+            rev,
+            mode,
+            normalizer.naming,
+            bind,
+            irfn.body[-1].pos,
+            aux=getattr(normalizer, "aux_var", None),
+            signature=_header(fn, irfn.params),
+            releases=not jit,
+        )
         stand_ins = None
         if jit:
             from sourcegrad.runtime.jit import STAND_INS as stand_ins
-        compiled = load(fn, irfn.qualname, mode + (" numba" if jit else ""), lines, normalizer.extra_ns, stand_ins)
+        compiled = load(
+            fn,
+            irfn.qualname,
+            mode + (" numba" if jit else ""),
+            lines,
+            normalizer.extra_ns,
+            stand_ins,
+        )
         compiled.sites = rev.sites
-        compiled.tests = any(isinstance(s, (ir.If, ir.While, ir.LoopExit)) for s in ir.walk(irfn.body))
+        compiled.tests = any(
+            isinstance(s, (ir.If, ir.While, ir.LoopExit)) for s in ir.walk(irfn.body)
+        )
         return compiled
 
 
@@ -84,7 +130,9 @@ def compile_jvp(fn, wrt, unroll=8, tangent_first=False):
         fwd = forward(src, irfn, analysis, normalizer.naming, wrt, normalizer.captures.bind)
         fwd.tangent_first = tangent_first
         stage.name = "emit"
-        lines = render(irfn.name, fwd, "jvp", normalizer.naming, normalizer.captures.bind, irfn.body[-1].pos)
+        lines = render(
+            irfn.name, fwd, "jvp", normalizer.naming, normalizer.captures.bind, irfn.body[-1].pos
+        )
         return load(fn, irfn.qualname, "jvp", lines, normalizer.extra_ns)
 
 
@@ -128,7 +176,8 @@ class _stages:
     def __enter__(self):
         self.collecting = gc.isenabled()
         gc.disable()
-        self.limit = sys.getrecursionlimit()  # the passes recurse on nesting: a sum of 400 terms nests 400 deep
+        # the passes recurse on nesting: a sum of 400 terms nests 400 deep
+        self.limit = sys.getrecursionlimit()
         sys.setrecursionlimit(max(self.limit, 20_000))
         return self
 
@@ -138,8 +187,9 @@ class _stages:
             gc.enable()
         if e is None or isinstance(e, SourcegradError) or not isinstance(e, Exception):
             return False
-        raise InternalCompilerError(f"{kind.__name__}: {e}", self.name,
-                                    getattr(self.fn, "__qualname__", repr(self.fn))) from e
+        raise InternalCompilerError(
+            f"{kind.__name__}: {e}", self.name, getattr(self.fn, "__qualname__", repr(self.fn))
+        ) from e
 
 
 def _header(fn, params):
@@ -148,7 +198,7 @@ def _header(fn, params):
     code = getattr(fn, "__code__", None)
     if code is None or not code.co_kwonlyargcount:
         return ", ".join(params)
-    return ", ".join([*params[:code.co_argcount], "*", *params[code.co_argcount:]])
+    return ", ".join([*params[: code.co_argcount], "*", *params[code.co_argcount :]])
 
 
 def _check_only(src, s, binding):
@@ -158,10 +208,13 @@ def _check_only(src, s, binding):
     read = set().union(*(st.reads_values for st in binding.template.stmts))
     for param, allowed in binding.template.only:
         v = binding.values.get(param)
-        if isinstance(v, ir.Name) and param not in read:  # the rule ignores it: only a literal can be checked
+        # the rule ignores it: only a literal can be checked
+        if isinstance(v, ir.Name) and param not in read:
             callee = s.op.text.split("(")[0]
             raise fence.located(
-                MissingAdjointError, src, s.node if s.node is not None else s.pos,
+                MissingAdjointError,
+                src,
+                s.node if s.node is not None else s.pos,
                 f"no adjoint rule for {callee} with {param} given by a variable (in {src.fn.__qualname__})",
                 f"the rule handles {param} in {allowed!r} only; pass it as a literal, or register your own "
                 "rule with @sourcegrad.adjoint",
@@ -169,7 +222,9 @@ def _check_only(src, s, binding):
         if isinstance(v, ir.Const) and v.value not in allowed:
             callee = s.op.text.split("(")[0]
             raise fence.located(
-                MissingAdjointError, src, s.node if s.node is not None else s.pos,
+                MissingAdjointError,
+                src,
+                s.node if s.node is not None else s.pos,
                 f"no adjoint rule for {callee} with {param}={v.value!r} (in {src.fn.__qualname__})",
                 f"the rule handles {param} in {allowed!r}; register your own with @sourcegrad.adjoint",
             )
@@ -184,10 +239,16 @@ def _bind_all(src, irfn):
                 _check_only(src, s, b)
             except TypeError as e:
                 callee = s.op.text.split("(")[0]
-                template = s.op.key if not hasattr(s.op.key, "__name__") and hasattr(s.op.key, "params") else R.lookup(s.op.key)
+                template = (
+                    s.op.key
+                    if not hasattr(s.op.key, "__name__") and hasattr(s.op.key, "params")
+                    else R.lookup(s.op.key)
+                )
                 takes = ", ".join(template.signature()) if template is not None else "?"
                 raise fence.located(
-                    UnsupportedSyntaxError, src, s.node if s.node is not None else s.pos,
+                    UnsupportedSyntaxError,
+                    src,
+                    s.node if s.node is not None else s.pos,
                     f"cannot differentiate {callee}(...) called this way: {e} (in {irfn.qualname})",
                     f"sourcegrad's adjoint rule for {callee} takes ({takes}); call it in that form, "
                     "or register your own rule with @sourcegrad.adjoint",
@@ -221,9 +282,12 @@ class _AuxNormalizer(Normalizer):
             elements = value.elements
             if len(elements) != 2 or any(isinstance(e, cst.StarredElement) for e in elements):
                 raise fence.located(
-                    UnsupportedSyntaxError, self.src, s,
+                    UnsupportedSyntaxError,
+                    self.src,
+                    s,
                     f"{self._aux_whose()} must return a pair (loss, aux), but this return gives {len(elements)} values",
-                    "return (loss, aux): put the other values in aux, e.g. return loss, (a, b)")
+                    "return (loss, aux): put the other values in aux, e.g. return loss, (a, b)",
+                )
             loss = self._atom(elements[0].value)
             self._assign_expr(self.aux_var, elements[1].value, pos)
             self._emit(ir.Return(loss, pos))
@@ -236,21 +300,29 @@ class _AuxNormalizer(Normalizer):
             return
         if not isinstance(r, ir.Name):
             raise fence.located(
-                UnsupportedSyntaxError, self.src, s,
-                f"{self._aux_whose()} must return a pair (loss, aux), not a single value", "return loss, aux")
+                UnsupportedSyntaxError,
+                self.src,
+                s,
+                f"{self._aux_whose()} must return a pair (loss, aux), not a single value",
+                "return loss, aux",
+            )
         check = self.captures.bind("check_aux_pair", check_aux_pair)
         via = f", {self.fn.__qualname__!r}" if self.parent is not None else ""
         self._emit(ir.Effect(ir.Text(f"{check}({r.id}, {self.aux_of!r}{via})", (r.id,)), pos))
         loss = self.naming.unique("loss")
         self._emit(ir.Assign(loss, self._getitem_op(r, ir.Index((ir.Const(0, "0"),), False)), pos))
-        self._emit(ir.Assign(self.aux_var, self._getitem_op(r, ir.Index((ir.Const(1, "1"),), False)), pos))
+        self._emit(
+            ir.Assign(self.aux_var, self._getitem_op(r, ir.Index((ir.Const(1, "1"),), False)), pos)
+        )
         self._emit(ir.Return(ir.Name(loss), pos))
 
     def _aux_whose(self):
         if self.parent is None:
             return f"{self.fn.__qualname__} is differentiated with has_aux=True, so it"
-        return (f"{self.fn.__qualname__} gives the value of {self.aux_of}, which is differentiated with "
-                "has_aux=True, so it")
+        return (
+            f"{self.fn.__qualname__} gives the value of {self.aux_of}, which is differentiated with "
+            "has_aux=True, so it"
+        )
 
     def _inline_call(self, node, child, signature, callee, args, kwargs):
         if node is not None and node is self._aux_call:
@@ -265,7 +337,13 @@ def check_aux_pair(value, name, via=None):
     """``has_aux=True``: the function's value must be a pair ``(loss, aux)`` (``via``: the helper
     whose return gives it)."""
     if not isinstance(value, tuple) or len(value) != 2:
-        what = f"a tuple of {len(value)} values" if isinstance(value, tuple) else f"a {type(value).__name__}"
+        what = (
+            f"a tuple of {len(value)} values"
+            if isinstance(value, tuple)
+            else f"a {type(value).__name__}"
+        )
         who = f"{name} is" if via is None else f"{via} gives the value of {name}, which is"
-        raise UsageError(f"{who} differentiated with has_aux=True, so it must return a pair (loss, aux), "
-                         f"but it returned {what}")
+        raise UsageError(
+            f"{who} differentiated with has_aux=True, so it must return a pair (loss, aux), "
+            f"but it returned {what}"
+        )

@@ -32,20 +32,84 @@ from .rules.indexing import _astype, _flatten
 
 # Operations whose result never shares memory with an operand.
 _FRESH = {
-    np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like, np.full_like,
-    np.array, np.copy, np.arange, np.linspace, np.eye, np.identity, np.concatenate, np.stack,
-    np.hstack, np.vstack, np.tile, np.repeat, np.pad, np.where, np.clip, np.outer, np.dot,
-    np.matmul, np.inner, np.tensordot, np.kron, np.cumsum, np.sort, np.take, np.diff, np.cross,
-    np.sum, np.mean, np.prod, np.max, np.min, np.var, np.std, np.trace, np.tril, np.triu,
-    np.linalg.inv, np.linalg.solve, np.random.randn, np.random.rand, np.random.normal,
+    np.zeros,
+    np.ones,
+    np.empty,
+    np.full,
+    np.zeros_like,
+    np.ones_like,
+    np.empty_like,
+    np.full_like,
+    np.array,
+    np.copy,
+    np.arange,
+    np.linspace,
+    np.eye,
+    np.identity,
+    np.concatenate,
+    np.stack,
+    np.hstack,
+    np.vstack,
+    np.tile,
+    np.repeat,
+    np.pad,
+    np.where,
+    np.clip,
+    np.outer,
+    np.dot,
+    np.matmul,
+    np.inner,
+    np.tensordot,
+    np.kron,
+    np.cumsum,
+    np.sort,
+    np.take,
+    np.diff,
+    np.cross,
+    np.sum,
+    np.mean,
+    np.prod,
+    np.max,
+    np.min,
+    np.var,
+    np.std,
+    np.trace,
+    np.tril,
+    np.triu,
+    np.linalg.inv,
+    np.linalg.solve,
+    np.random.randn,
+    np.random.rand,
+    np.random.normal,
     np.random.uniform,
-    operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv, operator.mod,
-    operator.pow, operator.neg, operator.pos, operator.matmul, operator.lt, operator.le,
-    operator.gt, operator.ge, operator.eq, operator.ne, operator.invert, operator.and_,
-    operator.or_, operator.xor, operator.not_,
-    _astype, _flatten,  # the methods x.astype(t) and x.flatten() (x.ravel() may be a view)
+    operator.add,
+    operator.sub,
+    operator.mul,
+    operator.truediv,
+    operator.floordiv,
+    operator.mod,
+    operator.pow,
+    operator.neg,
+    operator.pos,
+    operator.matmul,
+    operator.lt,
+    operator.le,
+    operator.gt,
+    operator.ge,
+    operator.eq,
+    operator.ne,
+    operator.invert,
+    operator.and_,
+    operator.or_,
+    operator.xor,
+    operator.not_,
+    _astype,
+    _flatten,  # the methods x.astype(t) and x.flatten() (x.ravel() may be a view)
     # the forward-mode helpers that make a tangent's own array (hvp reads generated jvp code)
-    _tangents.tangent_zeros, _tangents.owned_tangent, _tangents.seq_zeros, _tangents.seq_tangent,
+    _tangents.tangent_zeros,
+    _tangents.owned_tangent,
+    _tangents.seq_zeros,
+    _tangents.seq_tangent,
 }
 
 
@@ -61,7 +125,9 @@ def _fresh(op):
             pass
     if op.kind == "copy":
         a = op.args[0]
-        return isinstance(a, Tup) or (isinstance(a, ir.Const) and type(a.value) in (int, float, bool))
+        return isinstance(a, Tup) or (
+            isinstance(a, ir.Const) and type(a.value) in (int, float, bool)
+        )
     if isinstance(key, np.ufunc):
         return True
     try:
@@ -74,13 +140,19 @@ def check(fn, src, naming, varied):
     """Raise if an in-place write into a differentiated value could be seen through another
     name: one that may share its memory and is still read after the write."""
     params = set(fn.params)
-    writes = [s for s in ir.walk(fn.body)
-              if _is_write(s) and (s.target in varied or (s.target in params and not isinstance(s, ir.Assign)))]
+    writes = [
+        s
+        for s in ir.walk(fn.body)
+        if _is_write(s)
+        and (s.target in varied or (s.target in params and not isinstance(s, ir.Assign)))
+    ]
     if not writes:
         return
     flags = _exit_flags(fn)
     live_after, dead = _liveness(fn.body, {id(w) for w in writes})
-    objects = _points_to(fn, flags, {id(w): live_after.get(id(w), set()) | {w.target} for w in writes}, dead)
+    objects = _points_to(
+        fn, flags, {id(w): live_after.get(id(w), set()) | {w.target} for w in writes}, dead
+    )
     in_lists = _appended(fn.body, flags, {id(w): {w.target} for w in writes}, dead)
     for w in writes:
         a = w.target
@@ -90,33 +162,65 @@ def check(fn, src, naming, varied):
         for p in sorted(o[1] for o in written if o[0] == _ARG):
             scatter = _scatter_of(w) if inplace else None
             sym = _augmented_symbol(w) if inplace and scatter is None else ""
-            what = (f"{scatter} on it" if scatter else f"{sym}= on it") if inplace else "writing into it"
+            what = (
+                (f"{scatter} on it" if scatter else f"{sym}= on it")
+                if inplace
+                else "writing into it"
+            )
             if p == a:
-                _refuse(src, w, f"{a!r} is an argument: {what} would change the caller's data "
-                        "(numpy updates arrays in place)",
-                        f"write {a} = {a} {sym} ... instead" if inplace and not scatter
-                        else f"work on a copy: {a} = {a}.copy()")
-            _refuse(src, w, f"{a!r} may share memory with the argument {p!r}: {what} would change the "
-                    "caller's data", f"work on a copy: {a} = np.copy(...)")
+                _refuse(
+                    src,
+                    w,
+                    f"{a!r} is an argument: {what} would change the caller's data "
+                    "(numpy updates arrays in place)",
+                    f"write {a} = {a} {sym} ... instead"
+                    if inplace and not scatter
+                    else f"work on a copy: {a} = {a}.copy()",
+                )
+            _refuse(
+                src,
+                w,
+                f"{a!r} may share memory with the argument {p!r}: {what} would change the "
+                "caller's data",
+                f"work on a copy: {a} = np.copy(...)",
+            )
         if not isinstance(w, ir.Append):
-            for lst in sorted(in_lists.get(id(w), {}).get(a, frozenset()) & live_after.get(id(w), set())):
-                _refuse(src, w, f"{a!r} was appended to the list {lst!r}, which is read after this write: "
-                        "the list holds the array itself, so it would change too, unseen by the gradient",
-                        f"append a copy: {lst}.append(np.copy({a}))")
+            for lst in sorted(
+                in_lists.get(id(w), {}).get(a, frozenset()) & live_after.get(id(w), set())
+            ):
+                _refuse(
+                    src,
+                    w,
+                    f"{a!r} was appended to the list {lst!r}, which is read after this write: "
+                    "the list holds the array itself, so it would change too, unseen by the gradient",
+                    f"append a copy: {lst}.append(np.copy({a}))",
+                )
         for n in sorted(live_after.get(id(w), set()) - {a}):
             if not (env.get(n, _NONE)[1] & written):
                 continue
             if naming.snapshots.get(n) == a:
-                _refuse(src, w, f"{a!r} is updated in place inside a loop over it: the loop would read the "
-                        "changed array, unseen by the gradient",
-                        f"loop over a copy (for ... in np.copy({a})), or write {a} = {a} + ... to make a new array")
+                _refuse(
+                    src,
+                    w,
+                    f"{a!r} is updated in place inside a loop over it: the loop would read the "
+                    "changed array, unseen by the gradient",
+                    f"loop over a copy (for ... in np.copy({a})), or write {a} = {a} + ... to make a new array",
+                )
             if n in naming.temps:
-                _refuse(src, w, f"an earlier value computed from {a!r} may share its memory (a view) and is read "
-                        "after this write, so it would change too, unseen by the gradient",
-                        f"write {a} = {a} + ... (a new array) instead of updating it in place")
-            _refuse(src, w, f"{n!r} may share memory with {a!r} (a view, another name for it, or a list or "
-                    "tuple holding it) and is read after this write, so it would change too, unseen by the gradient",
-                    f"take a copy where {n!r} is made: {n} = np.copy(...)")
+                _refuse(
+                    src,
+                    w,
+                    f"an earlier value computed from {a!r} may share its memory (a view) and is read "
+                    "after this write, so it would change too, unseen by the gradient",
+                    f"write {a} = {a} + ... (a new array) instead of updating it in place",
+                )
+            _refuse(
+                src,
+                w,
+                f"{n!r} may share memory with {a!r} (a view, another name for it, or a list or "
+                "tuple holding it) and is read after this write, so it would change too, unseen by the gradient",
+                f"take a copy where {n!r} is made: {n} = np.copy(...)",
+            )
 
 
 def _is_write(s):
@@ -165,8 +269,11 @@ class _PointsTo:
     name in the state."""
 
     def __init__(self, fn):
-        self.literals = {id(s) for s in ir.walk(fn.body)
-                         if isinstance(s, ir.Assign) and s.op.kind == "copy" and isinstance(s.op.args[0], Tup)}
+        self.literals = {
+            id(s)
+            for s in ir.walk(fn.body)
+            if isinstance(s, ir.Assign) and s.op.kind == "copy" and isinstance(s.op.args[0], Tup)
+        }
         self.holders = {}
 
     def kind(self, own):
@@ -190,7 +297,9 @@ class _PointsTo:
         base = op.args[0] if op.args else None
         if op.kind == "copy" and isinstance(base, Tup):  # a tuple or list literal holds its entries
             own = self.allocate(env, id(s))
-            return own, own.union(*(env.get(a.id, _NONE)[1] for a in base if isinstance(a, ir.Name)))
+            return own, own.union(
+                *(env.get(a.id, _NONE)[1] for a in base if isinstance(a, ir.Name))
+            )
         if _fresh(op) or not isinstance(base, ir.Name):
             own = self.allocate(env, id(s))
             return own, own
@@ -255,8 +364,13 @@ def _exit_flags(fn):
     ``exits.py`` lowers ``break``, ``continue`` and ``return`` to."""
     constant, other, tested = set(), set(fn.params), set()
     for s in ir.walk(fn.body):
-        if isinstance(s, ir.Assign) and not s.inplace and s.op.kind == "copy" \
-                and isinstance(s.op.args[0], ir.Const) and type(s.op.args[0].value) is bool:
+        if (
+            isinstance(s, ir.Assign)
+            and not s.inplace
+            and s.op.kind == "copy"
+            and isinstance(s.op.args[0], ir.Const)
+            and type(s.op.args[0].value) is bool
+        ):
             constant.add(s.target)
         elif isinstance(s, (ir.Assign, ir.For, ir.SetItem, ir.Append)):
             other.add(s.target)
@@ -281,8 +395,11 @@ def _loop_flags(body, flags):
     def walk(stmts, loops):
         inits = set()  # flags set to False by the statements just before this one
         for s in stmts:
-            flag = s.test if isinstance(s, ir.LoopExit) else (
-                s.test[4:] if isinstance(s, ir.If) and s.test.startswith("not ") else None)
+            flag = (
+                s.test
+                if isinstance(s, ir.LoopExit)
+                else (s.test[4:] if isinstance(s, ir.If) and s.test.startswith("not ") else None)
+            )
             if flag in flags:
                 sites.setdefault(flag, []).append(loops)
             if isinstance(s, ir.If):
@@ -294,7 +411,10 @@ def _loop_flags(body, flags):
             inits = inits | {s.target} if init(s) else set()
 
     walk(body, frozenset())
-    return {k: frozenset(f for f in fs if all(k in loops for loops in sites.get(f, ()))) for k, fs in own.items()}
+    return {
+        k: frozenset(f for f in fs if all(k in loops for loops in sites.get(f, ())))
+        for k, fs in own.items()
+    }
 
 
 class _Forward:
@@ -520,7 +640,13 @@ def _slices(index):
 
 
 def _refuse(src, stmt, msg, hint):
-    raise located(UnsupportedSyntaxError, src, stmt.pos, f"unsupported in-place write: {msg} (in {src.fn.__qualname__})", hint)
+    raise located(
+        UnsupportedSyntaxError,
+        src,
+        stmt.pos,
+        f"unsupported in-place write: {msg} (in {src.fn.__qualname__})",
+        hint,
+    )
 
 
 def _scatter_of(w):

@@ -33,7 +33,11 @@ def _signature(key):
         try:
             sig = inspect.signature(key)
         except (TypeError, ValueError):  # a ufunc before numpy 2.3 has no signature to inspect
-            sig = _ufunc_signature(key) if isinstance(key, np.ufunc) and key.signature is None else _NO_SIG
+            sig = (
+                _ufunc_signature(key)
+                if isinstance(key, np.ufunc) and key.signature is None
+                else _NO_SIG
+            )
         R.SIGNATURES[key] = sig
     return sig
 
@@ -41,11 +45,20 @@ def _signature(key):
 def _ufunc_signature(ufunc):
     """The signature numpy 2.3+ gives an elementwise ufunc: operands by position, then options."""
     P = inspect.Parameter
-    operands = [P(f"x{i + 1}" if ufunc.nin > 1 else "x", P.POSITIONAL_ONLY) for i in range(ufunc.nin)]
+    operands = [
+        P(f"x{i + 1}" if ufunc.nin > 1 else "x", P.POSITIONAL_ONLY) for i in range(ufunc.nin)
+    ]
     options = [P("out", P.POSITIONAL_OR_KEYWORD, default=None)] + [
-        P(name, P.KEYWORD_ONLY, default=default) for name, default in (
-            ("where", True), ("casting", "same_kind"), ("order", "K"), ("dtype", None), ("subok", True),
-            ("signature", None))]
+        P(name, P.KEYWORD_ONLY, default=default)
+        for name, default in (
+            ("where", True),
+            ("casting", "same_kind"),
+            ("order", "K"),
+            ("dtype", None),
+            ("subok", True),
+            ("signature", None),
+        )
+    ]
     return inspect.Signature(operands + options)
 
 
@@ -63,11 +76,19 @@ def _template_signature(template):
     sig = _TEMPLATE_SIGNATURES.get(id(template))
     if sig is None or sig[0] is not template:
         params = template.signature()
-        sig = (template, inspect.Signature([
-            inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                              default=template.defaults.get(p, inspect.Parameter.empty))
-            for p in params
-        ]))
+        sig = (
+            template,
+            inspect.Signature(
+                [
+                    inspect.Parameter(
+                        p,
+                        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                        default=template.defaults.get(p, inspect.Parameter.empty),
+                    )
+                    for p in params
+                ]
+            ),
+        )
         _TEMPLATE_SIGNATURES[id(template)] = sig
     return sig[1]
 
@@ -114,8 +135,11 @@ class _Slot:
 def _plan(op, template):
     """((parameter, operand position or keyword or None for its default), ...) for the call's
     form, or None when matching needs the operands' values (or fails: ``_bind`` says how)."""
-    slots = replace(op, args=tuple(_Slot(i) for i in range(len(op.args))),
-                    kwargs=tuple((k, _Slot(k)) for k, _ in op.kwargs))
+    slots = replace(
+        op,
+        args=tuple(_Slot(i) for i in range(len(op.args))),
+        kwargs=tuple((k, _Slot(k)) for k, _ in op.kwargs),
+    )
     try:
         b = _bind(slots, template)
     except TypeError:
@@ -132,7 +156,9 @@ def _bind(op, template):
     sig = _template_signature(template)
     kwargs = dict(op.kwargs)
     real = _signature(op.key)
-    if real is not _NO_SIG and not any(p.kind == p.VAR_POSITIONAL for p in real.parameters.values()):
+    if real is not _NO_SIG and not any(
+        p.kind == p.VAR_POSITIONAL for p in real.parameters.values()
+    ):
         # bind as numpy does first, so positions mean what they mean to numpy
         kwargs = _by_name(real.bind(*op.args, **kwargs), params)
         bound = sig.bind(**kwargs)
@@ -203,9 +229,14 @@ def others_scalar(binding, param):
     """Are all operands other than ``param`` Python numbers (so broadcasting kept its shape)?
     Operands without an adjoint broadcast too (``np.where(mask, x, 0.0)``: the mask): any of them
     that is not a constant counts."""
-    others = [v for p, v in binding.values.items()
-              if p != param and (p in binding.diff or not isinstance(v, ir.Const))]
-    return bool(others) and all(isinstance(v, ir.Const) and type(v.value) in (int, float) for v in others)
+    others = [
+        v
+        for p, v in binding.values.items()
+        if p != param and (p in binding.diff or not isinstance(v, ir.Const))
+    ]
+    return bool(others) and all(
+        isinstance(v, ir.Const) and type(v.value) in (int, float) for v in others
+    )
 
 
 class _Sites(set):
@@ -287,13 +318,21 @@ class Analysis:
         if not isinstance(reader, ir.Assign) or depth > len(self.stmts):
             return None
         if reader.op.kind == "copy":
-            return self.adjoint_shape(reader, depth + 1) if reader.op.args == (ir.Name(stmt.target),) else None
+            return (
+                self.adjoint_shape(reader, depth + 1)
+                if reader.op.args == (ir.Name(stmt.target),)
+                else None
+            )
         b = self.binding(reader.op)
         if b is None:
             return None
         template = self.template(b)
-        stripped = any(st.accumulate and st.outer_unbroadcast
-                       and stmt.target in _names(b.values.get(st.target)) for st in template.stmts)
+        stripped = any(
+            st.accumulate
+            and st.outer_unbroadcast
+            and stmt.target in _names(b.values.get(st.target))
+            for st in template.stmts
+        )
         if not stripped:
             return self.shapes.made(stmt)
         return self.adjoint_shape(reader, depth + 1) if template.broadcasting else None
@@ -304,8 +343,11 @@ class Analysis:
         t = binding.template
         if self.shapes is None or not t.ranks:
             return t
-        ranks = tuple(self.shapes.rank(v.id) if isinstance(v, ir.Name) else None
-                      for p, v in binding.values.items() if p in binding.diff)
+        ranks = tuple(
+            self.shapes.rank(v.id) if isinstance(v, ir.Name) else None
+            for p, v in binding.values.items()
+            if p in binding.diff
+        )
         return dict(t.ranks).get(ranks, t)
 
     def _lazy(self, temps):
@@ -340,7 +382,12 @@ class Analysis:
         out = set()
         for t in temps & self.active:
             d = defs.get(t, ())
-            if len(d) != 1 or not isinstance(d[0], ir.Assign) or d[0].inplace or d[0].op.kind != "call":
+            if (
+                len(d) != 1
+                or not isinstance(d[0], ir.Assign)
+                or d[0].inplace
+                or d[0].op.kind != "call"
+            ):
                 continue
             b = self.binding(d[0].op)
             if b is None or not b.template.broadcasting:
@@ -395,9 +442,12 @@ class Analysis:
 
     def is_active_stmt(self, s):
         if isinstance(s, ir.Assign):
-            known = self._active_stmts.get(id(s))  # asked by the reads, the saves and the reverse pass
+            # asked by the reads, the saves and the reverse pass
+            known = self._active_stmts.get(id(s))
             if known is None or known[0] is not s:
-                active = s.target in self.active and bool(diff_operands(s.op, self.binding(s.op)) & self.active)
+                active = s.target in self.active and bool(
+                    diff_operands(s.op, self.binding(s.op)) & self.active
+                )
                 known = self._active_stmts[id(s)] = (s, active)
             return known[1]
         if isinstance(s, (ir.SetItem, ir.Append)):
@@ -434,8 +484,12 @@ class Analysis:
             for st in self.template(b).stmts:
                 if st.accumulate and st.target not in active_params:
                     continue
-                stripped = (st.accumulate and self.unbroadcast_of(s, b, st.target) is not None
-                            and st.outer_unbroadcast and not st.inner_reads_target)
+                stripped = (
+                    st.accumulate
+                    and self.unbroadcast_of(s, b, st.target) is not None
+                    and st.outer_unbroadcast
+                    and not st.inner_reads_target
+                )
                 for p in st.reads_values:
                     if stripped and p == st.target:
                         continue  # unbroadcast(g, x) is done without x (unbroadcast_of): x is not read

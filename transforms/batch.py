@@ -104,23 +104,91 @@ def _same(v):
 
 # ---- primitives by kind -----------------------------------------------------------------------
 
-_OPERATORS = {operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv, operator.mod,
-              operator.pow, operator.neg, operator.pos, operator.abs, operator.lt, operator.le, operator.gt,
-              operator.ge, operator.eq, operator.ne, operator.and_, operator.or_, operator.xor, operator.invert,
-              operator.not_}
-_ELEMENTWISE = {np.where, np.clip, np.real, np.imag, np.conj, np.asarray, np.array, np.copy, np.asanyarray,
-                np.nan_to_num, np.heaviside, builtins.abs, builtins.float, builtins.complex}
+_OPERATORS = {
+    operator.add,
+    operator.sub,
+    operator.mul,
+    operator.truediv,
+    operator.floordiv,
+    operator.mod,
+    operator.pow,
+    operator.neg,
+    operator.pos,
+    operator.abs,
+    operator.lt,
+    operator.le,
+    operator.gt,
+    operator.ge,
+    operator.eq,
+    operator.ne,
+    operator.and_,
+    operator.or_,
+    operator.xor,
+    operator.invert,
+    operator.not_,
+}
+_ELEMENTWISE = {
+    np.where,
+    np.clip,
+    np.real,
+    np.imag,
+    np.conj,
+    np.asarray,
+    np.array,
+    np.copy,
+    np.asanyarray,
+    np.nan_to_num,
+    np.heaviside,
+    builtins.abs,
+    builtins.float,
+    builtins.complex,
+}
 _SUMS = {np.sum, np.nansum, np.add.reduce}
 _MEANS = {np.mean}
-_REDUCTIONS = _SUMS | _MEANS | {np.max, np.amax, np.min, np.amin, np.prod, np.var, np.std, np.nanmax, np.nanmin,
-                                np.nanmean, np.median, np.all, np.any, np.argmax, np.argmin, np.ptp,
-                                np.maximum.reduce, np.minimum.reduce, np.multiply.reduce, np.logaddexp.reduce,
-                                np.linalg.norm}
+_REDUCTIONS = (
+    _SUMS
+    | _MEANS
+    | {
+        np.max,
+        np.amax,
+        np.min,
+        np.amin,
+        np.prod,
+        np.var,
+        np.std,
+        np.nanmax,
+        np.nanmin,
+        np.nanmean,
+        np.median,
+        np.all,
+        np.any,
+        np.argmax,
+        np.argmin,
+        np.ptp,
+        np.maximum.reduce,
+        np.minimum.reduce,
+        np.multiply.reduce,
+        np.logaddexp.reduce,
+        np.linalg.norm,
+    }
+)
 _ALONG_AXIS = {np.cumsum, np.cumprod, np.sort, np.argsort, np.flip, np.diff}
 _MATMUL = {operator.matmul, np.matmul, np.dot}
 _LIKE = {np.zeros_like, np.ones_like, np.full_like, np.empty_like}
-_LINEAR_UNARY = {operator.neg, operator.pos, np.negative, np.positive, np.real, np.imag, np.conj, np.asarray,
-                 np.array, np.copy, builtins.float, builtins.complex}
+_LINEAR_UNARY = {
+    operator.neg,
+    operator.pos,
+    np.negative,
+    np.positive,
+    np.real,
+    np.imag,
+    np.conj,
+    np.asarray,
+    np.array,
+    np.copy,
+    builtins.float,
+    builtins.complex,
+}
 
 
 def _optional(module, *names):
@@ -159,7 +227,13 @@ class _Walker:
     MAX_PASSES = 20
 
     def __init__(self, src, fn, bindings, shapes, over, args):
-        self.src, self.fn, self.bindings, self.shapes, self.over = src, fn, bindings, shapes, tuple(over)
+        self.src, self.fn, self.bindings, self.shapes, self.over = (
+            src,
+            fn,
+            bindings,
+            shapes,
+            tuple(over),
+        )
         self.returns = []
         self.objects = {k: v for k, v in args.items() if isinstance(v, (dict, list, tuple))}
         self.local = {}  # name -> shape, of values the same on every chunk that shape inference missed
@@ -172,10 +246,12 @@ class _Walker:
             if p in self.over:
                 nd = self._rank(p)
                 if not nd:
-                    raise self._error(self.fn.body[0] if self.fn.body else None,
-                                      f"{p} is split over its rows (axis 0), but it is "
-                                      f"{'a scalar' if nd == 0 else 'not an array of known rank'}",
-                                      f"pass {p} as an array with the rows on axis 0")
+                    raise self._error(
+                        self.fn.body[0] if self.fn.body else None,
+                        f"{p} is split over its rows (axis 0), but it is "
+                        f"{'a scalar' if nd == 0 else 'not an array of known rank'}",
+                        f"pass {p} as an array with the rows on axis 0",
+                    )
                 env[p] = Rows(-nd, nd)
             else:
                 env[p] = SAME
@@ -183,11 +259,17 @@ class _Walker:
         kinds = {r for r, _ in self.returns}
         for value, s in self.returns:
             if not isinstance(value, Total):
-                raise self._error(s, self._return_problem(value),
-                                  "return np.sum(...) or np.mean(...) of per-row values (a loss that adds up over rows)")
+                raise self._error(
+                    s,
+                    self._return_problem(value),
+                    "return np.sum(...) or np.mean(...) of per-row values (a loss that adds up over rows)",
+                )
         if len(kinds) != 1:
-            raise self._error(self.returns[-1][1], "the returns mix a sum over the rows with a mean over them",
-                              "return the same kind of reduction on every path")
+            raise self._error(
+                self.returns[-1][1],
+                "the returns mix a sum over the rows with a mean over them",
+                "return the same kind of reduction on every path",
+            )
         return kinds.pop().kind
 
     def _return_problem(self, v):
@@ -246,8 +328,12 @@ class _Walker:
         for n in sorted(ir.idents(text)):
             v = env.get(n, SAME)
             if not _same(v):
-                raise self._error(s, f"{what} reads {n}, which depends on the rows (each chunk could take "
-                                     "another path)", "branch on parameters or constants only, or use np.where")
+                raise self._error(
+                    s,
+                    f"{what} reads {n}, which depends on the rows (each chunk could take "
+                    "another path)",
+                    "branch on parameters or constants only, or use np.where",
+                )
 
     # -- values --
 
@@ -255,8 +341,11 @@ class _Walker:
         if isinstance(a, ir.Name):
             v = env.get(a.id, SAME)
             if isinstance(v, Mixed):
-                raise self._error(s, f"{a.id} depends on the rows on some paths only",
-                                  "give it the same kind of value on every path")
+                raise self._error(
+                    s,
+                    f"{a.id} depends on the rows on some paths only",
+                    "give it the same kind of value on every path",
+                )
             return v
         if isinstance(a, ir.Const):
             return ZERO if type(a.value) in (int, float) and a.value == 0 else SAME
@@ -280,13 +369,19 @@ class _Walker:
             if out is SAME:
                 self._same_shape(s)
             return out
-        values = [self._atom(a, env, s) for a in op.args] + [self._atom(a, env, s) for _, a in op.kwargs]
+        values = [self._atom(a, env, s) for a in op.args] + [
+            self._atom(a, env, s) for _, a in op.kwargs
+        ]
         if all(_same(v) for v in values):
             self._same_shape(s)
             return SAME
         if op.kind not in ("call", "nondiff"):
-            raise self._error(s, f"{op.text} ({op.kind}) reads values that depend on the rows, and the analysis "
-                                 "does not know it to work row by row", "compute it outside the split function")
+            raise self._error(
+                s,
+                f"{op.text} ({op.kind}) reads values that depend on the rows, and the analysis "
+                "does not know it to work row by row",
+                "compute it outside the split function",
+            )
         key = op.key
         if key == ATTRIBUTE_READ:
             return self._attribute(s, op.text.rsplit(".", 1)[-1], values[0])
@@ -297,10 +392,13 @@ class _Walker:
         return self._elementwise(s, binding, env) if _elementwise_key(key) else self._unknown(s)
 
     def _unknown(self, s):
-        raise self._error(s, f"{s.op.text.split('(')[0]} reads values that depend on the rows, and the "
-                             "analysis does not know it to work row by row",
-                          "only elementwise work, rows @ weights, per-row reductions and gathers, and a final "
-                          "np.sum or np.mean over the rows are split")
+        raise self._error(
+            s,
+            f"{s.op.text.split('(')[0]} reads values that depend on the rows, and the "
+            "analysis does not know it to work row by row",
+            "only elementwise work, rows @ weights, per-row reductions and gathers, and a final "
+            "np.sum or np.mean over the rows are split",
+        )
 
     # -- kinds of primitives --
 
@@ -315,19 +413,28 @@ class _Walker:
         ops = [(p, a, v) for p, a, v in self._operands(s, binding, env) if p not in ("dtype",)]
         vals = [v for _, _, v in ops]
         if IOTA in vals or any(isinstance(v, (RowShape, Seq)) for v in vals):
-            raise self._error(s, "row positions or shapes are used as values here", "use them only as indices")
+            raise self._error(
+                s, "row positions or shapes are used as values here", "use them only as indices"
+            )
         if COUNT in vals:
             return self._count_arith(s, key, vals)
         totals = [v for v in vals if isinstance(v, Total)]
         rows = {v for v in vals if isinstance(v, Rows)}
         if totals and rows:
-            raise self._error(s, "this combines each row with a sum or mean over all rows (a statistic of the "
-                                 "batch): the chunks would each use their own", "compute such statistics outside")
+            raise self._error(
+                s,
+                "this combines each row with a sum or mean over all rows (a statistic of the "
+                "batch): the chunks would each use their own",
+                "compute such statistics outside",
+            )
         if totals:
             return self._linear(s, key, vals, totals)
         if len(rows) > 1:
-            raise self._error(s, "this combines arrays whose rows lie on different axes (rows with rows)",
-                              "keep the rows on the same axis")
+            raise self._error(
+                s,
+                "this combines arrays whose rows lie on different axes (rows with rows)",
+                "keep the rows on the same axis",
+            )
         row = rows.pop()
         ranks = []
         for _, a, v in ops:
@@ -340,35 +447,59 @@ class _Walker:
         others = [v for v in vals if v is not COUNT]
         if key in (builtins.float, builtins.int) and not others:
             return COUNT
-        if key is operator.truediv and len(vals) == 2 and vals[0] == Total("sum") and vals[1] is COUNT:
+        if (
+            key is operator.truediv
+            and len(vals) == 2
+            and vals[0] == Total("sum")
+            and vals[1] is COUNT
+        ):
             return Total("mean")  # np.sum(per_row) / len(x): a mean over the rows
         if key in (operator.mul, np.multiply) and all(_same(v) for v in others):
             return COUNT
-        raise self._error(s, "the number of rows is used as a value: each chunk has its own",
-                          "divide a sum over the rows by it (a mean), or use np.mean")
+        raise self._error(
+            s,
+            "the number of rows is used as a value: each chunk has its own",
+            "divide a sum over the rows by it (a mean), or use np.mean",
+        )
 
     def _linear(self, s, key, vals, totals):
         kinds = {t.kind for t in totals}
         if len(kinds) > 1:
-            raise self._error(s, "this combines a sum over the rows with a mean over them",
-                              "use the same reduction for every term")
+            raise self._error(
+                s,
+                "this combines a sum over the rows with a mean over them",
+                "use the same reduction for every term",
+            )
         total = totals[0]
         others = [v for v in vals if not isinstance(v, Total)]
         if key in (operator.add, operator.sub, np.add, np.subtract):
-            if all(v is ZERO for v in others) or (total.kind == "mean" and all(_same(v) for v in others)):
+            if all(v is ZERO for v in others) or (
+                total.kind == "mean" and all(_same(v) for v in others)
+            ):
                 return total
-            raise self._error(s, "this adds a term that does not depend on the rows to a sum over the rows: "
-                                 "every chunk would add it once",
-                              "use np.mean over the rows (the chunks' shares then add up to one), or add the term "
-                              "outside the split function")
+            raise self._error(
+                s,
+                "this adds a term that does not depend on the rows to a sum over the rows: "
+                "every chunk would add it once",
+                "use np.mean over the rows (the chunks' shares then add up to one), or add the term "
+                "outside the split function",
+            )
         if key in _LINEAR_UNARY or key is builtins.float:
             return total
         if key in (operator.mul, np.multiply) and len(totals) == 1:
             return total
-        if key in (operator.truediv, np.true_divide, np.divide) and len(totals) == 1 and isinstance(vals[0], Total):
+        if (
+            key in (operator.truediv, np.true_divide, np.divide)
+            and len(totals) == 1
+            and isinstance(vals[0], Total)
+        ):
             return total
-        raise self._error(s, f"{s.op.text} is not linear in a sum or mean over the rows: the chunks' values do "
-                             "not add up to it", "make the loss a sum or mean over rows of per-row terms")
+        raise self._error(
+            s,
+            f"{s.op.text} is not linear in a sum or mean over the rows: the chunks' values do "
+            "not add up to it",
+            "make the loss a sum or mean over rows of per-row terms",
+        )
 
     def _check_broadcast(self, s, a, row):
         """An operand the same on every chunk must have no length along the rows (else a chunk's
@@ -380,12 +511,19 @@ class _Walker:
         name = a.id if isinstance(a, ir.Name) else None
         shape = self._shape(name)
         if shape is None:
-            raise self._error(s, f"cannot tell whether {name} has a length along the rows (its shape is not "
-                                 "known)", "make its shape follow from the arguments' shapes")
+            raise self._error(
+                s,
+                f"cannot tell whether {name} has a length along the rows (its shape is not known)",
+                "make its shape follow from the arguments' shapes",
+            )
         k = len(shape) + row.axis
         if k >= 0 and shape[k] != 1:
-            raise self._error(s, f"{name}, the same for every chunk, has length {shape[k]} along the rows' axis: "
-                                 "it would meet every chunk whole", f"pass {name} in over, split with the rows")
+            raise self._error(
+                s,
+                f"{name}, the same for every chunk, has length {shape[k]} along the rows' axis: "
+                "it would meet every chunk whole",
+                f"pass {name} in over, split with the rows",
+            )
 
     def _reduction(self, s, binding, env):
         key = s.op.key
@@ -402,18 +540,30 @@ class _Walker:
         axis, keepdims = self._const(binding, "axis"), self._const(binding, "keepdims", False)
         nd = self._rank(a.id if isinstance(a, ir.Name) else None)
         if nd is None or axis is _NOT_CONST or keepdims is _NOT_CONST:
-            raise self._error(s, "cannot tell which axes this reduces over (the rank or axis is not known)",
-                              "pass a literal axis")
-        axes = tuple(range(nd)) if axis is None else tuple(
-            sorted(x % nd for x in (axis if isinstance(axis, (tuple, list)) else (axis,))))
+            raise self._error(
+                s,
+                "cannot tell which axes this reduces over (the rank or axis is not known)",
+                "pass a literal axis",
+            )
+        axes = (
+            tuple(range(nd))
+            if axis is None
+            else tuple(
+                sorted(x % nd for x in (axis if isinstance(axis, (tuple, list)) else (axis,)))
+            )
+        )
         pos = nd + v.axis
         if pos in axes:
             if _is_in(key, _SUMS):
                 return Total("sum")
             if _is_in(key, _MEANS):
                 return Total("mean")
-            raise self._error(s, f"{s.op.text.split('(')[0]} reduces over the rows: only a sum or a mean over "
-                                 "the rows adds up over chunks", "reduce over the rows with np.sum or np.mean")
+            raise self._error(
+                s,
+                f"{s.op.text.split('(')[0]} reduces over the rows: only a sum or a mean over "
+                "the rows adds up over chunks",
+                "reduce over the rows with np.sum or np.mean",
+            )
         if keepdims:
             return Rows(v.axis, nd)
         newpos = pos - sum(1 for x in axes if x < pos)
@@ -427,11 +577,17 @@ class _Walker:
         axis = self._const(binding, "axis")
         nd = self._rank(a.id if isinstance(a, ir.Name) else None)
         if axis is None or axis is _NOT_CONST or nd is None or isinstance(axis, (tuple, list)):
-            raise self._error(s, "cannot tell that this works along an axis other than the rows'",
-                              "pass a literal axis other than the rows'")
+            raise self._error(
+                s,
+                "cannot tell that this works along an axis other than the rows'",
+                "pass a literal axis other than the rows'",
+            )
         if axis % nd == nd + v.axis:
-            raise self._error(s, f"{s.op.text.split('(')[0]} runs along the rows: each row would see the others",
-                              "work along another axis")
+            raise self._error(
+                s,
+                f"{s.op.text.split('(')[0]} runs along the rows: each row would see the others",
+                "work along another axis",
+            )
         return Rows(v.axis, nd)
 
     def _matmul(self, s, binding, env):
@@ -445,27 +601,40 @@ class _Walker:
         if not all(isinstance(v, Rows) or _same(v) for v in (va, vb)):
             return self._unknown(s)
         if isinstance(va, Rows) and isinstance(vb, Rows):
-            raise self._error(s, "this multiplies rows with rows (a product over the rows, as x.T @ x)",
-                              "only rows @ weights and weights @ rows.T are split")
+            raise self._error(
+                s,
+                "this multiplies rows with rows (a product over the rows, as x.T @ x)",
+                "only rows @ weights and weights @ rows.T are split",
+            )
         ra, rb = self._rank(_name(a)), self._rank(_name(b))
         if ra is None or rb is None:
-            raise self._error(s, "cannot tell which axes this product contracts (a rank is not known)",
-                              "make the shapes follow from the arguments' shapes")
+            raise self._error(
+                s,
+                "cannot tell which axes this product contracts (a rank is not known)",
+                "make the shapes follow from the arguments' shapes",
+            )
         if isinstance(va, Rows):
             pos = ra + va.axis
             if ra < 2 or pos == ra - 1:
-                raise self._error(s, "this product contracts over the rows", "put the rows on another axis")
+                raise self._error(
+                    s, "this product contracts over the rows", "put the rows on another axis"
+                )
             if s.op.key is np.dot:
                 out = ra - 1 + max(rb - 1, 0)
             else:
                 if rb > 2:
-                    raise self._error(s, "a product of rows with a stack of matrices is not split",
-                                      "use einsum outside the split function")
+                    raise self._error(
+                        s,
+                        "a product of rows with a stack of matrices is not split",
+                        "use einsum outside the split function",
+                    )
                 out = ra - 1 if rb == 1 else ra
             return Rows(pos - out, out)
         pos = rb + vb.axis  # same @ rows: the rows must be the columns of a matrix
         if rb != 2 or pos != 1 or ra > 2:
-            raise self._error(s, "this product contracts over the rows", "multiply rows @ weights instead")
+            raise self._error(
+                s, "this product contracts over the rows", "multiply rows @ weights instead"
+            )
         return Rows(-1, ra)
 
     def _transpose(self, s, binding, env):
@@ -488,8 +657,13 @@ class _Walker:
             return v
         shape_atom = binding.values.get("shape") if binding is not None else None
         before = self._shape(_name(a))
-        if not isinstance(v, Rows) or before is None or v.axis != -len(before) or shape_atom is None \
-                or self._rank(_name(a)) != len(before):
+        if (
+            not isinstance(v, Rows)
+            or before is None
+            or v.axis != -len(before)
+            or shape_atom is None
+            or self._rank(_name(a)) != len(before)
+        ):
             return self._unknown(s)
         parts = list(shape_atom) if isinstance(shape_atom, Tup) else [shape_atom]
         first = self._atom(parts[0], env, s)
@@ -498,12 +672,19 @@ class _Walker:
             return self._unknown(s)
         if first is COUNT and len(parts) >= 1:
             return Rows(-len(parts), len(parts))
-        if isinstance(parts[0], ir.Const) and parts[0].value == -1 and all(isinstance(x, ir.Const) for x in parts[1:]):
+        if (
+            isinstance(parts[0], ir.Const)
+            and parts[0].value == -1
+            and all(isinstance(x, ir.Const) for x in parts[1:])
+        ):
             if math.prod(x.value for x in parts[1:]) == math.prod(before[1:]):
                 return Rows(-len(parts), len(parts))
-        raise self._error(s, "this reshape may move entries between rows",
-                          "keep the rows as the first axis: x.reshape(x.shape[0], ...) or x.reshape(-1, <the "
-                          "product of the other lengths>)")
+        raise self._error(
+            s,
+            "this reshape may move entries between rows",
+            "keep the rows as the first axis: x.reshape(x.shape[0], ...) or x.reshape(-1, <the "
+            "product of the other lengths>)",
+        )
 
     def _like(self, s, binding, env):
         ops = self._operands(s, binding, env)
@@ -513,19 +694,37 @@ class _Walker:
         return self._unknown(s)
 
     def _arange(self, s, binding, env):
-        vals = [self._atom(a, env, s) for a in s.op.args] + [self._atom(a, env, s) for _, a in s.op.kwargs]
+        vals = [self._atom(a, env, s) for a in s.op.args] + [
+            self._atom(a, env, s) for _, a in s.op.kwargs
+        ]
         if vals and vals[0] is COUNT and len(s.op.args) == 1 and not s.op.kwargs:
             return IOTA
-        if len(vals) == 2 and isinstance(s.op.args[0], ir.Const) and s.op.args[0].value == 0 and vals[1] is COUNT:
+        if (
+            len(vals) == 2
+            and isinstance(s.op.args[0], ir.Const)
+            and s.op.args[0].value == 0
+            and vals[1] is COUNT
+        ):
             return IOTA
-        raise self._error(s, "np.arange here depends on the number of rows", "use np.arange(len(x)) as a row index")
+        raise self._error(
+            s,
+            "np.arange here depends on the number of rows",
+            "use np.arange(len(x)) as a row index",
+        )
 
     def _take_along_axis(self, s, binding, env):
         ops = {p: (a, v) for p, a, v in self._operands(s, binding, env)}
         (a, va), (_, vi) = ops.get("arr", (None, None)), ops.get("indices", (None, None))
         axis = self._const(binding, "axis")
         nd = self._rank(_name(a))
-        if isinstance(va, Rows) and isinstance(vi, Rows) and vi.axis == va.axis and nd is not None and isinstance(axis, int) and axis % nd != nd + va.axis:
+        if (
+            isinstance(va, Rows)
+            and isinstance(vi, Rows)
+            and vi.axis == va.axis
+            and nd is not None
+            and isinstance(axis, int)
+            and axis % nd != nd + va.axis
+        ):
             return va
         return self._unknown(s)
 
@@ -534,11 +733,21 @@ class _Walker:
         arrays, v = ops.get("arrays", (None, None))
         axis = self._const(binding, "axis")
         items = list(arrays) if isinstance(arrays, Tup) else None
-        if not isinstance(v, Seq) or not isinstance(v.item, Rows) or items is None or not isinstance(axis, int):
+        if (
+            not isinstance(v, Seq)
+            or not isinstance(v.item, Rows)
+            or items is None
+            or not isinstance(axis, int)
+        ):
             return self._unknown(s)
         nd = {self._rank(_name(x)) for x in items}
         vals = {self._atom(x, env, s) for x in items}
-        if len(nd) != 1 or None in nd or vals != {v.item} or axis % next(iter(nd)) == next(iter(nd)) + v.item.axis:
+        if (
+            len(nd) != 1
+            or None in nd
+            or vals != {v.item}
+            or axis % next(iter(nd)) == next(iter(nd)) + v.item.axis
+        ):
             return self._unknown(s)
         return v.item
 
@@ -567,10 +776,18 @@ class _Walker:
         return self._atom(s.op.args[0], env, s)
 
     _DISPATCH = (
-        (_REDUCTIONS, _reduction), (_ALONG_AXIS, _along_axis), (_MATMUL, _matmul),
-        ({np.transpose}, _transpose), ({np.reshape}, _reshape), (_LIKE, _like), ({np.arange}, _arange),
-        ({np.take_along_axis}, _take_along_axis), ({np.concatenate}, _concatenate),
-        ({builtins.sum}, _builtin_sum), ({builtins.len, np.size, np.shape}, _sizes), (_STOP, _stop),
+        (_REDUCTIONS, _reduction),
+        (_ALONG_AXIS, _along_axis),
+        (_MATMUL, _matmul),
+        ({np.transpose}, _transpose),
+        ({np.reshape}, _reshape),
+        (_LIKE, _like),
+        ({np.arange}, _arange),
+        ({np.take_along_axis}, _take_along_axis),
+        ({np.concatenate}, _concatenate),
+        ({builtins.sum}, _builtin_sum),
+        ({builtins.len, np.size, np.shape}, _sizes),
+        (_STOP, _stop),
         ("astype", _like),
     )
 
@@ -589,8 +806,11 @@ class _Walker:
                 return v
         if isinstance(v, Total) and attr in ("shape", "ndim", "dtype", "size"):
             return SAME
-        raise self._error(s, f"{s.op.text} of a value that depends on the rows is not split",
-                          "read .shape, .ndim or .dtype")
+        raise self._error(
+            s,
+            f"{s.op.text} of a value that depends on the rows is not split",
+            "read .shape, .ndim or .dtype",
+        )
 
     def _getitem(self, s, base, index, env):
         v = self._atom(base, env, s)
@@ -611,12 +831,22 @@ class _Walker:
             rb, rt = self._rank(_name(parts[0][0])), self._rank(_name(base))
             if rb is not None and rt is not None and rt >= 1:
                 return Rows(parts[0][1].axis - (rt - 1), rb + rt - 1)
-        if isinstance(v, Rows) and len(parts) == 2 and parts[0][1] is IOTA and v.axis == -2 \
-                and self._rank(_name(base)) == 2 and (_same(parts[1][1]) or (isinstance(parts[1][1], Rows) and parts[1][1].axis == -1)) \
-                and self._rank(_name(parts[1][0])) in (0, 1):
+        if (
+            isinstance(v, Rows)
+            and len(parts) == 2
+            and parts[0][1] is IOTA
+            and v.axis == -2
+            and self._rank(_name(base)) == 2
+            and (_same(parts[1][1]) or (isinstance(parts[1][1], Rows) and parts[1][1].axis == -1))
+            and self._rank(_name(parts[1][0])) in (0, 1)
+        ):
             return Rows(-1, 1)  # p[np.arange(len(y)), y]: each row's own entry
-        raise self._error(s, "this indexing picks or mixes rows", "index along the other axes only, with "
-                          "x[:, ...], or gather each row's own entry with x[np.arange(len(x)), labels]")
+        raise self._error(
+            s,
+            "this indexing picks or mixes rows",
+            "index along the other axes only, with "
+            "x[:, ...], or gather each row's own entry with x[np.arange(len(x)), labels]",
+        )
 
     def _part(self, p, env, s):
         if isinstance(p, ir.Name):
@@ -629,16 +859,26 @@ class _Walker:
         return SAME
 
     def _shape_item(self, s, v, index):
-        if len(index.parts) == 1 and isinstance(index.parts[0], ir.Const) and isinstance(index.parts[0].value, int):
+        if (
+            len(index.parts) == 1
+            and isinstance(index.parts[0], ir.Const)
+            and isinstance(index.parts[0].value, int)
+        ):
             return COUNT if index.parts[0].value % v.ndim == v.position else SAME
-        raise self._error(s, "this reads the shape of rows in a way the analysis does not follow",
-                          "read x.shape[k] with a literal k")
+        raise self._error(
+            s,
+            "this reads the shape of rows in a way the analysis does not follow",
+            "read x.shape[k] with a literal k",
+        )
 
     def _basic_index(self, s, base, v, index, env):
         nd = self._rank(_name(base))
         if nd is None:
-            raise self._error(s, "cannot tell which axis this indexes (the rank is not known)",
-                              "make the shapes follow from the arguments' shapes")
+            raise self._error(
+                s,
+                "cannot tell which axis this indexes (the rank is not known)",
+                "make the shapes follow from the arguments' shapes",
+            )
         pos = nd + v.axis
         parts = list(index.parts)
         used = sum(1 for p in parts if p is not None and p is not Ellipsis)
@@ -656,12 +896,25 @@ class _Walker:
                 continue
             is_int = isinstance(p, ir.Const) or (isinstance(p, ir.Name) and self._rank(p.id) == 0)
             if not is_int and not isinstance(p, ir.Slice):
-                raise self._error(s, "this indexing with an array picks rows or entries in a way the analysis "
-                                     "does not follow", "index rows with slices and integers along other axes")
+                raise self._error(
+                    s,
+                    "this indexing with an array picks rows or entries in a way the analysis "
+                    "does not follow",
+                    "index rows with slices and integers along other axes",
+                )
             if axis == pos:
-                if not (isinstance(p, ir.Slice) and p.lower is None and p.upper is None and p.step is None):
-                    raise self._error(s, "this indexing picks rows (the same positions mean other rows in each "
-                                         "chunk)", "keep every row: x[:, ...]")
+                if not (
+                    isinstance(p, ir.Slice)
+                    and p.lower is None
+                    and p.upper is None
+                    and p.step is None
+                ):
+                    raise self._error(
+                        s,
+                        "this indexing picks rows (the same positions mean other rows in each "
+                        "chunk)",
+                        "keep every row: x[:, ...]",
+                    )
                 newpos = out
             axis += 1
             out += 0 if is_int else 1
@@ -678,14 +931,27 @@ class _Walker:
         index_vals = [self._part(p, env, s) for p in s.index.parts]
         if _same(target) and _same(value) and all(_same(x) for x in index_vals):
             return target
-        if isinstance(target, Rows) and (_same(value) or value == target) and len(s.index.parts) == 1 \
-                and index_vals[0] == target and not s.index.is_tuple:
+        if (
+            isinstance(target, Rows)
+            and (_same(value) or value == target)
+            and len(s.index.parts) == 1
+            and index_vals[0] == target
+            and not s.index.is_tuple
+        ):
             return target  # h[h < 0] = 0: a mask shaped as the rows
-        if isinstance(target, Rows) and (_same(value) or isinstance(value, Rows)) and all(_same(x) for x in index_vals):
-            self._basic_index(s, ir.Name(s.target), target, s.index, env)  # refuses a write that picks rows
+        if (
+            isinstance(target, Rows)
+            and (_same(value) or isinstance(value, Rows))
+            and all(_same(x) for x in index_vals)
+        ):
+            # refuses a write that picks rows
+            self._basic_index(s, ir.Name(s.target), target, s.index, env)
             return target
-        raise self._error(s, "this write mixes rows (or writes rows into an array that has none)",
-                          "write along the other axes only")
+        raise self._error(
+            s,
+            "this write mixes rows (or writes rows into an array that has none)",
+            "write along the other axes only",
+        )
 
     # -- helpers --
 
@@ -696,8 +962,12 @@ class _Walker:
         self.local.pop(target, None)
         self.objects.pop(target, None)
         base = _name(op.args[0]) if op.args else None
-        if op.key is operator.getitem and base in self.objects and len(op.args[1].parts) == 1 \
-                and isinstance(op.args[1].parts[0], ir.Const):
+        if (
+            op.key is operator.getitem
+            and base in self.objects
+            and len(op.args[1].parts) == 1
+            and isinstance(op.args[1].parts[0], ir.Const)
+        ):
             try:
                 obj = self.objects[base][op.args[1].parts[0].value]
             except (KeyError, IndexError, TypeError):

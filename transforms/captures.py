@@ -36,7 +36,9 @@ class Read:
     name: str
     attrs: tuple  # the attribute chain after the name (``cfg.scale``)
     check: str  # "is" | "eq" (same type, equal) | "type" (same type) | "absent" (a builtin: name unbound)
-    value: object  # the object ("is", "eq"), or its type ("type": no array is kept alive by a guard)
+    value: (
+        object  # the object ("is", "eq"), or its type ("type": no array is kept alive by a guard)
+    )
 
     def describe(self):
         return ".".join((self.name,) + self.attrs)
@@ -45,12 +47,15 @@ class Read:
 def check_of(value):
     """How a captured value must stay for the compiled code to stay right (see the module doc)."""
     if isinstance(value, (types.MethodType, types.BuiltinMethodType)) and not isinstance(
-            getattr(value, "__self__", None), types.ModuleType):
+        getattr(value, "__self__", None), types.ModuleType
+    ):
         return "eq"  # a bound method is a new object at each attribute read; equal methods share self and function
     if isinstance(value, types.ModuleType) or callable(value):
         return "is"
     t = type(value)
-    if t in (int, bool, str, type(None)) or (t is tuple and all(type(v) in (int, bool, str, type(None)) for v in value)):
+    if t in (int, bool, str, type(None)) or (
+        t is tuple and all(type(v) in (int, bool, str, type(None)) for v in value)
+    ):
         return "eq"
     return "type"
 
@@ -93,7 +98,9 @@ class Captures:
         check = check or check_of(value)
         key = (id(where), name, attrs, check)
         if key not in self.reads:
-            self.reads[key] = Read(where, name, attrs, check, type(value) if check == "type" else value)
+            self.reads[key] = Read(
+                where, name, attrs, check, type(value) if check == "type" else value
+            )
 
     def record_function(self, fn):
         """The compile read ``fn``'s code and defaults: a reload that patches them in place
@@ -124,7 +131,11 @@ class Captures:
             self._take(name, ("builtins",))
             self.record(self.globals, name, (), None, "absent")
             return name
-        if isinstance(value, types.ModuleType) and self.globals.get(name) is value and self._free(name, root):
+        if (
+            isinstance(value, types.ModuleType)
+            and self.globals.get(name) is value
+            and self._free(name, root)
+        ):
             self._take(name, root)  # import numpy as np in both modules: read the root's np
             self.record(self.globals, name, (), value, "is")
             return name

@@ -42,11 +42,15 @@ def _visit(src, analysis, stmts, keyword, in_loop, outer, out):
             if not any(analysis.is_active_stmt(t) for t in ir.walk(s.body)):
                 mine = None
             if mine is not None and outer is not None:
-                raise located(UnsupportedSyntaxError, src, s.pos,
-                              f"a checkpointed loop inside another checkpointed loop (line {outer.pos.line}) "
-                              f"is not supported (in {src.fn.__qualname__})",
-                              "mark one of the two loops with sourcegrad.checkpointed(...), and leave out "
-                              "grad(..., checkpoint=...), which checkpoints every loop outside other loops")
+                raise located(
+                    UnsupportedSyntaxError,
+                    src,
+                    s.pos,
+                    f"a checkpointed loop inside another checkpointed loop (line {outer.pos.line}) "
+                    f"is not supported (in {src.fn.__qualname__})",
+                    "mark one of the two loops with sourcegrad.checkpointed(...), and leave out "
+                    "grad(..., checkpoint=...), which checkpoints every loop outside other loops",
+                )
             if mine is not None:
                 _check_repeatable(src, s)
                 out[id(s)] = mine
@@ -56,9 +60,13 @@ def _visit(src, analysis, stmts, keyword, in_loop, outer, out):
 def _checkpoint_of(src, s, keyword, outermost):
     marked = getattr(s, "checkpoint", None)
     if marked is not None and _exits_early(s):
-        raise located(UnsupportedSyntaxError, src, s.pos,
-                      f"a checkpointed loop cannot end early (break or return) (in {src.fn.__qualname__})",
-                      "remove sourcegrad.checkpointed(...) from this loop, or end it by its range")
+        raise located(
+            UnsupportedSyntaxError,
+            src,
+            s.pos,
+            f"a checkpointed loop cannot end early (break or return) (in {src.fn.__qualname__})",
+            "remove sourcegrad.checkpointed(...) from this loop, or end it by its range",
+        )
     if marked is not None:
         return marked
     if keyword and outermost and not _exits_early(s):
@@ -73,10 +81,26 @@ def _exits_early(loop):
 # Where the functions a checkpointed loop may call without a rule come from: run again on the
 # same values, they give the same result. numpy.random, the standard library's random, time and
 # the like, methods of the user's objects, and these builtins may not.
-_REPEATABLE_MODULES = ("numpy", "math", "operator", "_operator", "builtins", "sourcegrad", "scipy.special",
-                       "scipy.linalg", "scipy.signal", "scipy.ndimage")
+_REPEATABLE_MODULES = (
+    "numpy",
+    "math",
+    "operator",
+    "_operator",
+    "builtins",
+    "sourcegrad",
+    "scipy.special",
+    "scipy.linalg",
+    "scipy.signal",
+    "scipy.ndimage",
+)
 _NOT_REPEATABLE = ("numpy.random",)
-_NOT_REPEATABLE_BUILTINS = {builtins.next, builtins.iter, builtins.input, builtins.open, builtins.id}
+_NOT_REPEATABLE_BUILTINS = {
+    builtins.next,
+    builtins.iter,
+    builtins.input,
+    builtins.open,
+    builtins.id,
+}
 
 
 def _check_repeatable(src, loop):
@@ -84,12 +108,16 @@ def _check_repeatable(src, loop):
     differ the second time."""
     for s in ir.walk(loop.body):
         if isinstance(s, ir.Assign) and s.op.kind == "nondiff" and not _repeatable(s.op.key):
-            raise located(UnsupportedSyntaxError, src, s.pos,
-                          f"{s.op.text.split('(')[0]} in a checkpointed loop: the backward runs the loop's "
-                          f"iterations again, and this call may not give the same result twice "
-                          f"(in {src.fn.__qualname__})",
-                          "draw random numbers (or read clocks, files, iterators) before the loop, into an "
-                          "array the loop indexes, or do not checkpoint this loop")
+            raise located(
+                UnsupportedSyntaxError,
+                src,
+                s.pos,
+                f"{s.op.text.split('(')[0]} in a checkpointed loop: the backward runs the loop's "
+                f"iterations again, and this call may not give the same result twice "
+                f"(in {src.fn.__qualname__})",
+                "draw random numbers (or read clocks, files, iterators) before the loop, into an "
+                "array the loop indexes, or do not checkpoint this loop",
+            )
 
 
 def _module_of(key):

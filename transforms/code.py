@@ -42,7 +42,9 @@ class Code:
     def rename(self, mapping):
         if not any(type(p) is Ref and p in mapping for p in self.parts):
             return self
-        return Code(tuple(Ref(mapping[p]) if type(p) is Ref and p in mapping else p for p in self.parts))
+        return Code(
+            tuple(Ref(mapping[p]) if type(p) is Ref and p in mapping else p for p in self.parts)
+        )
 
     def ref(self):
         """The one name this code is, or None (``x_bar``, not ``x_bar * 2``)."""
@@ -147,7 +149,9 @@ def _part_value(p):
     if p is Ellipsis:
         return lit("...")
     if isinstance(p, ir.Slice):
-        return of("slice(", join([atom(a) if a else lit("None") for a in (p.lower, p.upper, p.step)]), ")")
+        return of(
+            "slice(", join([atom(a) if a else lit("None") for a in (p.lower, p.upper, p.step)]), ")"
+        )
     return atom(p)  # an atom, or a list literal of them (x[[i, j]]: a Tup)
 
 
@@ -182,12 +186,33 @@ class Stmt:
     opens: bool = False
     info: dict = field(default=None, compare=False)  # facts a pass leaves for a later one
 
-    def __init__(self, depth, code, pos=None, reads=frozenset(), writes=frozenset(), target=None, expr=None,
-                 augmented=False, opens=False, info=None):
+    def __init__(
+        self,
+        depth,
+        code,
+        pos=None,
+        reads=frozenset(),
+        writes=frozenset(),
+        target=None,
+        expr=None,
+        augmented=False,
+        opens=False,
+        info=None,
+    ):
         # the fields set at once: a frozen dataclass's own __init__ sets them one by one through
         # object.__setattr__, and a compile makes thousands of statements
-        self.__dict__.update(depth=depth, code=code, pos=pos, reads=reads, writes=writes, target=target, expr=expr,
-                             augmented=augmented, opens=opens, info=info)
+        self.__dict__.update(
+            depth=depth,
+            code=code,
+            pos=pos,
+            reads=reads,
+            writes=writes,
+            target=target,
+            expr=expr,
+            augmented=augmented,
+            opens=opens,
+            info=info,
+        )
 
     @property
     def mentions(self):
@@ -212,9 +237,14 @@ class Stmt:
         def sub(names):
             return frozenset(mapping.get(n, n) for n in names)
 
-        return replace(self, code=self.code.rename(mapping), reads=sub(self.reads), writes=sub(self.writes),
-                       target=mapping.get(self.target, self.target) if self.target else self.target,
-                       expr=self.expr.rename(mapping) if self.expr is not None else None)
+        return replace(
+            self,
+            code=self.code.rename(mapping),
+            reads=sub(self.reads),
+            writes=sub(self.writes),
+            target=mapping.get(self.target, self.target) if self.target else self.target,
+            expr=self.expr.rename(mapping) if self.expr is not None else None,
+        )
 
     def at(self, depth):
         return replace(self, depth=depth)
@@ -223,13 +253,23 @@ class Stmt:
 def assign(depth, target, expr, pos=None):
     """``target = expr``."""
     expr = expr if isinstance(expr, Code) else name(expr)
-    return Stmt(depth, of(Ref(target), " = ", expr), pos, expr.names(), frozenset((target,)), target, expr)
+    return Stmt(
+        depth, of(Ref(target), " = ", expr), pos, expr.names(), frozenset((target,)), target, expr
+    )
 
 
 def augment(depth, target, expr, pos=None, op="+="):
     """``target += expr`` (an in-place update of an array the backward owns)."""
-    return Stmt(depth, of(Ref(target), f" {op} ", expr), pos, expr.names() | {target}, frozenset((target,)),
-                target, expr, augmented=True)
+    return Stmt(
+        depth,
+        of(Ref(target), f" {op} ", expr),
+        pos,
+        expr.names() | {target},
+        frozenset((target,)),
+        target,
+        expr,
+        augmented=True,
+    )
 
 
 def line(depth, code, pos=None, writes=(), reads=None, opens=False):
@@ -248,8 +288,14 @@ def header(depth, code, pos=None, writes=()):
 def delete(depth, names):
     """``del a, b``: a release of dead values (``info["release"]``), which changes no result."""
     names = sorted(names)
-    return Stmt(depth, of("del ", join([Ref(n) for n in names])), None, frozenset(), frozenset(names),
-                info={"release": True})
+    return Stmt(
+        depth,
+        of("del ", join([Ref(n) for n in names])),
+        None,
+        frozenset(),
+        frozenset(names),
+        info={"release": True},
+    )
 
 
 def user(depth, text, pos=None, reads=(), writes=(), opens=False):

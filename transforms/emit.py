@@ -40,7 +40,9 @@ class Compiled:
     guard: object = None  # () -> bool: do the captured values the compile decided from still hold?
     reads: tuple = ()  # the captures.Read values the guard checks
     sites: list = None  # a metered compile's save sites: (ir.Pos, the value saved), by number
-    tests: bool = False  # does the forward compute an if, while or break test (lazy arrays: persist there)?
+    tests: bool = (
+        False  # does the forward compute an if, while or break test (lazy arrays: persist there)?
+    )
 
     def changed(self):
         """The captured names whose values no longer hold what the compile decided from."""
@@ -53,7 +55,8 @@ class Compiled:
         return self.line_map.get(line)
 
 
-REGISTRY = weakref.WeakValueDictionary()  # linecache name -> Compiled, for error notes and the profiler
+# linecache name -> Compiled, for error notes and the profiler
+REGISTRY = weakref.WeakValueDictionary()
 
 
 def annotate(exc, tb):
@@ -90,7 +93,9 @@ def render(name, rev, mode, naming, bind, result_pos=None, aux=None, signature=N
     def add(depth, text, pos=None, comment=False):
         mapped = _user_pos(pos)
         # lines of generated code (hvp's, from jvp code) that come from one user line: one comment
-        repeat = mapped is not pos and mapped is not None and (mapped.filename, mapped.line) == last[0]
+        repeat = (
+            mapped is not pos and mapped is not None and (mapped.filename, mapped.line) == last[0]
+        )
         pos = mapped
         if comment and pos is not None and not repeat:
             text = f"{text}  # {os.path.basename(pos.filename)}:{pos.line}"
@@ -133,7 +138,9 @@ def render(name, rev, mode, naming, bind, result_pos=None, aux=None, signature=N
         add(2, f"return {out_expr}")
         value = f"{bind('copy_value')}({res})" if rev.mutates else res
         if aux is not None:  # has_aux: the value is (loss, aux), aux copied as the value is
-            value = f"({value}, {bind('copy_arrays')}({aux}))" if rev.mutates else f"({value}, {aux})"
+            value = (
+                f"({value}, {bind('copy_arrays')}({aux}))" if rev.mutates else f"({value}, {aux})"
+            )
         add(1, f"return {value}, {name}_pullback")
     return lines
 
@@ -191,13 +198,15 @@ def load(fn, qualname, mode, lines, names, replace_objects=None):
         names = {k: replace_objects.get(id(v), v) for k, v in names.items()}
     clash = set(names) & set(cells)
     if clash:  # the naming module keeps them apart: a clash is our bug
-        raise AssertionError(f"generated names {sorted(clash)} are both bound and read from the user's closure")
+        raise AssertionError(
+            f"generated names {sorted(clash)} are both bound and read from the user's closure"
+        )
     g = fn.__globals__
     texts = [t for t, _ in lines]
     factory_params = sorted(set(names) | set(cells))
     header = f"def _factory({', '.join(factory_params)}):"
     body = ["    " + t for t in texts]
-    inner_name = texts[0][4: texts[0].index("(")]
+    inner_name = texts[0][4 : texts[0].index("(")]
     full = "\n".join([header] + body + [f"    return {inner_name}", ""])
     filename = f"<sourcegrad: {fn.__module__}.{qualname} {mode} #{next(_counter)}>"
     linecache.cache[filename] = (len(full), None, full.splitlines(True), filename)
@@ -206,14 +215,20 @@ def load(fn, qualname, mode, lines, names, replace_objects=None):
     factory = types.FunctionType(factory_code, g, "_factory")
     made = factory(**{k: names.get(k) for k in factory_params})
     # The same code, with the user's own cells where it reads a closure variable: live reads.
-    closure = tuple(cells.get(n, c) for n, c in zip(made.__code__.co_freevars, made.__closure__ or ()))
-    generated = types.FunctionType(made.__code__, g, made.__name__, fn.__defaults__, closure or None)
+    closure = tuple(
+        cells.get(n, c) for n, c in zip(made.__code__.co_freevars, made.__closure__ or ())
+    )
+    generated = types.FunctionType(
+        made.__code__, g, made.__name__, fn.__defaults__, closure or None
+    )
     generated.__qualname__ = made.__qualname__
     line_map = {i + 2: pos for i, (_, pos) in enumerate(lines) if pos is not None}
     reads = tuple(captures.reads.values()) if captures is not None else ()
     if mode == "vjp":
         generated = _pullback_checked(generated, reads, filename)
-    compiled = Compiled(generated, "\n".join(texts) + "\n", filename, line_map, 2, guard(reads, filename), reads)
+    compiled = Compiled(
+        generated, "\n".join(texts) + "\n", filename, line_map, 2, guard(reads, filename), reads
+    )
     REGISTRY[filename] = compiled
     weakref.finalize(compiled, _forget, filename)
     return compiled
@@ -254,14 +269,20 @@ def guard(reads, filename="<sourcegrad guard>"):
         params[f"_v{k}"] = r.value
         if r.check == "eq":
             params[f"_t{k}"] = type(r.value)
-        terms.append(_CHECKS[r.check].format(read=read, value=f"_v{k}", type=f"_t{k}", name=r.name, where=where))
-    text = (f"def _factory({', '.join(params)}):\n"
-            f"    def guard():\n"
-            f"        try:\n"
-            f"            return {' and '.join(terms)}\n"
-            f"        except Exception:\n"
-            f"            return False\n"
-            f"    return guard\n")
+        terms.append(
+            _CHECKS[r.check].format(
+                read=read, value=f"_v{k}", type=f"_t{k}", name=r.name, where=where
+            )
+        )
+    text = (
+        f"def _factory({', '.join(params)}):\n"
+        f"    def guard():\n"
+        f"        try:\n"
+        f"            return {' and '.join(terms)}\n"
+        f"        except Exception:\n"
+        f"            return False\n"
+        f"    return guard\n"
+    )
     return _made(text, filename, params)
 
 
@@ -280,11 +301,14 @@ def _pullback_checked(vjp, reads, filename):
 
         def checked_pullback(cotangent):
             now = current()
-            changed = [r.describe() for r, a, b in zip(operands, before, now) if not _same_value(a, b)]
+            changed = [
+                r.describe() for r, a, b in zip(operands, before, now) if not _same_value(a, b)
+            ]
             if changed:
                 raise PullbackError(
                     f"{', '.join(changed)} changed between the forward and this pullback: the backward would read "
-                    "the new value against the old forward. Call the vjp function again after rebinding it.")
+                    "the new value against the old forward. Call the vjp function again after rebinding it."
+                )
             return pullback(cotangent)
 
         return value, checked_pullback
@@ -294,7 +318,11 @@ def _pullback_checked(vjp, reads, filename):
 
 def _same_value(a, b):
     # (a bound method, ``MyFunction.apply``, is a new object at each read: equal ones are the same)
-    return a is b or (type(a) is type(b) and type(a) in (int, float, bool, str, complex, types.MethodType) and a == b)
+    return a is b or (
+        type(a) is type(b)
+        and type(a) in (int, float, bool, str, complex, types.MethodType)
+        and a == b
+    )
 
 
 def _reader(reads, filename):
@@ -307,13 +335,15 @@ def _reader(reads, filename):
             where = wheres[id(r.where)] = f"_w{len(wheres)}"
             params[where] = r.where
         items.append(_read_text(r, where))
-    text = (f"def _factory({', '.join(params)}):\n"
-            f"    def read():\n"
-            f"        try:\n"
-            f"            return ({', '.join(items)},)\n"
-            f"        except Exception:\n"
-            f"            return ({'None, ' * len(items)})\n"
-            f"    return read\n")
+    text = (
+        f"def _factory({', '.join(params)}):\n"
+        f"    def read():\n"
+        f"        try:\n"
+        f"            return ({', '.join(items)},)\n"
+        f"        except Exception:\n"
+        f"            return ({'None, ' * len(items)})\n"
+        f"    return read\n"
+    )
     return _made(text, filename, params)
 
 
@@ -327,7 +357,9 @@ def _read_text(r, where):
 
 def _made(text, filename, params):
     code = compile(text, filename.replace("<sourcegrad:", "<sourcegrad guard:"), "exec")
-    factory = types.FunctionType(next(c for c in code.co_consts if isinstance(c, types.CodeType)), {"__builtins__": builtins})
+    factory = types.FunctionType(
+        next(c for c in code.co_consts if isinstance(c, types.CodeType)), {"__builtins__": builtins}
+    )
     return factory(**params)
 
 

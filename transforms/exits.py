@@ -26,7 +26,9 @@ class _Lowering:
         self.loops_with_return = set()
 
     def const(self, name, value, pos):
-        return ir.Assign(name, ir.Op(None, (ir.Const(value, repr(value)),), (), repr(value), "copy"), pos)
+        return ir.Assign(
+            name, ir.Op(None, (ir.Const(value, repr(value)),), (), repr(value), "copy"), pos
+        )
 
     def block(self, stmts):
         """(lowered statements, whether they may exit early)."""
@@ -41,7 +43,11 @@ class _Lowering:
                 out.append(self.const(self.loops[-1][0], True, s.pos))
                 return out, True
             if isinstance(s, ir.Return):
-                out.append(ir.Assign(self.ret, ir.Op(None, (s.value,), (), s.value.render(), "copy"), s.pos))
+                out.append(
+                    ir.Assign(
+                        self.ret, ir.Op(None, (s.value,), (), s.value.render(), "copy"), s.pos
+                    )
+                )
                 if self.done is None:
                     self.done = self.naming.temp("done")
                 out.append(self.const(self.done, True, s.pos))
@@ -54,17 +60,24 @@ class _Lowering:
                 orelse, e2 = self.block(s.orelse)
                 out.append(replace(s, body=tuple(body), orelse=tuple(orelse)))
                 if e1 or e2:
-                    rest, _ = self.block(stmts[i + 1:])
+                    rest, _ = self.block(stmts[i + 1 :])
                     if rest:
                         flag = self.loops[-1][0] if self.loops else self.done
-                        out.append(ir.If(ir.text("not {}", ir.Name(flag)), tuple(rest), (), rest[0].pos if hasattr(rest[0], "pos") else s.pos))
+                        out.append(
+                            ir.If(
+                                ir.text("not {}", ir.Name(flag)),
+                                tuple(rest),
+                                (),
+                                rest[0].pos if hasattr(rest[0], "pos") else s.pos,
+                            )
+                        )
                     return out, True
                 continue
             if isinstance(s, (ir.For, ir.While)):
                 lowered, returns = self.loop(s)
                 out.extend(lowered)
                 if returns:
-                    rest, _ = self.block(stmts[i + 1:])
+                    rest, _ = self.block(stmts[i + 1 :])
                     if rest:
                         flag = self.loops[-1][0] if self.loops else self.done
                         out.append(ir.If(ir.text("not {}", ir.Name(flag)), tuple(rest), (), s.pos))

@@ -30,9 +30,8 @@ from .rules import tangents as TR
 from .templates import Template, instantiate
 
 from .reverse import DENSE, MAYBE, ZERO, _join as _join_states  # noqa: E402  (one join for both modes)
+
 _SLOT = "__sg_slot__"  # the result's adjoint in an adjoint template read as a slope
-
-
 
 
 @dataclass
@@ -58,14 +57,25 @@ def _join(a, b):
 
 class Forwarder:
     def __init__(self, src, fn, analysis, naming, wrt, bind):
-        self.src, self.fn, self.an, self.naming, self.wrt, self.bind = src, fn, analysis, naming, list(wrt), bind
+        self.src, self.fn, self.an, self.naming, self.wrt, self.bind = (
+            src,
+            fn,
+            analysis,
+            naming,
+            list(wrt),
+            bind,
+        )
         self.active = analysis.active
         counts = _read_counts(fn.body)
         # for each block statement: the names read outside it (anywhere else in the function)
-        self.outside = {id(b): {n for n, k in counts.items() if k > _read_counts(_inner(b)).get(n, 0)}
-                        for b in ir.walk(fn.body) if isinstance(b, (ir.If, ir.For, ir.While))}
+        self.outside = {
+            id(b): {n for n, k in counts.items() if k > _read_counts(_inner(b)).get(n, 0)}
+            for b in ir.walk(fn.body)
+            if isinstance(b, (ir.If, ir.For, ir.While))
+        }
         self.carried = []  # the names the loops around the statement being built carry
-        self.defined = set(fn.params)  # names bound by the function's top level so far (not in a block)
+        # names bound by the function's top level so far (not in a block)
+        self.defined = set(fn.params)
         self.loop_exits = []  # stack: (the head state, the states at each LoopExit) of the loops being built
 
     # ---- names ---------------------------------------------------------------------------------
@@ -106,7 +116,9 @@ class Forwarder:
     def materialize(self, name, state, depth, out):
         if state.get(name) == MAYBE:
             d = self.dot(name)
-            out.append(code.assign(depth, d, fmt("{f}({t}, {x})", f=self.rt("materialize"), t=d, x=name)))
+            out.append(
+                code.assign(depth, d, fmt("{f}({t}, {x})", f=self.rt("materialize"), t=d, x=name))
+            )
             state[name] = DENSE
 
     # ---- blocks ---------------------------------------------------------------------------------
@@ -146,8 +158,13 @@ class Forwarder:
             return self.if_(s, depth, state, owned, out)
         if isinstance(s, (ir.For, ir.While)):
             return self.loop(s, depth, state, owned, out)
-        raise fence.located(MissingTangentError, self.src, s.pos,
-                            f"forward mode does not handle this statement ({type(s).__name__})", "")
+        raise fence.located(
+            MissingTangentError,
+            self.src,
+            s.pos,
+            f"forward mode does not handle this statement ({type(s).__name__})",
+            "",
+        )
 
     def if_(self, s, depth, state, owned, out):
         out.append(code.user(depth, f"if {s.test}:", s.pos, ir.reads(s), opens=True))
@@ -168,7 +185,9 @@ class Forwarder:
     def loop(self, s, depth, state, owned, out):
         """A loop's tangents: the state at its head is the join of the state before it, after its
         body, and at each exit (found by building the body until that join stops changing)."""
-        keep = self.outside[id(s)] | _exposed(s.body, set()) | set(state) | set().union(*self.carried)
+        keep = (
+            self.outside[id(s)] | _exposed(s.body, set()) | set(state) | set().union(*self.carried)
+        )
         self.carried.append(keep)
         try:
             return self._loop(s, depth, state, owned, out, keep)
@@ -181,16 +200,28 @@ class Forwarder:
         head, head_owned, owned_early = self.settle(s, depth, state, owned, keep)
         # a tangent written into in the loop, never redefined there: made this function's own once,
         # before the loop, rather than copied in every iteration
-        early = sorted(n for n in (written - defined) & set(head) if n in self.active and n not in head_owned)
+        early = sorted(
+            n for n in (written - defined) & set(head) if n in self.active and n not in head_owned
+        )
         if early:
             state, owned = dict(state), set(owned)
             for n in early:
                 t = self.dot(n)
-                f = "seq_tangent" if any(isinstance(x, ir.Append) and x.target == n for x in ir.walk(s.body)) \
+                f = (
+                    "seq_tangent"
+                    if any(isinstance(x, ir.Append) and x.target == n for x in ir.walk(s.body))
                     else "owned_tangent"
+                )
                 zero = state.get(n, ZERO) == ZERO
-                expr = fmt("{f}({x})", f=self.rt("tangent_zeros" if f == "owned_tangent" else "seq_zeros"), x=n) \
-                    if zero else fmt("{f}({t}, {x})", f=self.rt(f), t=t, x=n)
+                expr = (
+                    fmt(
+                        "{f}({x})",
+                        f=self.rt("tangent_zeros" if f == "owned_tangent" else "seq_zeros"),
+                        x=n,
+                    )
+                    if zero
+                    else fmt("{f}({t}, {x})", f=self.rt(f), t=t, x=n)
+                )
                 out.append(code.assign(depth, t, expr, s.pos))
                 state[n] = DENSE
                 owned.add(n)
@@ -198,15 +229,22 @@ class Forwarder:
         # a tangent that is zero on entry and that the loop makes dense starts as a zero array
         # before the loop, as the reverse pass starts adjoints a loop adds into: one array instead
         # of a ZERO test in every iteration, and shape inference then knows the tangent's shape
-        zeros = [n for n in sorted(head) if head[n] == MAYBE and state.get(n, ZERO) == ZERO and depth == 0
-                 and n in self.defined]
+        zeros = [
+            n
+            for n in sorted(head)
+            if head[n] == MAYBE and state.get(n, ZERO) == ZERO and depth == 0 and n in self.defined
+        ]
         for _ in range(2):  # (a name some path in the loop still leaves zero keeps its ZERO test)
             if not zeros:
                 break
             tried = self.settle(s, depth, {**state, **dict.fromkeys(zeros, DENSE)}, owned, keep)
             if all(tried[0].get(n) == DENSE for n in zeros):
                 for n in zeros:
-                    out.append(code.assign(depth, self.dot(n), fmt("{f}({x})", f=self.rt("tangent_zeros"), x=n)))
+                    out.append(
+                        code.assign(
+                            depth, self.dot(n), fmt("{f}({x})", f=self.rt("tangent_zeros"), x=n)
+                        )
+                    )
                 state = {**state, **dict.fromkeys(zeros, DENSE)}
                 head, head_owned, owned_early = tried
                 break
@@ -217,7 +255,16 @@ class Forwarder:
         _, fix_end, _ = _join(end, head)
         self.zero_fix(depth + 1, [n for n in fix_end if end.get(n, ZERO) == ZERO], body)
         if isinstance(s, ir.For):
-            out.append(code.user(depth, f"for {s.target} in {s.range_text}:", s.pos, ir.reads(s), (s.target,), True))
+            out.append(
+                code.user(
+                    depth,
+                    f"for {s.target} in {s.range_text}:",
+                    s.pos,
+                    ir.reads(s),
+                    (s.target,),
+                    True,
+                )
+            )
         else:
             out.append(code.user(depth, f"while {s.test}:", s.pos, ir.reads(s), opens=True))
         out.extend(body if body else [code.user(depth + 1, "pass")])
@@ -262,7 +309,9 @@ class Forwarder:
             state.pop(s.target, None)
             return state, owned
         rule = TR.lookup(op.key, b.template) if not isinstance(op.key, Template) else None
-        custom = isinstance(op.key, Template) and (_custom_class(op.key) or _gradient_callee(op.key))
+        custom = isinstance(op.key, Template) and (
+            _custom_class(op.key) or _gradient_callee(op.key)
+        )
         if rule is None and not custom:
             self.refuse(s, b, live)
         for p in sorted(live):  # a rule reads each tangent as a value
@@ -314,12 +363,15 @@ class Forwarder:
         callee = s.op.text.split("(")[0] if "(" in s.op.text else s.op.text
         param = sorted(live)[0]
         raise fence.located(
-            MissingTangentError, self.src, s.node if s.node is not None else s.pos,
+            MissingTangentError,
+            self.src,
+            s.node if s.node is not None else s.pos,
             f"no tangent rule for {callee} (forward mode; its parameter {param!r} gets a value that depends on "
             f"the differentiated input, in {self.src.fn.__qualname__})",
             "sourcegrad.jvp and jacfwd need a tangent rule for every primitive an input's tangent reaches; "
             "use sourcegrad.vjp or sourcegrad.jacobian (reverse mode), or wrap the value in "
-            "sourcegrad.stop_gradient(...) if no derivative should flow through it")
+            "sourcegrad.stop_gradient(...) if no derivative should flow through it",
+        )
 
     def copy(self, s, depth, state, owned, out):
         src = s.op.args[0]
@@ -329,13 +381,19 @@ class Forwarder:
             if st == ZERO:
                 state.pop(s.target, None)
             else:
-                out.append(code.assign(depth, self.dot(s.target), code.name(self.dot(src.id)), s.pos))
+                out.append(
+                    code.assign(depth, self.dot(s.target), code.name(self.dot(src.id)), s.pos)
+                )
                 state[s.target] = st
             return state, owned
         if isinstance(src, Tup) and any(self._has_tangent(a, state) for a in src):
             items = [self.entry_tangent(a, state, depth, out) for a in src]
             inner = code.join(items)
-            expr = of("[", inner, "]") if src.is_list else of("(", inner, ",)" if len(items) == 1 else ")")
+            expr = (
+                of("[", inner, "]")
+                if src.is_list
+                else of("(", inner, ",)" if len(items) == 1 else ")")
+            )
             out.append(code.assign(depth, self.dot(s.target), expr, s.pos))
             state[s.target] = DENSE
             return state, owned
@@ -347,7 +405,11 @@ class Forwarder:
         if isinstance(a, Tup):
             items = [self.entry_tangent(x, state, depth, out) for x in a]
             inner = code.join(items)
-            return of("[", inner, "]") if a.is_list else of("(", inner, ",)" if len(items) == 1 else ")")
+            return (
+                of("[", inner, "]")
+                if a.is_list
+                else of("(", inner, ",)" if len(items) == 1 else ")")
+            )
         t = self.tangent_value(a, state, depth, out) if isinstance(a, ir.Name) else None
         return t if t is not None else fmt("{f}({v})", f=self.rt("tangent_zeros"), v=code.atom(a))
 
@@ -369,9 +431,13 @@ class Forwarder:
         if len(terms) == 2 and terms[0] == terms[1]:  # y * y: both operands give the same term
             terms = [of("2 * (", terms[0], ")")]
         total = code.join(terms, " + ")
-        if any(p not in live and not (isinstance(v, ir.Const) and type(v.value) in (int, float))
-               for p, v in b.values.items() if p != t.params[0]):
-            total = fmt("{f}({e}, {z})", f=self.rt("expand"), e=total, z=s.target)  # keep the result's shape
+        if any(
+            p not in live and not (isinstance(v, ir.Const) and type(v.value) in (int, float))
+            for p, v in b.values.items()
+            if p != t.params[0]
+        ):
+            # keep the result's shape
+            total = fmt("{f}({e}, {z})", f=self.rt("expand"), e=total, z=s.target)
         return total
 
     def substituted(self, op, b, replace, required=()):
@@ -397,9 +463,14 @@ class Forwarder:
                 else:
                     if needed:
                         return None
-        parts = [rendered_args[i] if rendered_args[i] is not None else code.atom(a) for i, a in enumerate(args)]
-        parts += [of(f"{k}=", rendered_kw[i] if rendered_kw[i] is not None else code.atom(a))
-                  for i, (k, a) in enumerate(kwargs)]
+        parts = [
+            rendered_args[i] if rendered_args[i] is not None else code.atom(a)
+            for i, a in enumerate(args)
+        ]
+        parts += [
+            of(f"{k}=", rendered_kw[i] if rendered_kw[i] is not None else code.atom(a))
+            for i, (k, a) in enumerate(kwargs)
+        ]
         return self.call(op.key, parts, args)
 
     def call(self, key, parts, args):
@@ -408,7 +479,12 @@ class Forwarder:
         import numpy as np
 
         if key is operator.getitem:
-            return of(parts[0], "[", code.index_subscript(args[1]) if isinstance(args[1], ir.Index) else parts[1], "]")
+            return of(
+                parts[0],
+                "[",
+                code.index_subscript(args[1]) if isinstance(args[1], ir.Index) else parts[1],
+                "]",
+            )
         infix = {operator.matmul: " @ ", operator.mul: " * "}.get(key)
         if infix is not None:
             return of(parts[0], infix, parts[1])
@@ -432,8 +508,11 @@ class Forwarder:
             if p in live:
                 replace[p] = self.entry_tangent(v, state, depth, out)
             elif not (isinstance(v, ir.Const) and v.value is None):  # None: not given
-                replace[p] = self.entry_tangent(v, state, depth, out) if isinstance(v, Tup) else fmt(
-                    "{f}({v})", f=self.rt("tangent_zeros"), v=code.atom(v))
+                replace[p] = (
+                    self.entry_tangent(v, state, depth, out)
+                    if isinstance(v, Tup)
+                    else fmt("{f}({v})", f=self.rt("tangent_zeros"), v=code.atom(v))
+                )
         expr = self.substituted(op, b, replace, live)
         if expr is None:
             self.refuse(s, b, live)
@@ -445,7 +524,9 @@ class Forwarder:
         """The product rule: one term per operand with a tangent."""
         terms = []
         for p in sorted(live, key=lambda p: b.template.params.index(p)):
-            term = self.substituted(op, b, {p: self.entry_tangent(b.values[p], state, depth, out)}, {p})
+            term = self.substituted(
+                op, b, {p: self.entry_tangent(b.values[p], state, depth, out)}, {p}
+            )
             if term is None:
                 self.refuse(s, b, live)
             terms.append(term.rename({s.target: old}) if old is not None else term)
@@ -460,12 +541,18 @@ class Forwarder:
         covered = set().union(*(st.reads_adjoints for st in t.stmts if st.accumulate))
         if live - covered:  # the rule gives no term for that operand's tangent
             self.refuse(s, b, live - covered)
-        kept = tuple(st for st in t.stmts if not st.accumulate or all(tangents.get(r) for r in st.reads_adjoints))
+        kept = tuple(
+            st
+            for st in t.stmts
+            if not st.accumulate or all(tangents.get(r) for r in st.reads_adjoints)
+        )
         adjoints = dict(tangents)
         adjoints[t.params[0]] = _SLOT
         view = Template(t.params, t.defaults, kept, t.free_names, t.namespace, t.origin)
         terms = []
-        for inst in instantiate(view, values, adjoints, lambda base: self.naming.temp("a"), self.bind):
+        for inst in instantiate(
+            view, values, adjoints, lambda base: self.naming.temp("a"), self.bind
+        ):
             if inst.accumulate:
                 terms.append(inst.expr)
             else:
@@ -476,21 +563,41 @@ class Forwarder:
         tuple_of = lambda items: of("(", code.join(items), ",)" if len(items) == 1 else ")")  # noqa: E731
         if not isinstance(cls, type):  # a gradient made by sourcegrad: its second derivatives
             xs = list(b.template.signature())
-            ts = [self.tangent_value(b.values[p], state, depth, out) or code.name(self.rt("ZERO")) for p in xs]
-            return fmt("{f}({g}, {xs}, {ts})", f=self.rt("tangent_of_gradient"), g=code.name(_gradient_alias(op.key)),
-                       xs=tuple_of([values[p] for p in xs]), ts=tuple_of(ts))
+            ts = [
+                self.tangent_value(b.values[p], state, depth, out) or code.name(self.rt("ZERO"))
+                for p in xs
+            ]
+            return fmt(
+                "{f}({g}, {xs}, {ts})",
+                f=self.rt("tangent_of_gradient"),
+                g=code.name(_gradient_alias(op.key)),
+                xs=tuple_of([values[p] for p in xs]),
+                ts=tuple_of(ts),
+            )
         if getattr(cls, "jvp", None) is None:
             raise fence.located(
-                MissingTangentError, self.src, s.node if s.node is not None else s.pos,
+                MissingTangentError,
+                self.src,
+                s.node if s.node is not None else s.pos,
                 f"{cls.__qualname__} has no jvp: forward mode through a sourcegrad.Function needs "
                 f"jvp(ctx, *tangents) (in {self.src.fn.__qualname__})",
                 f"define @staticmethod jvp(ctx, *tangents) on {cls.__qualname__} returning the output's tangent, "
-                "or use reverse mode (sourcegrad.vjp, sourcegrad.jacobian)")
+                "or use reverse mode (sourcegrad.vjp, sourcegrad.jacobian)",
+            )
         xs = [p for p in b.template.signature() if p != "ctx"]
         ctx = values["ctx"]
-        ts = [self.tangent_value(b.values[p], state, depth, out) or code.name(self.rt("ZERO")) for p in xs]
-        return fmt("{f}({c}, {ctx}, {xs}, {ts})", f=self.rt("custom_jvp"), c=code.name(_custom_alias(op.key)),
-                   ctx=ctx, xs=tuple_of([values[p] for p in xs]), ts=tuple_of(ts))
+        ts = [
+            self.tangent_value(b.values[p], state, depth, out) or code.name(self.rt("ZERO"))
+            for p in xs
+        ]
+        return fmt(
+            "{f}({c}, {ctx}, {xs}, {ts})",
+            f=self.rt("custom_jvp"),
+            c=code.name(_custom_alias(op.key)),
+            ctx=ctx,
+            xs=tuple_of([values[p] for p in xs]),
+            ts=tuple_of(ts),
+        )
 
     # ---- writes ---------------------------------------------------------------------------------
     def setitem(self, s, depth, state, owned, out):
@@ -504,14 +611,32 @@ class Forwarder:
             return state, owned
         t = self.dot(s.target)
         if s.target not in owned:  # the tangent may be shared: write into a copy (zeros where ZERO)
-            out.append(code.assign(depth, t, fmt("{f}({t}, {x})", f=self.rt("owned_tangent"), t=t, x=s.target)
-                                   if state.get(s.target, ZERO) != ZERO else
-                                   fmt("{f}({x})", f=self.rt("tangent_zeros"), x=s.target), s.pos))
+            out.append(
+                code.assign(
+                    depth,
+                    t,
+                    fmt("{f}({t}, {x})", f=self.rt("owned_tangent"), t=t, x=s.target)
+                    if state.get(s.target, ZERO) != ZERO
+                    else fmt("{f}({x})", f=self.rt("tangent_zeros"), x=s.target),
+                    s.pos,
+                )
+            )
             owned = owned | {s.target}
         out.append(line)
         v = self.tangent_value(s.value, state, depth, out) if isinstance(s.value, ir.Name) else None
-        out.append(code.line(depth, of(Ref(t), "[", code.index_subscript(s.index), "] = ", v if v is not None else lit("0.0")),
-                             s.pos))
+        out.append(
+            code.line(
+                depth,
+                of(
+                    Ref(t),
+                    "[",
+                    code.index_subscript(s.index),
+                    "] = ",
+                    v if v is not None else lit("0.0"),
+                ),
+                s.pos,
+            )
+        )
         state[s.target] = DENSE
         return state, owned
 
@@ -521,19 +646,43 @@ class Forwarder:
         if s.target not in self.active or (not has_v and state.get(s.target, ZERO) == ZERO):
             out.append(line)
             return state, owned
-        if any(isinstance(x, ir.Assign) and x.op.kind == "copy" and s.target in ir.atom_names(x.op.args[0])
-               for x in ir.walk(self.fn.body)):
-            raise fence.located(MissingTangentError, self.src, s.pos,
-                                f"forward mode cannot append to {s.target}: another name holds the same list",
-                                f"build a new list instead ({s.target} = {s.target} + [value])")
+        if any(
+            isinstance(x, ir.Assign)
+            and x.op.kind == "copy"
+            and s.target in ir.atom_names(x.op.args[0])
+            for x in ir.walk(self.fn.body)
+        ):
+            raise fence.located(
+                MissingTangentError,
+                self.src,
+                s.pos,
+                f"forward mode cannot append to {s.target}: another name holds the same list",
+                f"build a new list instead ({s.target} = {s.target} + [value])",
+            )
         t = self.dot(s.target)
         if s.target not in owned:
-            out.append(code.assign(depth, t, fmt("{f}({t}, {x})", f=self.rt("seq_tangent"),
-                                                 t=t if state.get(s.target, ZERO) != ZERO else self.rt("ZERO"),
-                                                 x=s.target), s.pos))
+            out.append(
+                code.assign(
+                    depth,
+                    t,
+                    fmt(
+                        "{f}({t}, {x})",
+                        f=self.rt("seq_tangent"),
+                        t=t if state.get(s.target, ZERO) != ZERO else self.rt("ZERO"),
+                        x=s.target,
+                    ),
+                    s.pos,
+                )
+            )
             owned = owned | {s.target}
         out.append(line)
-        out.append(code.line(depth, fmt("{t}.append({v})", t=t, v=self.entry_tangent(s.value, state, depth, out)), s.pos))
+        out.append(
+            code.line(
+                depth,
+                fmt("{t}.append({v})", t=t, v=self.entry_tangent(s.value, state, depth, out)),
+                s.pos,
+            )
+        )
         state[s.target] = DENSE
         return state, owned
 
@@ -578,7 +727,13 @@ def _bare(expr):
     if expr.ref() is not None:
         return True
     parts = expr.parts
-    return len(parts) == 6 and parts[1] == "(" and type(parts[2]) is Ref and parts[3] == ", " and parts[5] == ")"
+    return (
+        len(parts) == 6
+        and parts[1] == "("
+        and type(parts[2]) is Ref
+        and parts[3] == ", "
+        and parts[5] == ")"
+    )
 
 
 def _names(atom):

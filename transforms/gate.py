@@ -122,15 +122,23 @@ def _refuse(src, s, param, name):
     callee = s.op.text.split("(")[0] if "(" in s.op.text else s.op.text
     fn = getattr(s.op.key, "__qualname__", None) or getattr(s.op.key, "__name__", None) or callee
     if s.op.kind == "call":
-        msg = (f"no adjoint for parameter {param!r} of {callee}: the value passed there depends on the "
-               f"differentiated input, and the rule carries no gradient through it (in {src.fn.__qualname__})")
-        hint = ("pass a value that does not depend on the differentiated input, wrap it in "
-                "sourcegrad.stop_gradient(...) if no gradient should flow, or register a complete rule "
-                f"with @sourcegrad.adjoint({fn})")
+        msg = (
+            f"no adjoint for parameter {param!r} of {callee}: the value passed there depends on the "
+            f"differentiated input, and the rule carries no gradient through it (in {src.fn.__qualname__})"
+        )
+        hint = (
+            "pass a value that does not depend on the differentiated input, wrap it in "
+            "sourcegrad.stop_gradient(...) if no gradient should flow, or register a complete rule "
+            f"with @sourcegrad.adjoint({fn})"
+        )
     elif R.lookup(s.op.key) is None and not R.is_nondiff(s.op.key):
         fence.missing_adjoint(src, s.node if s.node is not None else s.pos, s.op.key, callee)
     else:
-        msg = (f"no adjoint for {param!r} of {callee}: the value passed there depends on the "
-               f"differentiated input (in {src.fn.__qualname__})")
+        msg = (
+            f"no adjoint for {param!r} of {callee}: the value passed there depends on the "
+            f"differentiated input (in {src.fn.__qualname__})"
+        )
         hint = "wrap it in sourcegrad.stop_gradient(...) if no gradient should flow through it"
-    raise fence.located(MissingAdjointError, src, s.node if s.node is not None else s.pos, msg, hint)
+    raise fence.located(
+        MissingAdjointError, src, s.node if s.node is not None else s.pos, msg, hint
+    )

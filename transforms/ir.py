@@ -250,8 +250,10 @@ class Text(str):
 
 def text(template, *atoms, **names):
     """``Text`` made from atoms: ``text("range(len({}))", seq)`` reads ``seq``'s names."""
-    out = Text(template.format(*(a.render() if hasattr(a, "render") else str(a) for a in atoms), **names),
-               [n for a in atoms for n in atom_names(a)])
+    out = Text(
+        template.format(*(a.render() if hasattr(a, "render") else str(a) for a in atoms), **names),
+        [n for a in atoms for n in atom_names(a)],
+    )
     return out
 
 

@@ -42,7 +42,12 @@ class Naming:
 
     def restore(self, snap):
         taken, adjoints, counter, temps = snap
-        self.taken, self._adjoints, self._counter, self.temps = set(taken), dict(adjoints), counter, set(temps)
+        self.taken, self._adjoints, self._counter, self.temps = (
+            set(taken),
+            dict(adjoints),
+            counter,
+            set(temps),
+        )
 
     def adjoint(self, name):
         """The adjoint variable of a primal variable: ``x`` -> ``x_bar`` (``_t3`` -> ``_t3_bar``)."""

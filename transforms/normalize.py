@@ -23,7 +23,15 @@ import libcst as cst
 import numpy as np
 
 from sourcegrad.errors import NoSourceError
-from sourcegrad.runtime import Context, Function, check_sequence, check_unpack, checkpointed, index_join, no_grad
+from sourcegrad.runtime import (
+    Context,
+    Function,
+    check_sequence,
+    check_unpack,
+    checkpointed,
+    index_join,
+    no_grad,
+)
 from sourcegrad.runtime import structures as _structures
 
 from . import fence, ir
@@ -36,26 +44,43 @@ from .source import get_source
 from .templates import custom_template, gradient_call_template, parse_template
 
 BINOPS = {
-    cst.Add: (operator.add, "+"), cst.Subtract: (operator.sub, "-"), cst.Multiply: (operator.mul, "*"),
-    cst.Divide: (operator.truediv, "/"), cst.FloorDivide: (operator.floordiv, "//"),
-    cst.Modulo: (operator.mod, "%"), cst.Power: (operator.pow, "**"),
-    cst.MatrixMultiply: (operator.matmul, "@"), cst.BitAnd: (operator.and_, "&"),
-    cst.BitOr: (operator.or_, "|"), cst.BitXor: (operator.xor, "^"),
+    cst.Add: (operator.add, "+"),
+    cst.Subtract: (operator.sub, "-"),
+    cst.Multiply: (operator.mul, "*"),
+    cst.Divide: (operator.truediv, "/"),
+    cst.FloorDivide: (operator.floordiv, "//"),
+    cst.Modulo: (operator.mod, "%"),
+    cst.Power: (operator.pow, "**"),
+    cst.MatrixMultiply: (operator.matmul, "@"),
+    cst.BitAnd: (operator.and_, "&"),
+    cst.BitOr: (operator.or_, "|"),
+    cst.BitXor: (operator.xor, "^"),
 }
 AUGOPS = {
-    cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract, cst.MultiplyAssign: cst.Multiply,
-    cst.DivideAssign: cst.Divide, cst.FloorDivideAssign: cst.FloorDivide, cst.ModuloAssign: cst.Modulo,
-    cst.PowerAssign: cst.Power, cst.MatrixMultiplyAssign: cst.MatrixMultiply,
+    cst.AddAssign: cst.Add,
+    cst.SubtractAssign: cst.Subtract,
+    cst.MultiplyAssign: cst.Multiply,
+    cst.DivideAssign: cst.Divide,
+    cst.FloorDivideAssign: cst.FloorDivide,
+    cst.ModuloAssign: cst.Modulo,
+    cst.PowerAssign: cst.Power,
+    cst.MatrixMultiplyAssign: cst.MatrixMultiply,
 }
 UNOPS = {
-    cst.Minus: (operator.neg, "-"), cst.Plus: (operator.pos, "+"), cst.Not: (operator.not_, "not "),
+    cst.Minus: (operator.neg, "-"),
+    cst.Plus: (operator.pos, "+"),
+    cst.Not: (operator.not_, "not "),
     cst.BitInvert: (operator.invert, "~"),
 }
 CMPOPS = {
-    cst.LessThan: (operator.lt, "<"), cst.LessThanEqual: (operator.le, "<="),
-    cst.GreaterThan: (operator.gt, ">"), cst.GreaterThanEqual: (operator.ge, ">="),
-    cst.Equal: (operator.eq, "=="), cst.NotEqual: (operator.ne, "!="),
-    cst.Is: (operator.is_, "is"), cst.IsNot: (operator.is_not, "is not"),
+    cst.LessThan: (operator.lt, "<"),
+    cst.LessThanEqual: (operator.le, "<="),
+    cst.GreaterThan: (operator.gt, ">"),
+    cst.GreaterThanEqual: (operator.ge, ">="),
+    cst.Equal: (operator.eq, "=="),
+    cst.NotEqual: (operator.ne, "!="),
+    cst.Is: (operator.is_, "is"),
+    cst.IsNot: (operator.is_not, "is not"),
 }
 _SIDE_EFFECT_ONLY = {builtins.print, builtins.breakpoint}  # run in the forward
 # sourcegrad's own checks of a value (they return nothing, or raise): when the compiler reads code
@@ -66,13 +91,25 @@ _JOINERS = (type(np.r_), type(np.c_))  # np.r_[...] and np.c_[...] join their en
 # An attribute read ``p.w`` of a local value (a dataclass, namedtuple or registered object) is the
 # primitive ``structures.field``: its adjoint gives ``p`` a ``FieldAdjoint`` (a namedtuple: the
 # ``SeqAdjoint`` of that entry), which ``structures.finalize`` turns into ``p``'s structure.
-R._register(_structures.field, R._declare(parse_template(
-    "d[obj] += field_adjoint(d[y], obj, name)", ["y", "obj", "name"], {},
-    {"field_adjoint": _structures.field_adjoint}, "attribute read (normalize.py)"),
-    {"name": "an attribute name"}, "attribute read"))
+R._register(
+    _structures.field,
+    R._declare(
+        parse_template(
+            "d[obj] += field_adjoint(d[y], obj, name)",
+            ["y", "obj", "name"],
+            {},
+            {"field_adjoint": _structures.field_adjoint},
+            "attribute read (normalize.py)",
+        ),
+        {"name": "an attribute name"},
+        "attribute read",
+    ),
+)
 
 # ndarray attributes no rule reads: refused where written, rather than read as an object's field
-_ARRAY_ONLY_ATTRIBUTES = frozenset({"base", "ctypes", "flags", "flat", "imag", "itemsize", "nbytes", "strides"})
+_ARRAY_ONLY_ATTRIBUTES = frozenset(
+    {"base", "ctypes", "flags", "flat", "imag", "itemsize", "nbytes", "strides"}
+)
 
 # Library functions whose result is a namedtuple: field name -> the index ``result.field`` reads.
 # A keyword that changes what the call returns (``svd(compute_uv=False)``, ``qr(mode="r")``) is
@@ -124,7 +161,8 @@ class _Locals:
         self.names = set()
         self.all_names = set()
         self.counts = {}
-        stack = list(afn.body)  # every node below the body, in any order (ast.walk's generators cost more)
+        # every node below the body, in any order (ast.walk's generators cost more)
+        stack = list(afn.body)
         while stack:
             node = stack.pop()
             kind = type(node)
@@ -162,10 +200,22 @@ class Normalizer:
         self.fn = src.fn
         tree = src.tree
         params = tree.params
-        if isinstance(params.star_arg, cst.Param) or params.star_kwarg is not None or params.posonly_params:
-            node = params.star_arg if isinstance(params.star_arg, cst.Param) else (params.star_kwarg or tree)
-            fence.refuse(src, node, msg="*args, **kwargs and positional-only parameters are not supported",
-                         hint="list the parameters one by one")
+        if (
+            isinstance(params.star_arg, cst.Param)
+            or params.star_kwarg is not None
+            or params.posonly_params
+        ):
+            node = (
+                params.star_arg
+                if isinstance(params.star_arg, cst.Param)
+                else (params.star_kwarg or tree)
+            )
+            fence.refuse(
+                src,
+                node,
+                msg="*args, **kwargs and positional-only parameters are not supported",
+                hint="list the parameters one by one",
+            )
         if tree.asynchronous is not None:
             fence.refuse(src, tree, kind="AsyncFunctionDef")
         # keyword-only parameters last: the compiled code takes them by position (api.parameters_of)
@@ -187,8 +237,11 @@ class Normalizer:
         self.parent = parent
         # a method's class, when this function is one (found by its qualified name) and never
         # rebinds its first parameter: ``self.helper(z)`` is then inlined (``_self_method_call``)
-        self.self_class = _method_class(self.fn) if parent is None and self.params and \
-            self.params[0] not in finder.names else None
+        self.self_class = (
+            _method_class(self.fn)
+            if parent is None and self.params and self.params[0] not in finder.names
+            else None
+        )
         self.options = parent.options if parent is not None else dict(options or {})
         if parent is None:
             self.naming = Naming(finder.all_names | set(self.params))
@@ -197,7 +250,9 @@ class Normalizer:
             self.inlining = [self.fn]
             # (the gradient's ``finalize`` also rebuilds dataclasses, namedtuples and registered objects)
             reserved = {**R.NAMESPACE, "finalize": _structures.finalize}
-            self.captures = self.extra_ns[_CAPTURES] = Captures(self.fn, self.locals, self.naming, reserved)
+            self.captures = self.extra_ns[_CAPTURES] = Captures(
+                self.fn, self.locals, self.naming, reserved
+            )
             self.rename = {}  # the user's own names stay: sourcegrad's names make room (Captures.bind)
         else:
             self.naming = parent.naming
@@ -271,8 +326,12 @@ class Normalizer:
         """The function body, lowered so its one ``Return`` is the last statement."""
         body = self._block(self.src.tree.body)
         if not any(isinstance(s, ir.Return) for s in ir.walk(body)):
-            fence.refuse(self.src, self.src.tree, msg="the function must end with a return statement",
-                         hint="return the value to differentiate")
+            fence.refuse(
+                self.src,
+                self.src.tree,
+                msg="the function must end with a return statement",
+                hint="return the value to differentiate",
+            )
         body, ret = lower_exits(body, self.naming, ret_var)
         if ret is not None:
             body.append(ir.Return(ir.Name(ret), body[-1].pos))
@@ -297,18 +356,29 @@ class Normalizer:
     def _without_gradient(self, stmt):
         """Inside ``with no_grad():`` nothing is differentiated: every operation is constant."""
         if isinstance(stmt, ir.Assign) and stmt.op.kind != "nondiff":
-            return ir.Assign(stmt.target, ir.Op(stmt.op.key, stmt.op.args, stmt.op.kwargs, stmt.op.text, "nondiff"), stmt.pos)
+            return ir.Assign(
+                stmt.target,
+                ir.Op(stmt.op.key, stmt.op.args, stmt.op.kwargs, stmt.op.text, "nondiff"),
+                stmt.pos,
+            )
         if isinstance(stmt, ir.SetItem) and isinstance(stmt.value, ir.Name):
             tmp = self.naming.temp()
-            self.block.append(ir.Assign(tmp, ir.Op(None, (stmt.value,), (), stmt.value.id, "nondiff"), stmt.pos))
+            self.block.append(
+                ir.Assign(tmp, ir.Op(None, (stmt.value,), (), stmt.value.id, "nondiff"), stmt.pos)
+            )
             return ir.SetItem(stmt.target, stmt.index, ir.Name(tmp), stmt.pos)
         return stmt
 
     def _stmt_With(self, s):
         item = s.items[0] if len(s.items) == 1 else None
         call = item.item if item is not None else None
-        if (item is None or item.asname is not None or not isinstance(call, cst.Call)
-                or call.args or self._static_callee(call.func) is not no_grad):
+        if (
+            item is None
+            or item.asname is not None
+            or not isinstance(call, cst.Call)
+            or call.args
+            or self._static_callee(call.func) is not no_grad
+        ):
             fence.refuse(self.src, s, kind="With")
         saved, self.no_grad = self.no_grad, True
         try:
@@ -341,8 +411,12 @@ class Normalizer:
 
     def _check_reachable(self, stmt):
         if self.block and isinstance(self.block[-1], (ir.Return, ir.Break, ir.Continue)):
-            fence.refuse(self.src, stmt, msg="this code can never run (it follows return, break or continue)",
-                         hint="remove it")
+            fence.refuse(
+                self.src,
+                stmt,
+                msg="this code can never run (it follows return, break or continue)",
+                hint="remove it",
+            )
 
     def _small(self, s):
         self._pos(s)
@@ -361,56 +435,107 @@ class Normalizer:
             return  # docstring
         if isinstance(v, cst.Call):
             func = v.func
-            if (isinstance(func, cst.Attribute) and func.attr.value == "append" and isinstance(func.value, cst.Name)
-                    and func.value.value in self.locals):
+            if (
+                isinstance(func, cst.Attribute)
+                and func.attr.value == "append"
+                and isinstance(func.value, cst.Name)
+                and func.value.value in self.locals
+            ):
                 if len(v.args) != 1 or v.args[0].keyword is not None or v.args[0].star:
                     fence.refuse(self.src, v, msg="append takes one value")
                 value = self._atom(v.args[0].value)
                 self._emit(ir.Append(self._local(func.value.value), value, self._pos(s)))
                 return
-            if (isinstance(func, cst.Attribute) and func.attr.value == "extend" and isinstance(func.value, cst.Name)
-                    and func.value.value in self.locals):
+            if (
+                isinstance(func, cst.Attribute)
+                and func.attr.value == "extend"
+                and isinstance(func.value, cst.Name)
+                and func.value.value in self.locals
+            ):
                 if len(v.args) != 1 or v.args[0].keyword is not None or v.args[0].star:
                     fence.refuse(self.src, v, msg="extend takes one sequence")
-                self._extend(self._local(func.value.value), self._atom(v.args[0].value), self._pos(s))
+                self._extend(
+                    self._local(func.value.value), self._atom(v.args[0].value), self._pos(s)
+                )
                 return
             callee = self._static_callee(v.func)
-            if getattr(callee, "__name__", None) == "at" and getattr(callee, "__self__", None) in R.UFUNC_AT:
+            if (
+                getattr(callee, "__name__", None) == "at"
+                and getattr(callee, "__self__", None) in R.UFUNC_AT
+            ):
                 return self._ufunc_at(v, R.UFUNC_AT[callee.__self__], s)
             if callee in _SIDE_EFFECT_ONLY or callee in _RUNTIME_CHECKS:
                 self._emit(ir.Effect(self._kept(v), self._pos(s)))
                 return
-            if callee is not None and getattr(callee, "__self__", None) is not None and not isinstance(
-                    callee.__self__, types.ModuleType) and R.lookup(callee) is None and not R.is_nondiff(callee):
-                fence.refuse(self.src, s, msg=f"the call {_code(v.func)}(...) changes an object outside the function, "
-                             "which sourcegrad cannot differentiate",
-                             hint="build a local value and return it instead")
+            if (
+                callee is not None
+                and getattr(callee, "__self__", None) is not None
+                and not isinstance(callee.__self__, types.ModuleType)
+                and R.lookup(callee) is None
+                and not R.is_nondiff(callee)
+            ):
+                fence.refuse(
+                    self.src,
+                    s,
+                    msg=f"the call {_code(v.func)}(...) changes an object outside the function, "
+                    "which sourcegrad cannot differentiate",
+                    hint="build a local value and return it instead",
+                )
             self._op(v)  # refuses what the call itself does wrong (out=, in-place methods, ...)
             if callee is not None and (R.lookup(callee) is not None or R.is_nondiff(callee)):
-                fence.refuse(self.src, s, msg=f"the value of {_code(v.func)}(...) is discarded",
-                             hint="assign the value to a variable, or remove the statement")
-            fence.refuse(self.src, s, msg=f"the call {_code(v.func)}(...) is made only for its side effect, "
-                         "which sourcegrad cannot differentiate",
-                         hint="assign its result to a variable and use it; objects outside the function cannot be changed")
+                fence.refuse(
+                    self.src,
+                    s,
+                    msg=f"the value of {_code(v.func)}(...) is discarded",
+                    hint="assign the value to a variable, or remove the statement",
+                )
+            fence.refuse(
+                self.src,
+                s,
+                msg=f"the call {_code(v.func)}(...) is made only for its side effect, "
+                "which sourcegrad cannot differentiate",
+                hint="assign its result to a variable and use it; objects outside the function cannot be changed",
+            )
         if isinstance(v, (cst.Yield, cst.Await)):
             fence.refuse(self.src, v)
-        fence.refuse(self.src, s, msg="an expression statement whose value is discarded is not supported",
-                     hint="assign the value to a variable, or remove the statement")
+        fence.refuse(
+            self.src,
+            s,
+            msg="an expression statement whose value is discarded is not supported",
+            hint="assign the value to a variable, or remove the statement",
+        )
 
     def _ufunc_at(self, call, fn, s):
         """``np.add.at(buf, idx, v)`` updates ``buf`` in place: ``buf = add_at(buf, idx, v)``,
         refused as ``buf += v`` is where another name sees ``buf`` (``aliasing.py``)."""
         args, kwargs = self._call_args(call)
         if kwargs or len(args) != 3 or not isinstance(args[0], ir.Name):
-            fence.refuse(self.src, call, msg=f"{_code(call.func)}(buf, indices, values) is supported with three "
-                         "arguments by position, buf an array the function allocated",
-                         hint="buf = np.zeros(n); np.add.at(buf, idx, values)")
+            fence.refuse(
+                self.src,
+                call,
+                msg=f"{_code(call.func)}(buf, indices, values) is supported with three "
+                "arguments by position, buf an array the function allocated",
+                hint="buf = np.zeros(n); np.add.at(buf, idx, values)",
+            )
         buf = call.args[0].value
         if len(self.inlining) == 1 and isinstance(buf, cst.Name) and buf.value in self.params:
-            fence.refuse(self.src, call, msg=f"{_code(call.func)} writes into {buf.value!r}, an argument: it would change "
-                         "the caller's data", hint=f"work on a copy: buf = {buf.value}.copy(), then {_code(call.func)}(buf, ...)")
+            fence.refuse(
+                self.src,
+                call,
+                msg=f"{_code(call.func)} writes into {buf.value!r}, an argument: it would change "
+                "the caller's data",
+                hint=f"work on a copy: buf = {buf.value}.copy(), then {_code(call.func)}(buf, ...)",
+            )
         text = f"{self.captures.bind(fn.__name__)}({', '.join(a.render() for a in args)})"
-        self._emit(ir.Assign(args[0].id, ir.Op(fn, args, (), text, self._kind(fn)), self._pos(s), inplace=True, node=s))
+        self._emit(
+            ir.Assign(
+                args[0].id,
+                ir.Op(fn, args, (), text, self._kind(fn)),
+                self._pos(s),
+                inplace=True,
+                node=s,
+            )
+        )
 
     def _extend(self, target, seq, pos):
         """``xs.extend(seq)``: one ``append`` per entry (a loop over ``seq`` by index when it is not
@@ -420,7 +545,11 @@ class Normalizer:
                 self._emit(ir.Append(target, a, pos))
             return
         if not isinstance(seq, ir.Name):
-            fence.refuse(self.src, self._cur_pos, msg="extend takes a list, a tuple or a variable holding one")
+            fence.refuse(
+                self.src,
+                self._cur_pos,
+                msg="extend takes a list, a tuple or a variable holding one",
+            )
         k, entry = self.naming.temp("k"), self.naming.temp()
         saved, self.block = self.block, []
         self._emit(ir.Assign(entry, self._getitem_op(seq, ir.Index((ir.Name(k),), False)), pos))
@@ -430,12 +559,20 @@ class Normalizer:
 
     def _small_Return(self, s):
         if s.value is None:
-            fence.refuse(self.src, s, msg="a differentiated function must return a value",
-                         hint="return the value to differentiate: return loss")
+            fence.refuse(
+                self.src,
+                s,
+                msg="a differentiated function must return a value",
+                hint="return the value to differentiate: return loss",
+            )
         atom = self._atom(s.value)
         if isinstance(atom, Tup):
-            fence.refuse(self.src, s, msg="returning a tuple is not supported yet",
-                         hint="return one value (a scalar for grad, any array for vjp)")
+            fence.refuse(
+                self.src,
+                s,
+                msg="returning a tuple is not supported yet",
+                hint="return one value (a scalar for grad, any array for vjp)",
+            )
         self._emit(ir.Return(atom, self._pos(s)))
 
     def _small_Assert(self, s):
@@ -443,7 +580,11 @@ class Normalizer:
         test = self._test(s.test)
         msg = self._test(s.msg) if s.msg is not None else None
         text = f"assert {test}" + (f", {msg}" if msg is not None else "")
-        self._emit(ir.Effect(ir.Text(text, test.names | (msg.names if msg is not None else set())), self._pos(s)))
+        self._emit(
+            ir.Effect(
+                ir.Text(text, test.names | (msg.names if msg is not None else set())), self._pos(s)
+            )
+        )
 
     def _small_Break(self, s):
         self._in_loop_only(s, "break")
@@ -473,7 +614,9 @@ class Normalizer:
             if target.value in self.dicts:
                 self._refuse_dict_value(target)
             self._assign_expr(self._local(target.value), s.value, pos)
-        elif isinstance(target, (cst.Tuple, cst.List)) and isinstance(s.value, (cst.Tuple, cst.List)):
+        elif isinstance(target, (cst.Tuple, cst.List)) and isinstance(
+            s.value, (cst.Tuple, cst.List)
+        ):
             # a, b = b, a: evaluate every right-hand value before binding any
             self._bind_pairwise(target, self._values_pairwise(target, s.value), pos)
         else:
@@ -481,14 +624,22 @@ class Normalizer:
 
     def _values_pairwise(self, target, value):
         """The right-hand side of ``(p, q), r = (a, b), c`` evaluated to temporaries, nested as the targets."""
-        if not (isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List))):
+        if not (
+            isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List))
+        ):
             return self._value_to_temp(value)
         self._no_starred(target)
         if len(value.elements) != len(target.elements):
-            fence.refuse(self.src, target, msg=f"unpacking needs as many targets as values: cannot unpack "
-                         f"{len(value.elements)} values into {len(target.elements)} targets",
-                         hint="give as many targets as values")
-        return [self._values_pairwise(t.value, v.value) for t, v in zip(target.elements, value.elements)]
+            fence.refuse(
+                self.src,
+                target,
+                msg=f"unpacking needs as many targets as values: cannot unpack "
+                f"{len(value.elements)} values into {len(target.elements)} targets",
+                hint="give as many targets as values",
+            )
+        return [
+            self._values_pairwise(t.value, v.value) for t, v in zip(target.elements, value.elements)
+        ]
 
     def _bind_pairwise(self, target, values, pos):
         if not isinstance(values, list):
@@ -500,8 +651,12 @@ class Normalizer:
     def _no_starred(self, target):
         for el in target.elements:
             if isinstance(el, cst.StarredElement) or isinstance(el.value, cst.StarredElement):
-                fence.refuse(self.src, el, msg="starred unpacking (a, *b = ...) is not supported",
-                             hint="index the values instead: a, b = x[0], x[1:]")
+                fence.refuse(
+                    self.src,
+                    el,
+                    msg="starred unpacking (a, *b = ...) is not supported",
+                    hint="index the values instead: a, b = x[0], x[1:]",
+                )
 
     def _value_to_temp(self, node):
         atom = self._atom(node)
@@ -517,12 +672,23 @@ class Normalizer:
         elif isinstance(target, (cst.Tuple, cst.List)):
             self._no_starred(target)
             value = self._named(value, pos)
-            self._emit(ir.Effect(ir.text(f"{self.captures.bind('check_unpack')}({{}}, {len(target.elements)})", value), pos))
+            self._emit(
+                ir.Effect(
+                    ir.text(
+                        f"{self.captures.bind('check_unpack')}({{}}, {len(target.elements)})", value
+                    ),
+                    pos,
+                )
+            )
             for k, el in enumerate(target.elements):
                 index = ir.Index((ir.Const(k, str(k)),), False)
                 tmp_target = el.value
                 if isinstance(tmp_target, cst.Name):
-                    self._emit(ir.Assign(self._local(tmp_target.value), self._getitem_op(value, index), pos))
+                    self._emit(
+                        ir.Assign(
+                            self._local(tmp_target.value), self._getitem_op(value, index), pos
+                        )
+                    )
                 else:
                     tmp = self.naming.temp()
                     self._emit(ir.Assign(tmp, self._getitem_op(value, index), pos))
@@ -532,20 +698,30 @@ class Normalizer:
         elif isinstance(target, cst.Subscript):
             self._setitem(target, value, pos)
         else:
-            fence.refuse(self.src, target, msg="only names, tuples of names and subscripts can be assigned to",
-                         hint="attributes of objects cannot be set in a differentiated function: keep the value in a variable")
+            fence.refuse(
+                self.src,
+                target,
+                msg="only names, tuples of names and subscripts can be assigned to",
+                hint="attributes of objects cannot be set in a differentiated function: keep the value in a variable",
+            )
 
     def _small_AugAssign(self, s):
         pos = self._pos(s)
         op_type = AUGOPS.get(type(s.operator))
         if op_type is None:
-            fence.refuse(self.src, s, msg=f"the augmented assignment {_op_text(s.operator)} is not supported",
-                         hint="write it out with an operator sourcegrad supports, or use the numpy function")
+            fence.refuse(
+                self.src,
+                s,
+                msg=f"the augmented assignment {_op_text(s.operator)} is not supported",
+                hint="write it out with an operator sourcegrad supports, or use the numpy function",
+            )
         fn, sym = BINOPS[op_type]
         if isinstance(s.target, cst.Name):
             left = ir.Name(self._local(s.target.value))
             right = self._atom(s.value)
-            self._emit(ir.Assign(left.id, self._binop(fn, sym, left, right, s), pos, inplace=True, node=s))
+            self._emit(
+                ir.Assign(left.id, self._binop(fn, sym, left, right, s), pos, inplace=True, node=s)
+            )
         elif isinstance(s.target, cst.Subscript) and self._dict_base(s.target) is not None:
             name = self._dict_entry(s.target, read=True)
             right = self._atom(s.value)
@@ -559,7 +735,9 @@ class Normalizer:
             self._emit(ir.Assign(new, self._binop(fn, sym, ir.Name(cur), right, s), pos))
             self._emit(ir.SetItem(base.id, index, ir.Name(new), pos))
         else:
-            fence.refuse(self.src, s.target, msg="only names and subscripts can be updated in place")
+            fence.refuse(
+                self.src, s.target, msg="only names and subscripts can be updated in place"
+            )
 
     def _setitem(self, target, value, pos):
         base, index = self._subscript_parts(target)
@@ -568,20 +746,35 @@ class Normalizer:
     def _subscript_parts(self, node):
         if isinstance(node.value, cst.Subscript):
             inner, outer = node.value, node
-            both = ", ".join(_code(e.slice) if not isinstance(e.slice, cst.Index) else _code(e.slice.value)
-                             for e in list(inner.slice) + list(outer.slice))
-            fence.refuse(self.src, node, kind="Subscript", msg="chained subscripts (a[i][j] = v) cannot be assigned into",
-                         hint=f"index once: {_code(inner.value)}[{both}] = ...")
+            both = ", ".join(
+                _code(e.slice) if not isinstance(e.slice, cst.Index) else _code(e.slice.value)
+                for e in list(inner.slice) + list(outer.slice)
+            )
+            fence.refuse(
+                self.src,
+                node,
+                kind="Subscript",
+                msg="chained subscripts (a[i][j] = v) cannot be assigned into",
+                hint=f"index once: {_code(inner.value)}[{both}] = ...",
+            )
         if not isinstance(node.value, cst.Name) or node.value.value not in self.locals:
-            fence.refuse(self.src, node, kind="Subscript",
-                         msg="only an array held in a local variable can be assigned into",
-                         hint="make a local copy first: a = np.copy(...); a[i] = v")
+            fence.refuse(
+                self.src,
+                node,
+                kind="Subscript",
+                msg="only an array held in a local variable can be assigned into",
+                hint="make a local copy first: a = np.copy(...); a[i] = v",
+            )
         return ir.Name(self._local(node.value.value)), self._index(node)
 
     def _small_AnnAssign(self, s):
         if s.value is None or not isinstance(s.target, cst.Name):
-            fence.refuse(self.src, s, msg="an annotation without a value is not supported",
-                         hint="give it a value (y: float = ...) or remove the line")
+            fence.refuse(
+                self.src,
+                s,
+                msg="an annotation without a value is not supported",
+                hint="give it a value (y: float = ...) or remove the line",
+            )
         self._assign_expr(self._local(s.target.value), s.value, self._pos(s))
 
     def _assign_expr(self, name, value, pos):
@@ -590,11 +783,20 @@ class Normalizer:
             self._ifexp(name, value, pos)
             return
         op = self._op(value)
-        if isinstance(op, ir.Const) and callable(op.value) and self.bind_counts.get(name, 0) == 1 and not self._loop_depth:
+        if (
+            isinstance(op, ir.Const)
+            and callable(op.value)
+            and self.bind_counts.get(name, 0) == 1
+            and not self._loop_depth
+        ):
             self.static_locals[name] = op.value
         last = self.block[-1] if self.block else None
-        if (isinstance(op, ir.Name) and op.id in self.naming.temps and isinstance(last, ir.Assign)
-                and last.target == op.id):
+        if (
+            isinstance(op, ir.Name)
+            and op.id in self.naming.temps
+            and isinstance(last, ir.Assign)
+            and last.target == op.id
+        ):
             # h = helper(...) where the helper's result is a fresh temporary: bind h directly
             self.block[-1] = ir.Assign(name, last.op, last.pos)
             return
@@ -629,8 +831,12 @@ class Normalizer:
 
     def _stmt_While(self, s):
         if s.orelse is not None:
-            fence.refuse(self.src, s.orelse, msg="while/else is not supported",
-                         hint="use a flag variable and an if after the loop")
+            fence.refuse(
+                self.src,
+                s.orelse,
+                msg="while/else is not supported",
+                hint="use a flag variable and an if after the loop",
+            )
         test = self._test(s.test)
         self._loop_depth += 1
         try:
@@ -642,8 +848,12 @@ class Normalizer:
     def _stmt_For(self, s):
         pos = self._pos(s)
         if s.orelse is not None:
-            fence.refuse(self.src, s.orelse, msg="for/else is not supported",
-                         hint="use a flag variable and an if after the loop")
+            fence.refuse(
+                self.src,
+                s.orelse,
+                msg="for/else is not supported",
+                hint="use a flag variable and an if after the loop",
+            )
         if s.asynchronous is not None:
             fence.refuse(self.src, s, kind="AsyncFunctionDef")
         s, checkpoint = self._checkpoint_marker(s)
@@ -672,16 +882,26 @@ class Normalizer:
         it = s.iter
         if not (isinstance(it, cst.Call) and self._static_callee(it.func) is checkpointed):
             return s, None
-        usage = "for t in sourcegrad.checkpointed(range(steps)):  or  ...(range(steps), snapshots=20)"
+        usage = (
+            "for t in sourcegrad.checkpointed(range(steps)):  or  ...(range(steps), snapshots=20)"
+        )
         positional = [a for a in it.args if a.keyword is None]
         keywords = {a.keyword.value: a.value for a in it.args if a.keyword is not None}
         if len(positional) != 1 or positional[0].star or set(keywords) - {"snapshots"}:
-            fence.refuse(self.src, it, msg="sourcegrad.checkpointed takes a range and, optionally, snapshots=n",
-                         hint=usage)
+            fence.refuse(
+                self.src,
+                it,
+                msg="sourcegrad.checkpointed takes a range and, optionally, snapshots=n",
+                hint=usage,
+            )
         inner = positional[0].value
         if not (isinstance(inner, cst.Call) and self._static_callee(inner.func) is builtins.range):
-            fence.refuse(self.src, inner, msg="sourcegrad.checkpointed marks a loop over range(...) only",
-                         hint="loop over the indices: for i in sourcegrad.checkpointed(range(len(xs))): x = xs[i]")
+            fence.refuse(
+                self.src,
+                inner,
+                msg="sourcegrad.checkpointed marks a loop over range(...) only",
+                hint="loop over the indices: for i in sourcegrad.checkpointed(range(len(xs))): x = xs[i]",
+            )
         loop = s.with_changes(iter=inner)
         self.src.alias(loop, s)
         return loop, self._snapshots(keywords.get("snapshots"), usage)
@@ -698,16 +918,25 @@ class Normalizer:
         else:
             value = None
         if type(value) is not int or value < 1:
-            fence.refuse(self.src, node, msg="snapshots= must be a positive int known when the function is compiled "
-                                             "(written there, or a module constant)", hint=usage)
+            fence.refuse(
+                self.src,
+                node,
+                msg="snapshots= must be a positive int known when the function is compiled "
+                "(written there, or a module constant)",
+                hint=usage,
+            )
         return value
 
     def _static_trips(self, s):
         """The values of ``for i in range(...)`` when its bounds are literals or module-level
         constants, the trip count is at most the unroll limit, and the body has no exit."""
         it = s.iter
-        if not (isinstance(it, cst.Call) and isinstance(s.target, cst.Name)
-                and self._static_callee(it.func) is builtins.range and 1 <= len(it.args) <= 3):
+        if not (
+            isinstance(it, cst.Call)
+            and isinstance(s.target, cst.Name)
+            and self._static_callee(it.func) is builtins.range
+            and 1 <= len(it.args) <= 3
+        ):
             return None
         if _find(s.body, (cst.Break, cst.Continue, cst.Return)) is not None:
             return None
@@ -718,7 +947,11 @@ class Normalizer:
                 return None
             if isinstance(v, cst.Integer):
                 bounds.append(int(v.evaluated_value))
-            elif isinstance(v, cst.UnaryOperation) and isinstance(v.operator, cst.Minus) and isinstance(v.expression, cst.Integer):
+            elif (
+                isinstance(v, cst.UnaryOperation)
+                and isinstance(v.operator, cst.Minus)
+                and isinstance(v.expression, cst.Integer)
+            ):
                 bounds.append(-int(v.expression.evaluated_value))
             elif isinstance(v, (cst.Name, cst.Attribute)) and not self._is_local_expr(v):
                 value = self._static_value(v, record=False)
@@ -755,18 +988,29 @@ class Normalizer:
         callee = self._static_callee(it.func) if isinstance(it, cst.Call) else None
         if callee is builtins.enumerate:
             if not isinstance(target, cst.Tuple) or len(target.elements) != 2:
-                fence.refuse(self.src, target, msg="enumerate(...) needs two loop targets: index, value",
-                             hint="for i, x in enumerate(xs):")
+                fence.refuse(
+                    self.src,
+                    target,
+                    msg="enumerate(...) needs two loop targets: index, value",
+                    hint="for i, x in enumerate(xs):",
+                )
             idx_target, value_target = target.elements[0].value, target.elements[1].value
             if not isinstance(idx_target, cst.Name):
-                fence.refuse(self.src, idx_target, msg="the index of enumerate must be a plain name")
+                fence.refuse(
+                    self.src, idx_target, msg="the index of enumerate must be a plain name"
+                )
             if len(it.args) != 1 or it.args[0].keyword is not None or it.args[0].star:
-                fence.refuse(self.src, it, msg="enumerate takes one sequence here (no start=)",
-                             hint="for i, x in enumerate(xs): and add the offset to i in the body")
+                fence.refuse(
+                    self.src,
+                    it,
+                    msg="enumerate takes one sequence here (no start=)",
+                    hint="for i, x in enumerate(xs): and add the offset to i in the body",
+                )
             k = self._local(idx_target.value)
             inner = it.args[0].value
             if isinstance(inner, cst.Call) and self._static_callee(inner.func) is builtins.zip:
-                n, binders = self._zip_binders(inner, value_target, k, s, pos)  # enumerate(zip(xs, ys))
+                # enumerate(zip(xs, ys))
+                n, binders = self._zip_binders(inner, value_target, k, s, pos)
                 return self._range(n), k, binders
             seq = self._iterated(self._atom(inner), s, pos)
             return self._range_len(seq), k, [lambda: self._bind_elem(value_target, seq, k, pos)]
@@ -777,28 +1021,50 @@ class Normalizer:
         if callee is builtins.reversed:
             seq = self._iterated(self._atom(it.args[0].value), s, pos)
             k = self.naming.temp("k")
-            rng = ir.text(f"{self.captures.bind('range')}({self.captures.bind('len')}({{}}) - 1, -1, -1)", seq)
+            rng = ir.text(
+                f"{self.captures.bind('range')}({self.captures.bind('len')}({{}}) - 1, -1, -1)", seq
+            )
             return rng, k, [lambda: self._bind_elem(target, seq, k, pos)]
-        if (isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and isinstance(it.func.value, cst.Name)
-                and it.func.value.value in self.dicts):
+        if (
+            isinstance(it, cst.Call)
+            and isinstance(it.func, cst.Attribute)
+            and isinstance(it.func.value, cst.Name)
+            and it.func.value.value in self.dicts
+        ):
             self._refuse_dict_value(it.func.value)
         if isinstance(it, cst.Name) and it.value in self.dicts:
             self._refuse_dict_value(it)
-        if (isinstance(it, cst.Name) and it.value in self.locals and isinstance(target, cst.Name)
-                and isinstance(self.subst.get(it.value, ir.Name("")), ir.Name)
-                and _indexes_by(s.body, it.value, target.value)):
+        if (
+            isinstance(it, cst.Name)
+            and it.value in self.locals
+            and isinstance(target, cst.Name)
+            and isinstance(self.subst.get(it.value, ir.Name("")), ir.Name)
+            and _indexes_by(s.body, it.value, target.value)
+        ):
             return self._dict_or_sequence_loop(it, target, s, pos)
-        if (callee is None and isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute)
-                and it.func.attr.value in ("items", "keys", "values") and not it.args
-                and isinstance(it.func.value, cst.Name) and it.func.value.value in self.locals):
+        if (
+            callee is None
+            and isinstance(it, cst.Call)
+            and isinstance(it.func, cst.Attribute)
+            and it.func.attr.value in ("items", "keys", "values")
+            and not it.args
+            and isinstance(it.func.value, cst.Name)
+            and it.func.value.value in self.locals
+        ):
             return self._dict_loop(it.func.attr.value, self._atom(it.func.value), target, pos)
         seq = self._atom(it)
         if isinstance(seq, ir.Name):
             seq = self._iterated(seq, s, pos)
-            self._emit(ir.Effect(ir.text(f"{self.captures.bind('check_sequence')}({{}})", seq), pos))
+            self._emit(
+                ir.Effect(ir.text(f"{self.captures.bind('check_sequence')}({{}})", seq), pos)
+            )
         if isinstance(seq, ir.Const):
-            fence.refuse(self.src, it, msg="cannot loop over a module-level constant or literal",
-                         hint="loop over range(len(...)) and index it, or pass the values in as an argument")
+            fence.refuse(
+                self.src,
+                it,
+                msg="cannot loop over a module-level constant or literal",
+                hint="loop over range(len(...)) and index it, or pass the values in as an argument",
+            )
         k = self.naming.temp("k")
         return self._range_len(seq), k, [lambda: self._bind_elem(target, seq, k, pos)]
 
@@ -806,12 +1072,21 @@ class Normalizer:
         """``zip(xs, ys)`` read at index ``k``: (trip count text, one binder per loop target)."""
         seqs = [self._iterated(self._atom(a.value), s, pos) for a in it.args]
         if not isinstance(target, (cst.Tuple, cst.List)) or len(target.elements) != len(seqs):
-            fence.refuse(self.src, target, msg="zip(...) needs one loop target per sequence",
-                         hint="for a, b in zip(xs, ys):")
+            fence.refuse(
+                self.src,
+                target,
+                msg="zip(...) needs one loop target per sequence",
+                hint="for a, b in zip(xs, ys):",
+            )
         length = self.captures.bind("len")
         n = ", ".join(f"{length}({q.render()})" for q in seqs)
-        trips = ir.Text(f"{self.captures.bind('min')}({n})", [x for q in seqs for x in ir.atom_names(q)])
-        return trips, [(lambda el=el, q=q: self._bind_elem(el.value, q, k, pos)) for el, q in zip(target.elements, seqs)]
+        trips = ir.Text(
+            f"{self.captures.bind('min')}({n})", [x for q in seqs for x in ir.atom_names(q)]
+        )
+        return trips, [
+            (lambda el=el, q=q: self._bind_elem(el.value, q, k, pos))
+            for el, q in zip(target.elements, seqs)
+        ]
 
     def _iterated(self, seq, s, pos):
         """The sequence loop ``s`` reads by index: ``seq``, or a snapshot of it when the body
@@ -832,8 +1107,12 @@ class Normalizer:
         key_target = value_target = None
         if method == "items":
             if not isinstance(target, cst.Tuple) or len(target.elements) != 2:
-                fence.refuse(self.src, target, msg="d.items() needs two loop targets: key, value",
-                             hint="for k, v in d.items():")
+                fence.refuse(
+                    self.src,
+                    target,
+                    msg="d.items() needs two loop targets: key, value",
+                    hint="for k, v in d.items():",
+                )
             key_target, value_target = target.elements[0].value, target.elements[1].value
         elif method == "keys":
             key_target = target
@@ -842,12 +1121,25 @@ class Normalizer:
 
         def bind():
             key = self.naming.temp()
-            self._emit(ir.Assign(key, ir.Op(None, (ir.Name(keys), ir.Index((ir.Name(i),), False)), (),
-                                            f"{keys}[{i}]", "nondiff"), pos))
+            self._emit(
+                ir.Assign(
+                    key,
+                    ir.Op(
+                        None,
+                        (ir.Name(keys), ir.Index((ir.Name(i),), False)),
+                        (),
+                        f"{keys}[{i}]",
+                        "nondiff",
+                    ),
+                    pos,
+                )
+            )
             if key_target is not None:
                 self._assign_target(key_target, ir.Name(key), pos)
             if value_target is not None:
-                self._bind_value(value_target, self._getitem_op(d, ir.Index((ir.Name(key),), False)), pos)
+                self._bind_value(
+                    value_target, self._getitem_op(d, ir.Index((ir.Name(key),), False)), pos
+                )
 
         return self._range_len(ir.Name(keys)), i, [bind]
 
@@ -856,18 +1148,48 @@ class Normalizer:
         loop runs over a list of the keys (a dict) or over the sequence itself, read by index."""
         seq = self._iterated(self._atom(it), s, pos)
         keys = self.naming.temp("keys")
-        self._emit(ir.Assign(keys, ir.Op(None, (seq,), (), f"list({seq.id}) if isinstance({seq.id}, dict) else None",
-                                         "nondiff"), pos))
+        self._emit(
+            ir.Assign(
+                keys,
+                ir.Op(
+                    None,
+                    (seq,),
+                    (),
+                    f"list({seq.id}) if isinstance({seq.id}, dict) else None",
+                    "nondiff",
+                ),
+                pos,
+            )
+        )
         k = self.naming.temp("k")
-        rng = ir.text(f"{self.captures.bind('range')}({self.captures.bind('len')}({{0}} if {{0}} is not None else {{1}}))",
-                      ir.Name(keys), seq)
+        rng = ir.text(
+            f"{self.captures.bind('range')}({self.captures.bind('len')}({{0}} if {{0}} is not None else {{1}}))",
+            ir.Name(keys),
+            seq,
+        )
 
         def bind():
             key = self.naming.temp()
-            self._emit(ir.If(ir.text("{} is not None", ir.Name(keys)),
-                             (ir.Assign(key, ir.Op(None, (ir.Name(keys), ir.Index((ir.Name(k),), False)), (),
-                                                   f"{keys}[{k}]", "nondiff"), pos),),
-                             (ir.Assign(key, self._getitem_op(seq, ir.Index((ir.Name(k),), False)), pos),), pos))
+            self._emit(
+                ir.If(
+                    ir.text("{} is not None", ir.Name(keys)),
+                    (
+                        ir.Assign(
+                            key,
+                            ir.Op(
+                                None,
+                                (ir.Name(keys), ir.Index((ir.Name(k),), False)),
+                                (),
+                                f"{keys}[{k}]",
+                                "nondiff",
+                            ),
+                            pos,
+                        ),
+                    ),
+                    (ir.Assign(key, self._getitem_op(seq, ir.Index((ir.Name(k),), False)), pos),),
+                    pos,
+                )
+            )
             self._assign_target(target, ir.Name(key), pos)
 
         return rng, k, [bind]
@@ -876,17 +1198,28 @@ class Normalizer:
         """``d.keys()``, ``d.values()``, ``d.items()`` as a value (a list built by a loop over the
         keys), and ``sorted(d)`` (its keys, no gradient)."""
         func = node.func
-        if (isinstance(func, cst.Name) and func.value == "sorted" and func.value not in self.locals
-                and self._static_callee(func) is builtins.sorted and len(node.args) == 1
-                and not node.args[0].keyword and not node.args[0].star
-                and isinstance(node.args[0].value, cst.Name) and node.args[0].value.value in self.locals):
+        if (
+            isinstance(func, cst.Name)
+            and func.value == "sorted"
+            and func.value not in self.locals
+            and self._static_callee(func) is builtins.sorted
+            and len(node.args) == 1
+            and not node.args[0].keyword
+            and not node.args[0].star
+            and isinstance(node.args[0].value, cst.Name)
+            and node.args[0].value.value in self.locals
+        ):
             if node.args[0].value.value in self.dicts:
                 self._refuse_dict_value(node.args[0].value)
             d = self._atom(node.args[0].value)
             fn = self._alias("sorted_keys", _sorted_keys)
             return ir.Op(None, (d,), (), f"{fn}({d.render()})", "nondiff")
-        if not (isinstance(func, cst.Attribute) and func.attr.value in ("items", "keys", "values")
-                and isinstance(func.value, cst.Name) and func.value.value in self.locals):
+        if not (
+            isinstance(func, cst.Attribute)
+            and func.attr.value in ("items", "keys", "values")
+            and isinstance(func.value, cst.Name)
+            and func.value.value in self.locals
+        ):
             return None
         if func.value.value in self.dicts:
             self._refuse_dict_value(func.value)
@@ -895,7 +1228,9 @@ class Normalizer:
         method, pos = func.attr.value, self._pos(node)
         d = self._atom(func.value)
         keys = self.naming.temp("keys")
-        self._emit(ir.Assign(keys, ir.Op(list, (d,), (), f"list({d.render()}.keys())", "nondiff"), pos))
+        self._emit(
+            ir.Assign(keys, ir.Op(list, (d,), (), f"list({d.render()}.keys())", "nondiff"), pos)
+        )
         if method == "keys":
             return ir.Name(keys)
         result = self.naming.temp("list")
@@ -903,14 +1238,27 @@ class Normalizer:
         i = self.naming.temp("k")
         saved, self.block = self.block, []
         key, value = self.naming.temp(), self.naming.temp()
-        self._emit(ir.Assign(key, ir.Op(None, (ir.Name(keys), ir.Index((ir.Name(i),), False)), (),
-                                        f"{keys}[{i}]", "nondiff"), pos))
+        self._emit(
+            ir.Assign(
+                key,
+                ir.Op(
+                    None,
+                    (ir.Name(keys), ir.Index((ir.Name(i),), False)),
+                    (),
+                    f"{keys}[{i}]",
+                    "nondiff",
+                ),
+                pos,
+            )
+        )
         self._emit(ir.Assign(value, self._getitem_op(d, ir.Index((ir.Name(key),), False)), pos))
         if method == "values":
             self._emit(ir.Append(result, ir.Name(value), pos))
         else:
             pair = self.naming.temp()
-            self._emit(ir.Assign(pair, self._copy_op(_tup([ir.Name(key), ir.Name(value)], False)), pos))
+            self._emit(
+                ir.Assign(pair, self._copy_op(_tup([ir.Name(key), ir.Name(value)], False)), pos)
+            )
             self._emit(ir.Append(result, ir.Name(pair), pos))
         body, self.block = tuple(self.block), saved
         self._emit(ir.For(i, self._range_len(ir.Name(keys)), body, pos))
@@ -921,14 +1269,24 @@ class Normalizer:
         """``d = {"a": x, "b": y}`` (and ``d = {}``): every key a string constant, so each entry is
         a local variable of its own; ``d["a"]`` reads it and ``d["a"] = v`` rebinds it."""
         if name in self.params or self.bind_counts.get(name, 0) != 1:
-            fence.refuse(self.src, node, kind="Dict", msg=f"a local dict literal must be the only value the name "
-                         f"{name!r} is ever given (it is bound elsewhere too)",
-                         hint="give the local dict a name of its own, assigned once")
+            fence.refuse(
+                self.src,
+                node,
+                kind="Dict",
+                msg=f"a local dict literal must be the only value the name "
+                f"{name!r} is ever given (it is bound elsewhere too)",
+                hint="give the local dict a name of its own, assigned once",
+            )
         self.dicts.setdefault(name, {})
         for el in node.elements:
             if isinstance(el, cst.StarredDictElement):
-                fence.refuse(self.src, el, kind="Dict", msg="**unpacking in a dict literal is not supported",
-                             hint="write the entries out: {\"a\": x, \"b\": y}")
+                fence.refuse(
+                    self.src,
+                    el,
+                    kind="Dict",
+                    msg="**unpacking in a dict literal is not supported",
+                    hint='write the entries out: {"a": x, "b": y}',
+                )
             key = self._dict_key(el.key)
             value = self._atom(el.value)
             self._emit(ir.Assign(self._dict_slot(name, key), self._copy_op(value), pos))
@@ -937,9 +1295,13 @@ class Normalizer:
     def _dict_key(self, node):
         if isinstance(node, cst.SimpleString) and isinstance(_literal(node.value), str):
             return _literal(node.value)
-        fence.refuse(self.src, node, kind="Dict",
-                     msg="a local dict literal's keys must be string constants (d[\"name\"]) known when the function is compiled",
-                     hint="write the key as a string literal, or keep the values in a list and index it")
+        fence.refuse(
+            self.src,
+            node,
+            kind="Dict",
+            msg='a local dict literal\'s keys must be string constants (d["name"]) known when the function is compiled',
+            hint="write the key as a string literal, or keep the values in a list and index it",
+        )
 
     def _dict_slot(self, name, key):
         slots = self.dicts[name]
@@ -958,13 +1320,23 @@ class Normalizer:
     def _dict_entry(self, node, read):
         name = self._dict_base(node)
         if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
-            fence.refuse(self.src, node, kind="Dict", msg="a local dict is indexed by one string key",
-                         hint="d[\"name\"]")
+            fence.refuse(
+                self.src,
+                node,
+                kind="Dict",
+                msg="a local dict is indexed by one string key",
+                hint='d["name"]',
+            )
         key = self._dict_key(node.slice[0].slice.value)
         known = self.dict_keys.setdefault(name, set())
         if read and key not in known:
-            fence.refuse(self.src, node, kind="Dict", msg=f"the local dict {name!r} has no entry {key!r} here",
-                         hint=f"assign {name}[{key!r}] = ... before reading it")
+            fence.refuse(
+                self.src,
+                node,
+                kind="Dict",
+                msg=f"the local dict {name!r} has no entry {key!r} here",
+                hint=f"assign {name}[{key!r}] = ... before reading it",
+            )
         known.add(key)
         return self._dict_slot(name, key)
 
@@ -973,10 +1345,14 @@ class Normalizer:
 
     def _refuse_dict_value(self, node):
         name = node.value
-        fence.refuse(self.src, node, kind="Dict",
-                     msg=f"the local dict {name!r} can only be read and written by string key ({name}[\"key\"]); "
-                         "it cannot be returned, passed to a function, looped over or used as a whole",
-                     hint="return or pass the entries themselves, or take a dict as a parameter instead")
+        fence.refuse(
+            self.src,
+            node,
+            kind="Dict",
+            msg=f'the local dict {name!r} can only be read and written by string key ({name}["key"]); '
+            "it cannot be returned, passed to a function, looped over or used as a whole",
+            hint="return or pass the entries themselves, or take a dict as a parameter instead",
+        )
 
     def _bind_value(self, target, op, pos):
         if isinstance(target, cst.Name):
@@ -1079,7 +1455,9 @@ class Normalizer:
 
     def _expr_UnaryOperation(self, node):
         fn, sym = UNOPS[type(node.operator)]
-        if fn is operator.neg and isinstance(node.expression, (cst.Integer, cst.Float, cst.Imaginary)):
+        if fn is operator.neg and isinstance(
+            node.expression, (cst.Integer, cst.Float, cst.Imaginary)
+        ):
             lit = node.expression
             return ir.Const(-_literal(lit.value), "-" + lit.value)
         x = self._atom(node.expression)
@@ -1088,8 +1466,12 @@ class Normalizer:
     def _expr_BinaryOperation(self, node):
         entry = BINOPS.get(type(node.operator))
         if entry is None:
-            fence.refuse(self.src, node, msg=f"the operator {_op_text(node.operator)} is not supported",
-                         hint="use the numpy function (np.left_shift, ...) outside the differentiated code")
+            fence.refuse(
+                self.src,
+                node,
+                msg=f"the operator {_op_text(node.operator)} is not supported",
+                hint="use the numpy function (np.left_shift, ...) outside the differentiated code",
+            )
         fn, sym = entry
         return self._binop(fn, sym, self._atom(node.left), self._atom(node.right), node)
 
@@ -1098,20 +1480,32 @@ class Normalizer:
 
     def _expr_Comparison(self, node):
         if len(node.comparisons) != 1:
-            fence.refuse(self.src, node, msg="chained comparisons are only supported in if/while conditions",
-                         hint="split it: (a < b) & (b < c)")
+            fence.refuse(
+                self.src,
+                node,
+                msg="chained comparisons are only supported in if/while conditions",
+                hint="split it: (a < b) & (b < c)",
+            )
         c = node.comparisons[0]
         entry = CMPOPS.get(type(c.operator))
         if entry is None:
-            fence.refuse(self.src, node, msg="`in` tests are only supported in if/while conditions",
-                         hint="test it in an if statement, or use np.isin(...) (no gradient)")
+            fence.refuse(
+                self.src,
+                node,
+                msg="`in` tests are only supported in if/while conditions",
+                hint="test it in an if statement, or use np.isin(...) (no gradient)",
+            )
         fn, sym = entry
         a, b = self._atom(node.left), self._atom(c.comparator)
         return ir.Op(fn, (a, b), (), f"{a.render()} {sym} {b.render()}", "nondiff")
 
     def _expr_BooleanOperation(self, node):
-        fence.refuse(self.src, node, msg="and/or are only supported in if/while conditions",
-                     hint="use np.logical_and / np.logical_or, or an if statement")
+        fence.refuse(
+            self.src,
+            node,
+            msg="and/or are only supported in if/while conditions",
+            hint="use np.logical_and / np.logical_or, or an if statement",
+        )
 
     def _expr_ListComp(self, node):
         return self._comprehension(node)
@@ -1137,9 +1531,15 @@ class Normalizer:
         for name in _target_names(comp_for.target):
             self.locals.add(name)
             self.rename[name] = self.naming.unique(name)
-        elt = getattr(node, "elt", None)  # read by _loop_iter: [params[k] for k in params] is over a dict's keys
-        fake = cst.For(target=comp_for.target, iter=comp_for.iter, body=cst.IndentedBlock(
-            body=[cst.SimpleStatementLine([cst.Expr(elt)])] if elt is not None else []))
+        # read by _loop_iter: [params[k] for k in params] is over a dict's keys
+        elt = getattr(node, "elt", None)
+        fake = cst.For(
+            target=comp_for.target,
+            iter=comp_for.iter,
+            body=cst.IndentedBlock(
+                body=[cst.SimpleStatementLine([cst.Expr(elt)])] if elt is not None else []
+            ),
+        )
         self._src_alias(fake, comp_for)
         range_text, target, prologue = self._loop_iter(fake)
         self._loop_depth += 1
@@ -1180,23 +1580,40 @@ class Normalizer:
         base = node.value
         if self._is_local_expr(base):
             attr = node.attr.value
-            if attr not in R.ATTRIBUTES and isinstance(base, cst.Call) and not self._is_local_expr(base.func) \
-                    and _result_fields(self._static_callee(base.func)) is not None:
+            if (
+                attr not in R.ATTRIBUTES
+                and isinstance(base, cst.Call)
+                and not self._is_local_expr(base.func)
+                and _result_fields(self._static_callee(base.func)) is not None
+            ):
                 return self._result_field(node, base, attr)  # np.linalg.eigh(a).eigenvectors
             x = self._atom(base)
-            if attr not in R.ATTRIBUTES and isinstance(base, cst.Call) and self._static_callee(base.func) in R.CONSTANT_OBJECTS:
-                return ir.Op(ATTRIBUTE_READ, (x,), (), f"{x.render()}.{attr}", "nondiff")  # np.finfo(x.dtype).eps
+            if (
+                attr not in R.ATTRIBUTES
+                and isinstance(base, cst.Call)
+                and self._static_callee(base.func) in R.CONSTANT_OBJECTS
+            ):
+                # np.finfo(x.dtype).eps
+                return ir.Op(ATTRIBUTE_READ, (x,), (), f"{x.render()}.{attr}", "nondiff")
             if attr not in R.ATTRIBUTES and isinstance(base, cst.Call):
-                fence.refuse(self.src, node, msg=f"{_code(node)}: an attribute of a call's result is read only for "
-                             "the named fields of numpy's namedtuple results (np.linalg.eigh(a).eigenvectors, "
-                             f"svd(a).S, qr(a).R, slogdet(a).logabsdet) and the array attributes "
-                             f"{', '.join(sorted(R.ATTRIBUTES))}",
-                             hint="assign the result to a variable first, or index it: result[0]")
+                fence.refuse(
+                    self.src,
+                    node,
+                    msg=f"{_code(node)}: an attribute of a call's result is read only for "
+                    "the named fields of numpy's namedtuple results (np.linalg.eigh(a).eigenvectors, "
+                    f"svd(a).S, qr(a).R, slogdet(a).logabsdet) and the array attributes "
+                    f"{', '.join(sorted(R.ATTRIBUTES))}",
+                    hint="assign the result to a variable first, or index it: result[0]",
+                )
             if attr in _ARRAY_ONLY_ATTRIBUTES and attr not in R.ATTRIBUTES:  # .imag has a rule now
-                fence.refuse(self.src, node, msg=f"{_code(node)}: sourcegrad reads only the array attributes "
-                             f"{', '.join(sorted(R.ATTRIBUTES))}; .{attr} is not differentiated through (an object's "
-                             f"field named {attr!r} neither: it would be read as the array attribute)",
-                             hint="compute what you need from the array's values, or rename the field")
+                fence.refuse(
+                    self.src,
+                    node,
+                    msg=f"{_code(node)}: sourcegrad reads only the array attributes "
+                    f"{', '.join(sorted(R.ATTRIBUTES))}; .{attr} is not differentiated through (an object's "
+                    f"field named {attr!r} neither: it would be read as the array attribute)",
+                    hint="compute what you need from the array's values, or rename the field",
+                )
             if attr not in R.ATTRIBUTES:
                 return self._field_read(node, x, attr)
             key = R.ATTRIBUTES[attr]
@@ -1210,22 +1627,44 @@ class Normalizer:
         (``runtime/structures.py``), differentiated as a dict's entry is; a gradient reaching an
         attribute that is no differentiable field is refused when the backward runs."""
         if not isinstance(x, ir.Name):
-            fence.refuse(self.src, node, msg=f"{_code(node)}: an attribute of a literal is not supported",
-                         hint="read attributes of arguments (dataclasses, namedtuples, registered objects)")
-        return ir.Op(_structures.field, (x, ir.Const(attr, repr(attr))), (), f"{x.render()}.{attr}",
-                     self._kind(_structures.field))
+            fence.refuse(
+                self.src,
+                node,
+                msg=f"{_code(node)}: an attribute of a literal is not supported",
+                hint="read attributes of arguments (dataclasses, namedtuples, registered objects)",
+            )
+        return ir.Op(
+            _structures.field,
+            (x, ir.Const(attr, repr(attr))),
+            (),
+            f"{x.render()}.{attr}",
+            self._kind(_structures.field),
+        )
 
     def _result_field(self, node, call, attr):
         """``np.linalg.eigh(a).eigenvectors``: a named field of a library function's namedtuple
         result is the entry at its index (``np.linalg.eigh(a)[1]``)."""
         fields, keywords = _result_fields(self._static_callee(call.func))
         other = [a for a in call.args[1:] if a.keyword is None or a.keyword.value not in keywords]
-        if attr not in fields or other or not call.args or call.args[0].keyword is not None or any(a.star for a in call.args):
-            what = (f"has no field {attr!r} (its fields: {', '.join(fields)})" if attr not in fields else
-                    f"is read by field name only when called with the array and {', '.join(keywords) or 'nothing else'}, "
-                    "which keep it a namedtuple")
-            fence.refuse(self.src, node, msg=f"{_code(node)}: the result of {_code(call.func)}(...) {what}",
-                         hint="assign the result to a variable and index it: result[0]")
+        if (
+            attr not in fields
+            or other
+            or not call.args
+            or call.args[0].keyword is not None
+            or any(a.star for a in call.args)
+        ):
+            what = (
+                f"has no field {attr!r} (its fields: {', '.join(fields)})"
+                if attr not in fields
+                else f"is read by field name only when called with the array and {', '.join(keywords) or 'nothing else'}, "
+                "which keep it a namedtuple"
+            )
+            fence.refuse(
+                self.src,
+                node,
+                msg=f"{_code(node)}: the result of {_code(call.func)}(...) {what}",
+                hint="assign the result to a variable and index it: result[0]",
+            )
         result = self._atom(call)
         index = ir.Index((ir.Const(fields.index(attr), str(fields.index(attr))),), False)
         return self._getitem_op(result, index)
@@ -1235,10 +1674,22 @@ class Normalizer:
             return ir.Name(self._dict_entry(node, read=True))
         base = self._named(self._atom(node.value), self._pos(node))
         index = self._index(node)
-        if isinstance(base, ir.Const) and isinstance(base.value, _JOINERS) and all(
-                isinstance(p, ir.Name) or (isinstance(p, ir.Const) and not isinstance(p.value, str)) for p in index.parts):
+        if (
+            isinstance(base, ir.Const)
+            and isinstance(base.value, _JOINERS)
+            and all(
+                isinstance(p, ir.Name) or (isinstance(p, ir.Const) and not isinstance(p.value, str))
+                for p in index.parts
+            )
+        ):
             # np.r_[a, b] / np.c_[a, b]: a join of its entries, with an adjoint for each
-            return ir.Op(index_join, (base,) + index.parts, (), f"{base.render()}[{index.render()}]", self._kind(index_join))
+            return ir.Op(
+                index_join,
+                (base,) + index.parts,
+                (),
+                f"{base.render()}[{index.render()}]",
+                self._kind(index_join),
+            )
         return self._getitem_op(base, index)
 
     def _named(self, atom, pos):
@@ -1251,14 +1702,23 @@ class Normalizer:
         return ir.Name(tmp)
 
     def _getitem_op(self, base, index):
-        return ir.Op(operator.getitem, (base, index), (), f"{base.render()}[{index.render()}]", "call")
+        return ir.Op(
+            operator.getitem, (base, index), (), f"{base.render()}[{index.render()}]", "call"
+        )
 
     def _index(self, node):
         parts = []
         for el in node.slice:
             s = el.slice
             if isinstance(s, cst.Slice):
-                parts.append(ir.Slice(*(self._index_atom(v) if v is not None else None for v in (s.lower, s.upper, s.step))))
+                parts.append(
+                    ir.Slice(
+                        *(
+                            self._index_atom(v) if v is not None else None
+                            for v in (s.lower, s.upper, s.step)
+                        )
+                    )
+                )
             else:
                 v = s.value
                 if isinstance(v, cst.Name) and v.value == "None":
@@ -1267,14 +1727,20 @@ class Normalizer:
                     parts.append(Ellipsis)
                 else:
                     parts.append(self._index_atom(v))
-        is_tuple = len(node.slice) > 1 or (len(node.slice) == 1 and node.slice[0].comma not in (cst.MaybeSentinel.DEFAULT, None))
+        is_tuple = len(node.slice) > 1 or (
+            len(node.slice) == 1 and node.slice[0].comma not in (cst.MaybeSentinel.DEFAULT, None)
+        )
         return ir.Index(tuple(parts), is_tuple)
 
     def _index_atom(self, node):
         a = self._atom(node)
         if isinstance(a, Tup) and not a.is_list:
-            fence.refuse(self.src, node, msg="a tuple inside an index is not supported",
-                         hint="index with a list or an integer array: x[[0, 1]]")
+            fence.refuse(
+                self.src,
+                node,
+                msg="a tuple inside an index is not supported",
+                hint="index with a list or an integer array: x[[0, 1]]",
+            )
         return a
 
     def _expr_Call(self, node):
@@ -1285,16 +1751,24 @@ class Normalizer:
         args, kwargs = self._call_args(node)
         if isinstance(func, cst.Name) and func.value in self.local_defs:
             return self._call_local_def(node, func.value, args, kwargs)
-        if (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and self.self_class is not None
-                and func.value.value == self.params[0]
-                and hasattr(self.self_class, func.attr.value)):
+        if (
+            isinstance(func, cst.Attribute)
+            and isinstance(func.value, cst.Name)
+            and self.self_class is not None
+            and func.value.value == self.params[0]
+            and hasattr(self.self_class, func.attr.value)
+        ):
             return self._self_method_call(node, func, args, kwargs)
         if isinstance(func, cst.Attribute) and self._is_local_expr(func.value):
             return self._method_call(node, func, args, kwargs)
         callee = self._static_callee(func)
         if callee is None:
-            fence.refuse(self.src, func, msg="only functions named at module level (or array methods) can be called",
-                         hint="call a module-level function, or an array method")
+            fence.refuse(
+                self.src,
+                func,
+                msg="only functions named at module level (or array methods) can be called",
+                hint="call a module-level function, or an array method",
+            )
         text = f"{self._text(func)}({self._render_args(args, kwargs)})"
         return self._call_op(node, callee, args, kwargs, text, _code(func))
 
@@ -1306,8 +1780,12 @@ class Normalizer:
             atom = self._atom(a.value)
             if a.keyword is not None:
                 if a.keyword.value == "out":
-                    fence.refuse(self.src, a, msg="out= arguments are not supported",
-                                 hint="assign the result to a variable instead")
+                    fence.refuse(
+                        self.src,
+                        a,
+                        msg="out= arguments are not supported",
+                        hint="assign the result to a variable instead",
+                    )
                 kwargs.append((a.keyword.value, atom))
             else:
                 args.append(atom)
@@ -1328,16 +1806,26 @@ class Normalizer:
         elif isinstance(raw, types.FunctionType):
             fn, bound = raw, True
         else:
-            fence.refuse(self.src, node, msg=f"{_code(func)}(...): {cls.__name__}.{name} is a "
-                         f"{type(raw).__name__}, not a method sourcegrad can inline",
-                         hint="call a plain method (def name(self, ...)) or a static method, or a module-level function")
+            fence.refuse(
+                self.src,
+                node,
+                msg=f"{_code(func)}(...): {cls.__name__}.{name} is a "
+                f"{type(raw).__name__}, not a method sourcegrad can inline",
+                hint="call a plain method (def name(self, ...)) or a static method, or a module-level function",
+            )
         this = self._atom(func.value)
         pos = self._pos(node)
         check = self._alias("check_method", _structures.check_method)
         target = self._alias(f"{cls.__name__}_{name}", fn)
         where = f"{pos.filename.rsplit('/', 1)[-1]}:{pos.line}"
         self._emit(ir.Effect(ir.text(f"{check}({{}}, {name!r}, {target}, {where!r})", this), pos))
-        return self._inline(node, fn, ((this,) if bound else ()) + tuple(args), kwargs, self_class=cls if bound else None)
+        return self._inline(
+            node,
+            fn,
+            ((this,) if bound else ()) + tuple(args),
+            kwargs,
+            self_class=cls if bound else None,
+        )
 
     def _method_call(self, node, func, args, kwargs):
         x = self._atom(func.value)
@@ -1346,27 +1834,48 @@ class Normalizer:
         text = f"{x.render()}.{name}({self._render_args(args, kwargs)})"
         if key is None:
             if name in _INPLACE_METHODS:
-                fence.refuse(self.src, node, msg=f"the in-place array method .{name}() is not supported",
-                             hint=_INPLACE_METHODS[name])
-            fence.refuse(self.src, node, msg=f"the method .{name}() is not supported",
-                         hint=(f"call the numpy function instead, e.g. np.{name}(x, ...)" if hasattr(np, name) else
-                               "supported array methods: " + ", ".join(sorted(R.METHODS)) + "; a method of an object is "
-                               "compiled only as self.method(...) inside a method of a module-level class: call a "
-                               "module-level function with the object's arrays instead"))
+                fence.refuse(
+                    self.src,
+                    node,
+                    msg=f"the in-place array method .{name}() is not supported",
+                    hint=_INPLACE_METHODS[name],
+                )
+            fence.refuse(
+                self.src,
+                node,
+                msg=f"the method .{name}() is not supported",
+                hint=(
+                    f"call the numpy function instead, e.g. np.{name}(x, ...)"
+                    if hasattr(np, name)
+                    else "supported array methods: "
+                    + ", ".join(sorted(R.METHODS))
+                    + "; a method of an object is "
+                    "compiled only as self.method(...) inside a method of a module-level class: call a "
+                    "module-level function with the object's arrays instead"
+                ),
+            )
         if name in ("reshape", "transpose") and len(args) > 1:
             args = (_tup(args, False),)  # x.reshape(2, 3) == np.reshape(x, (2, 3))
         return self._call_op(node, key, (x,) + args, kwargs, text, f"ndarray.{name}")
 
     def _call_op(self, node, callee, args, kwargs, text, name):
         callee = R.variant(callee, kwargs)  # np.sum(x, where=m): a masked sum, with its own rule
-        if callee is np.einsum and args and not (isinstance(args[0], ir.Const) and isinstance(args[0].value, str)):
+        if (
+            callee is np.einsum
+            and args
+            and not (isinstance(args[0], ir.Const) and isinstance(args[0].value, str))
+        ):
             args, text = self._einsum_subscripts(node, args, text)
         if self.no_grad or R.is_nondiff(callee):
             return ir.Op(callee, args, kwargs, text, "nondiff")
         if R.lookup(callee) is not None:
             return ir.Op(callee, args, kwargs, text, "call")
         cls = getattr(callee, "__self__", None)
-        if isinstance(cls, type) and issubclass(cls, Function) and getattr(callee, "__name__", "") == "apply":
+        if (
+            isinstance(cls, type)
+            and issubclass(cls, Function)
+            and getattr(callee, "__name__", "") == "apply"
+        ):
             return self._custom_function(node, cls, args, kwargs)
         if isinstance(callee, types.FunctionType) and _is_users(callee):
             return self._inline(node, callee, args, kwargs)
@@ -1385,8 +1894,12 @@ class Normalizer:
 
         def letters(sub):
             if not isinstance(sub, Tup) or not all(isinstance(a, ir.Const) for a in sub):
-                fence.refuse(self.src, node, msg="np.einsum's index lists must be written as literal lists of integers",
-                             hint='or pass the subscripts as a string: np.einsum("ij,jk->ik", a, b)')
+                fence.refuse(
+                    self.src,
+                    node,
+                    msg="np.einsum's index lists must be written as literal lists of integers",
+                    hint='or pass the subscripts as a string: np.einsum("ij,jk->ik", a, b)',
+                )
             chars = []
             for a in sub:
                 if a.value is Ellipsis:
@@ -1394,10 +1907,16 @@ class Normalizer:
                 elif isinstance(a.value, int) and 0 <= a.value < 52:
                     chars.append("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"[a.value])
                 else:
-                    fence.refuse(self.src, node, msg=f"np.einsum index {a.value!r} is not an integer in [0, 52)")
+                    fence.refuse(
+                        self.src,
+                        node,
+                        msg=f"np.einsum index {a.value!r} is not an integer in [0, 52)",
+                    )
             return "".join(chars)
 
-        spec = ",".join(letters(t) for t in terms) + ("->" + letters(out) if out is not None else "")
+        spec = ",".join(letters(t) for t in terms) + (
+            "->" + letters(out) if out is not None else ""
+        )
         new_args = (ir.Const(spec, repr(spec)),) + tuple(operands)
         return new_args, f"{text.split('(')[0]}({', '.join(a.render() for a in new_args)})"
 
@@ -1409,15 +1928,25 @@ class Normalizer:
         """Compile a call to a Python function by inlining its (normalized) body here
         (``self_class``: the class of its first argument, for a method called on ``self``)."""
         if callee in self.inlining:
-            fence.refuse(self.src, node, msg=f"recursive call to {callee.__qualname__} cannot be differentiated",
-                         hint="write the recursion as a loop")
+            fence.refuse(
+                self.src,
+                node,
+                msg=f"recursive call to {callee.__qualname__} cannot be differentiated",
+                hint="write the recursion as a loop",
+            )
         if len(self.inlining) > self.MAX_INLINE_DEPTH:
-            fence.refuse(self.src, node, msg="calls nest too deeply to inline",
-                         hint=f"at most {self.MAX_INLINE_DEPTH} nested calls of user functions are compiled")
+            fence.refuse(
+                self.src,
+                node,
+                msg="calls nest too deeply to inline",
+                hint=f"at most {self.MAX_INLINE_DEPTH} nested calls of user functions are compiled",
+            )
         try:
             src = get_source(callee)
         except NoSourceError as e:
-            raise NoSourceError(f"{e}\n(called from {self.fn.__qualname__}, {self._pos(node).filename}:{self._pos(node).line})") from None
+            raise NoSourceError(
+                f"{e}\n(called from {self.fn.__qualname__}, {self._pos(node).filename}:{self._pos(node).line})"
+            ) from None
         child = Normalizer(src, parent=self)
         if self_class is not None and child.params and child.params[0] not in child.assigned:
             child.self_class = self_class
@@ -1430,8 +1959,12 @@ class Normalizer:
         try:
             bound = signature.bind(*args, **dict(kwargs))
         except TypeError as e:
-            fence.refuse(self.src, node, msg=f"cannot call {callee.__qualname__} with these arguments: {e}",
-                         hint=f"call it as its signature says: {callee.__name__}{signature}")
+            fence.refuse(
+                self.src,
+                node,
+                msg=f"cannot call {callee.__qualname__} with these arguments: {e}",
+                hint=f"call it as its signature says: {callee.__name__}{signature}",
+            )
         pos = self._pos(node)
         written = _written_into(src.ast_fn)
         for p in child.params:
@@ -1440,11 +1973,16 @@ class Normalizer:
             else:
                 default = bound.signature.parameters[p].default
                 value = default if isinstance(default, ir.Const) else self._constant(default, p)
-            if p in written and isinstance(value, ir.Const):  # a module-level or closure value, or a default
+            # a module-level or closure value, or a default
+            if p in written and isinstance(value, ir.Const):
                 what = value.render() if p in bound.arguments else "its default value"
-                fence.refuse(self.src, node, msg=f"{callee.__qualname__} writes into its parameter {p!r}, which "
-                             f"is bound to {what}, a value from outside the function",
-                             hint=f"pass a copy: {callee.__name__}(np.copy(...))")
+                fence.refuse(
+                    self.src,
+                    node,
+                    msg=f"{callee.__qualname__} writes into its parameter {p!r}, which "
+                    f"is bound to {what}, a value from outside the function",
+                    hint=f"pass a copy: {callee.__name__}(np.copy(...))",
+                )
             if p in child.assigned or p in written:  # (u[0] = 0.0 writes through a name of its own)
                 self._emit(ir.Assign(child._local(p), self._copy_op(value), pos))
             else:  # never rebound in the callee: read the argument itself
@@ -1456,25 +1994,37 @@ class Normalizer:
     # ---- a def or lambda inside the function: inlined where it is called -----------------------
     def _stmt_FunctionDef(self, s):
         if s.decorators or s.asynchronous is not None:
-            fence.refuse(self.src, s, kind="AsyncFunctionDef" if s.asynchronous is not None else None,
-                         msg=None if s.asynchronous is not None else "a decorated def inside a differentiated "
-                         "function is not supported", hint="define the decorated function at module level")
+            fence.refuse(
+                self.src,
+                s,
+                kind="AsyncFunctionDef" if s.asynchronous is not None else None,
+                msg=None
+                if s.asynchronous is not None
+                else "a decorated def inside a differentiated function is not supported",
+                hint="define the decorated function at module level",
+            )
         self._local_def(s.name.value, s, s)
 
     def _local_lambda(self, name, lam):
         """``h = lambda t: ...``: a local function ``def h(t): return ...``."""
         ret = cst.Return(value=lam.body)
         self._src_alias(ret, lam.body)
-        tree = cst.FunctionDef(name=cst.Name(name), params=lam.params,
-                               body=cst.SimpleStatementSuite(body=[ret]))
+        tree = cst.FunctionDef(
+            name=cst.Name(name), params=lam.params, body=cst.SimpleStatementSuite(body=[ret])
+        )
         self._src_alias(tree, lam)
         self._local_def(name, tree, lam)
 
     def _local_def(self, name, tree, node):
-        again = name in self.local_defs and self.local_defs[name][2] is not node  # (an unrolled loop: the same def)
+        # (an unrolled loop: the same def)
+        again = name in self.local_defs and self.local_defs[name][2] is not node
         if again or self.bind_counts.get(name, 0) > (1 if isinstance(node, cst.Lambda) else 0):
-            fence.refuse(self.src, node, msg=f"the local function {name!r} is defined more than once or rebound",
-                         hint="give each local function its own name, or define it at module level")
+            fence.refuse(
+                self.src,
+                node,
+                msg=f"the local function {name!r} is defined more than once or rebound",
+                hint="give each local function its own name, or define it at module level",
+            )
         afn = ast.parse(_code(tree.with_changes(leading_lines=(), decorators=()))).body[0]
         self.local_defs[name] = (tree, afn, node)
 
@@ -1482,8 +2032,12 @@ class Normalizer:
         """A call of a def or lambda written in this function: its body inlined here, with this
         function's locals visible (it reads them as they are at the call, as Python does)."""
         if name in self.defs_inlining:
-            fence.refuse(self.src, node, msg=f"recursive call to the local function {name!r} cannot be differentiated",
-                         hint="write the recursion as a loop")
+            fence.refuse(
+                self.src,
+                node,
+                msg=f"recursive call to the local function {name!r} cannot be differentiated",
+                hint="write the recursion as a loop",
+            )
         tree, afn, _ = self.local_defs[name]
         child = Normalizer(_LocalSource(self.src, tree, afn), parent=self)
         child.defs_inlining = self.defs_inlining | {name}
@@ -1498,17 +2052,31 @@ class Normalizer:
         for p in (*tree.params.params, *tree.params.kwonly_params):
             default = inspect.Parameter.empty if p.default is None else self._atom(p.default)
             if not isinstance(default, (ir.Const, type(inspect.Parameter.empty))):
-                fence.refuse(self.src, p.default, msg="a default value of a local function must be a constant",
-                             hint="pass the value as an argument")
-            kind = inspect.Parameter.KEYWORD_ONLY if p in tree.params.kwonly_params else inspect.Parameter.POSITIONAL_OR_KEYWORD
+                fence.refuse(
+                    self.src,
+                    p.default,
+                    msg="a default value of a local function must be a constant",
+                    hint="pass the value as an argument",
+                )
+            kind = (
+                inspect.Parameter.KEYWORD_ONLY
+                if p in tree.params.kwonly_params
+                else inspect.Parameter.POSITIONAL_OR_KEYWORD
+            )
             params.append(inspect.Parameter(p.name.value, kind, default=default))
-        callee = types.SimpleNamespace(__qualname__=f"{self.fn.__qualname__}.<locals>.{name}", __name__=name)
+        callee = types.SimpleNamespace(
+            __qualname__=f"{self.fn.__qualname__}.<locals>.{name}", __name__=name
+        )
         return self._inline_call(node, child, inspect.Signature(params), callee, args, kwargs)
 
     def _refuse_local_def_value(self, node):
-        fence.refuse(self.src, node, msg=f"the local function {node.value!r} can only be called: sourcegrad "
-                     "inlines it, so it cannot be returned, stored or passed", hint="define it at module level "
-                     "to pass it around")
+        fence.refuse(
+            self.src,
+            node,
+            msg=f"the local function {node.value!r} can only be called: sourcegrad "
+            "inlines it, so it cannot be returned, stored or passed",
+            hint="define it at module level to pass it around",
+        )
 
     def _alias(self, name, value):
         """A name for ``value`` in the generated code's namespace."""
@@ -1522,7 +2090,11 @@ class Normalizer:
     def _constant(self, value, hint):
         """An atom for a Python value known at compile time (a default argument): its literal
         where its repr is one, otherwise a name bound to it (``inf``, ``nan``, an array)."""
-        if value is None or type(value) in (bool, int, str) or (type(value) is float and _INF > abs(value)):
+        if (
+            value is None
+            or type(value) in (bool, int, str)
+            or (type(value) is float and _INF > abs(value))
+        ):
             return ir.Const(value, repr(value))
         alias = self.naming.unique(f"_{hint}_default")
         self.extra_ns[alias] = value
@@ -1531,14 +2103,23 @@ class Normalizer:
     # ---- custom Functions: a black box with the user's own backward ---------------------------
     def _custom_function(self, node, cls, args, kwargs):
         if kwargs:
-            fence.refuse(self.src, node, msg=f"{cls.__name__}.apply takes positional arguments only",
-                         hint=f"pass them by position: {cls.__name__}.apply(x, ...)")
-        if self.inlining[0].__globals__.get(cls.__name__) is cls and cls.__name__ not in self.locals:
+            fence.refuse(
+                self.src,
+                node,
+                msg=f"{cls.__name__}.apply takes positional arguments only",
+                hint=f"pass them by position: {cls.__name__}.apply(x, ...)",
+            )
+        if (
+            self.inlining[0].__globals__.get(cls.__name__) is cls
+            and cls.__name__ not in self.locals
+        ):
             self.extra_ns.setdefault(cls.__name__, cls)  # the user's own name for it
         template, alias = custom_template(cls, len(args), self.naming, self.extra_ns)
         ctx = self.naming.temp("ctx")
         context = self._alias("Context", Context)
-        self._emit(ir.Assign(ctx, ir.Op(Context, (), (), f"{context}()", "nondiff"), self._pos(node)))
+        self._emit(
+            ir.Assign(ctx, ir.Op(Context, (), (), f"{context}()", "nondiff"), self._pos(node))
+        )
         text = f"{alias}.forward({', '.join([ctx] + [a.render() for a in args])})"
         return ir.Op(template, (ir.Name(ctx),) + tuple(args), (), text, "call")
 
@@ -1548,9 +2129,17 @@ class Normalizer:
         if why is not None:
             fence.refuse(self.src, node, msg=f"{name} is {why[0]}", hint=why[1])
         if kwargs:
-            fence.refuse(self.src, node, msg=f"a gradient made by sourcegrad ({name}) takes positional arguments "
-                         "here", hint=f"pass them by position: {name}(x, ...)")
-        if name.isidentifier() and name not in self.locals and self.inlining[0].__globals__.get(name) is g:
+            fence.refuse(
+                self.src,
+                node,
+                msg=f"a gradient made by sourcegrad ({name}) takes positional arguments here",
+                hint=f"pass them by position: {name}(x, ...)",
+            )
+        if (
+            name.isidentifier()
+            and name not in self.locals
+            and self.inlining[0].__globals__.get(name) is g
+        ):
             self.extra_ns.setdefault(name, g)  # the user's own name for it
         template = gradient_call_template(g, len(args), self.naming, self.extra_ns)
         return ir.Op(template, tuple(args), (), text, "call")
@@ -1592,8 +2181,12 @@ class Normalizer:
             try:
                 value = getattr(base, node.attr.value)
             except AttributeError:
-                fence.refuse(self.src, node, msg=f"{_code(node)} does not exist",
-                             hint=_did_you_mean(base, node.attr.value))
+                fence.refuse(
+                    self.src,
+                    node,
+                    msg=f"{_code(node)} does not exist",
+                    hint=_did_you_mean(base, node.attr.value),
+                )
             if read is not None and not read[4]:
                 read = (read[0], read[1], read[2] + (node.attr.value,), value, _trusted(value))
             return value, read
@@ -1618,7 +2211,12 @@ class Normalizer:
         if hasattr(builtins, name):
             self.captures.record(g, name, (), None, "absent")
             return getattr(builtins, name), None
-        fence.refuse(self.src, node, msg=f"name {name!r} is not defined", hint="define it before differentiating")
+        fence.refuse(
+            self.src,
+            node,
+            msg=f"name {name!r} is not defined",
+            hint="define it before differentiating",
+        )
 
     def _copy_op(self, atom):
         return ir.Op(None, (atom,), (), atom.render(), "copy")
@@ -1718,7 +2316,11 @@ def _did_you_mean(obj, name):
     import difflib
 
     close = difflib.get_close_matches(name, [n for n in dir(obj) if not n.startswith("_")], n=1)
-    return f"did you mean {close[0]}?" if close else f"{getattr(obj, '__name__', obj)!s} has no attribute {name!r}"
+    return (
+        f"did you mean {close[0]}?"
+        if close
+        else f"{getattr(obj, '__name__', obj)!s} has no attribute {name!r}"
+    )
 
 
 _INF = float("inf")
@@ -1755,8 +2357,11 @@ def _written_into(afn):
     """Names an ``ast`` function assigns into by subscript (``u[0] = 0.0``, ``u[i] += v``)."""
     out = set()
     for node in ast.walk(afn):
-        targets = node.targets if isinstance(node, ast.Assign) else (
-            [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else [])
+        targets = (
+            node.targets
+            if isinstance(node, ast.Assign)
+            else ([node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else [])
+        )
         for t in targets:
             for sub in ast.walk(t):
                 if isinstance(sub, ast.Subscript) and isinstance(sub.value, ast.Name):
@@ -1798,7 +2403,10 @@ def _target_names(target):
 
 def _indexes_by(body, seq, key):
     """Whether ``body`` reads ``seq[key]`` (``for k in params: ... params[k]``: a dict's keys)."""
-    return re.search(rf"\b{re.escape(seq)}\s*\[\s*{re.escape(key)}\s*\]", _EMPTY.code_for_node(body)) is not None
+    return (
+        re.search(rf"\b{re.escape(seq)}\s*\[\s*{re.escape(key)}\s*\]", _EMPTY.code_for_node(body))
+        is not None
+    )
 
 
 def _sorted_keys(d):
@@ -1810,8 +2418,11 @@ def _sorted_keys(d):
     if all(isinstance(v, (int, str, np.integer, np.str_)) for v in values):
         return sorted(values)
     from sourcegrad.errors import UnsupportedValueError
-    raise UnsupportedValueError("sorted(...) in a differentiated function sorts a dict's keys or integers and "
-                                "strings only: sorting floats or arrays drops their gradient; use np.sort(...)")
+
+    raise UnsupportedValueError(
+        "sorted(...) in a differentiated function sorts a dict's keys or integers and "
+        "strings only: sorting floats or arrays drops their gradient; use np.sort(...)"
+    )
 
 
 def _find_name(node, names):

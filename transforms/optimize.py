@@ -61,7 +61,12 @@ def propagate_copies(stmts, keep=frozenset()):
         if b is None or a == b or a in keep or writes.get(a) != [i]:
             continue
         uses = [k for k in mentions.get(a, ()) if k != i and out[k] is not None]
-        if not uses or uses[0] < i or uses[-1] >= end[i] or any(out[k].depth != st.depth for k in uses):
+        if (
+            not uses
+            or uses[0] < i
+            or uses[-1] >= end[i]
+            or any(out[k].depth != st.depth for k in uses)
+        ):
             continue
         wb = writes.get(b, ())
         j = bisect.bisect_right(wb, i)

@@ -54,8 +54,19 @@ class Reversed:
     sites: list = field(default_factory=list)  # metered saves: (ir.Pos, the value's code)
 
 
-def reverse(fn, analysis, naming, wrt, bind, check_finite=False, meter=False, checkpoints=None, lazy=False,
-            seed_one=False, jit=False):
+def reverse(
+    fn,
+    analysis,
+    naming,
+    wrt,
+    bind,
+    check_finite=False,
+    meter=False,
+    checkpoints=None,
+    lazy=False,
+    seed_one=False,
+    jit=False,
+):
     """The forward and backward sweeps of ``fn`` for the parameters ``wrt`` (a ``Reversed``).
     ``meter``: number every save of the forward for ``sourcegrad.memory`` (``runtime/meter.py``);
     the sites, (user position, the value saved), are ``Reversed.sites``. ``checkpoints``: the
@@ -71,24 +82,53 @@ def reverse(fn, analysis, naming, wrt, bind, check_finite=False, meter=False, ch
     rev.plan()
     forward = rev.forward()
     result = fn.body[-1].value
-    seed = naming.adjoint(result.id) if isinstance(result, ir.Name) and result.id in analysis.active else None
+    seed = (
+        naming.adjoint(result.id)
+        if isinstance(result, ir.Name) and result.id in analysis.active
+        else None
+    )
     rev.seed_one = seed_one
     backward, outputs = rev.backward(seed, result)
-    if seed_one and seed is not None and not any(seed in st.names() for st in backward) \
-            and not any(seed in e.names() for _, e in outputs):
+    if (
+        seed_one
+        and seed is not None
+        and not any(seed in st.names() for st in backward)
+        and not any(seed in e.names() for _, e in outputs)
+    ):
         seed = None  # folded into its only reader
     if rev.recompute:  # the backward binds a checkpointed loop's state again (a pullback: nonlocal)
         bound = set(fn.params).union(*(st.writes for st in forward))
         for loop, taped in rev.recompute.items():
             rev.restored |= set(rev.state[loop]).union(*(st.writes for st in taped)) & bound
     mutates = any(isinstance(s, ir.SetItem) for s in ir.walk(fn.body))
-    return Reversed(forward, backward, outputs, set(rev.restored), rev.tape, result, seed, mutates, tuple(fn.params),
-                    rev.sites)
+    return Reversed(
+        forward,
+        backward,
+        outputs,
+        set(rev.restored),
+        rev.tape,
+        result,
+        seed,
+        mutates,
+        tuple(fn.params),
+        rev.sites,
+    )
 
 
 class Reverser:
-    def __init__(self, fn, analysis, naming, wrt, bind, check_finite=False, meter=False, checkpoints=None,
-                 lazy=False, jit=False):
+    def __init__(
+        self,
+        fn,
+        analysis,
+        naming,
+        wrt,
+        bind,
+        check_finite=False,
+        meter=False,
+        checkpoints=None,
+        lazy=False,
+        jit=False,
+    ):
         self.fn = fn
         self.an = analysis
         self.naming = naming
@@ -105,7 +145,9 @@ class Reverser:
         self.uses_tape = False
         self.tape = naming.unique("_tape")
         self.jit = jit
-        self.typed_tapes = jit  # one tape per saved variable and kind (numba types a list by its items)
+        self.typed_tapes = (
+            jit  # one tape per saved variable and kind (numba types a list by its items)
+        )
         self.tapes = {}  # with typed_tapes: key (_tape_of) -> tape name, in order of first use
         self._bw_cache = {}
         self.check_finite = check_finite
@@ -125,7 +167,8 @@ class Reverser:
         self.lazy = lazy and not meter
         self.bound = {}  # id(test statement) -> [(names surely bound there, names maybe bound)] (a while's:
         # at its body's end too)
-        self.lazy_init = set()  # generated names a persist reads where they may be unbound: None first
+        # generated names a persist reads where they may be unbound: None first
+        self.lazy_init = set()
         self.saved_names = set()  # the variables that keep overwritten values for the backward
         self._replaying = False  # emitting a checkpointed loop's body for the backward: no persists
 
@@ -206,15 +249,21 @@ class Reverser:
         iteration may read before writing it (its value comes from the iterations before), or
         that is defined before the loop (the backward of the code before it may read its old
         value). A name not yet defined when a snapshot is taken starts as None."""
-        changed = _defined_in(s.body) | {t.target for t in ir.walk(s.body) if isinstance(t, (ir.SetItem, ir.Append))}
+        changed = _defined_in(s.body) | {
+            t.target for t in ir.walk(s.body) if isinstance(t, (ir.SetItem, ir.Append))
+        }
         carried = _exposed(s.body) | (ir.reads(s) if isinstance(s, ir.While) else set())
         state = (changed - {getattr(s, "target", None)}) & (possibly | carried)
         self.state[id(s)] = sorted(state)
         self.needs_init |= state - definitely
         # a list the loop only appends to: its length is enough (see _snapshot)
-        rebound = _defined_in(s.body) | {t.target for t in ir.walk(s.body) if isinstance(t, ir.SetItem)}
+        rebound = _defined_in(s.body) | {
+            t.target for t in ir.walk(s.body) if isinstance(t, ir.SetItem)
+        }
         appended = {t.target for t in ir.walk(s.body) if isinstance(t, ir.Append)}
-        self.by_length[id(s)] = {n: self.naming.temp("n") for n in sorted((appended - rebound) & state)}
+        self.by_length[id(s)] = {
+            n: self.naming.temp("n") for n in sorted((appended - rebound) & state)
+        }
 
     def _plan_def(self, s, name, possibly, definitely, in_loop):
         if name not in possibly or not self._old_value_read(name, s):
@@ -262,7 +311,9 @@ class Reverser:
         elif self.uses_tape and self.typed_tapes:
             out[:0] = [code.assign(0, t, lit("[]")) for t in self.tapes.values()]
         elif self.uses_tape:  # known only now: branch flags and trip counts are taped as emitted
-            tape = fmt("{f}()", f=self.rt("lazy_tape")) if self.lazy and self.tape_saves else lit("[]")
+            tape = (
+                fmt("{f}()", f=self.rt("lazy_tape")) if self.lazy and self.tape_saves else lit("[]")
+            )
             out.insert(0, code.assign(0, self.tape, tape))
         fresh = sorted(self.lazy_init - self.needs_init)  # (known only now, as the tape)
         out[0:0] = [code.assign(0, n, lit("None")) for n in fresh]
@@ -282,13 +333,18 @@ class Reverser:
             return
         self.uses_tape |= tape is not None
         targets = code.join([code.name(n) for n in names])
-        call = fmt("{f}({t})", f=self.rt("persist_live"), t=code.join([code.name(tape) if tape else lit("None")]
-                                                                        + [code.name(n) for n in names]))
+        call = fmt(
+            "{f}({t})",
+            f=self.rt("persist_live"),
+            t=code.join([code.name(tape) if tape else lit("None")] + [code.name(n) for n in names]),
+        )
         if names:
             st = of(targets, "," if len(names) == 1 else "", " = ", call)
         else:
             st = call
-        out.append(code.line(depth, of(st, "  # computed once, before the test"), s.pos, writes=names))
+        out.append(
+            code.line(depth, of(st, "  # computed once, before the test"), s.pos, writes=names)
+        )
 
     def _read_after(self, s, at_end):
         """The names bound at test ``s`` that a later statement, a loop around ``s`` or the
@@ -340,12 +396,19 @@ class Reverser:
     def _save(self, s, value, depth, out):
         where = None if self._plain else self.saves.get(id(s))
         if where and id(s) in self.shape_saves:
-            value = fmt("{f}({v})", f=self.rt("shape_of"), v=value)  # keep no array alive for its shape
+            # keep no array alive for its shape
+            value = fmt("{f}({v})", f=self.rt("shape_of"), v=value)
         if where == "tape":
             out.append(self._push(depth, value, s.pos, key=self._save_key(s)))
         elif where and self.meter:
-            out.append(code.assign(depth, where, fmt("{t}.keep({v}, {k})", t=self.tape, v=value,
-                                                     k=self._site(value, s.pos)), s.pos))
+            out.append(
+                code.assign(
+                    depth,
+                    where,
+                    fmt("{t}.keep({v}, {k})", t=self.tape, v=value, k=self._site(value, s.pos)),
+                    s.pos,
+                )
+            )
         elif where:
             out.append(code.assign(depth, where, value, s.pos))
 
@@ -365,7 +428,9 @@ class Reverser:
             for n in _reads_of(s):
                 last[n] = i
         out = {}
-        for n in sorted((self.naming.temps & self.an.active) - self.reads - set(self.fn.params) - self.restored):
+        for n in sorted(
+            (self.naming.temps & self.an.active) - self.reads - set(self.fn.params) - self.restored
+        ):
             if n in self.shapes and self._small(n):
                 continue  # keeping a few numbers costs less than shape_of's record of them
             d = defs.get(n, ())
@@ -380,7 +445,11 @@ class Reverser:
     def _small(self, name):
         """Is ``name`` known (from the argument shapes) to hold at most ``SMALL_ARRAY`` numbers?"""
         shape = self.an.shapes.of(name) if self.an.shapes is not None else None
-        return shape is not None and all(type(k) is int for k in shape) and math.prod(shape) <= SMALL_ARRAY
+        return (
+            shape is not None
+            and all(type(k) is int for k in shape)
+            and math.prod(shape) <= SMALL_ARRAY
+        )
 
     def _fwd_block(self, stmts, depth, in_loop, out):
         for s in stmts:
@@ -388,8 +457,14 @@ class Reverser:
             for n in self.release.get(id(s), ()):  # top-level statements only
                 if n in self.shapes:
                     st = code.assign(depth, n, fmt("{f}({n})", f=self.rt("shape_of"), n=n))
-                    out.append(code.line(depth, of(st.code, "  # the backward needs only its shape"),
-                                         writes=st.writes, reads=st.reads))
+                    out.append(
+                        code.line(
+                            depth,
+                            of(st.code, "  # the backward needs only its shape"),
+                            writes=st.writes,
+                            reads=st.reads,
+                        )
+                    )
                 else:
                     out.append(code.delete(depth, [n]))
 
@@ -402,14 +477,18 @@ class Reverser:
     def _fwd_stmt(self, s, depth, in_loop, out):
         if isinstance(s, ir.Assign):
             self._save(s, code.name(s.target), depth, out)
-            out.append(code.user(depth, f"{s.target} = {s.op.text}", s.pos, ir.reads(s), (s.target,)))
+            out.append(
+                code.user(depth, f"{s.target} = {s.op.text}", s.pos, ir.reads(s), (s.target,))
+            )
         elif isinstance(s, ir.SetItem):
             entry = of(Ref(s.target), "[", code.index_subscript(s.index), "]")
             if id(s) in self.saves:
                 self._save(s, fmt("{c}({e})", c=self.rt("copy_value"), e=entry), depth, out)
             out.append(code.line(depth, of(entry, " = ", code.atom(s.value)), s.pos))
         elif isinstance(s, ir.Append):
-            out.append(code.line(depth, fmt("{t}.append({v})", t=s.target, v=code.atom(s.value)), s.pos))
+            out.append(
+                code.line(depth, fmt("{t}.append({v})", t=s.target, v=code.atom(s.value)), s.pos)
+            )
         elif isinstance(s, ir.Effect):
             out.append(code.user(depth, s.text, s.pos, ir.reads(s)))
         elif isinstance(s, ir.LoopExit):
@@ -430,14 +509,18 @@ class Reverser:
         else:
             c = self.conds[id(s)] = self.naming.temp("c")
             # a Python bool: the backward tests it again, and must not sync with a device again
-            out.append(code.user(depth, f"{c} = {self.rt('bool')}({s.test})", s.pos, ir.reads(s), (c,)))
+            out.append(
+                code.user(depth, f"{c} = {self.rt('bool')}({s.test})", s.pos, ir.reads(s), (c,))
+            )
             out.append(code.header(depth, fmt("if {c}:", c=c), s.pos))
         self._fwd_block_or_pass(s.body, depth + 1, in_loop, out)
         if s.orelse:
             out.append(code.header(depth, lit("else:")))
             self._fwd_block(s.orelse, depth + 1, in_loop, out)
         if in_loop and id(s) in self.conds and not self._plain:
-            out.append(self._push(depth, code.name(self.conds[id(s)]), about=s.pos, key=self.conds[id(s)]))
+            out.append(
+                self._push(depth, code.name(self.conds[id(s)]), about=s.pos, key=self.conds[id(s)])
+            )
             self.uses_tape = True
 
     def _fwd_for(self, s, depth, in_loop, out):
@@ -445,7 +528,16 @@ class Reverser:
         if self._checkpointed(s):
             return self._fwd_revolve(s, depth, in_loop, out)
         if self._plain or not self.has_backward(s):
-            out.append(code.user(depth, f"for {s.target} in {s.range_text}:", s.pos, ir.reads(s), (s.target,), True))
+            out.append(
+                code.user(
+                    depth,
+                    f"for {s.target} in {s.range_text}:",
+                    s.pos,
+                    ir.reads(s),
+                    (s.target,),
+                    True,
+                )
+            )
             self._fwd_block_or_pass(s.body, depth + 1, True, out)
             return
         r = self.counts[id(s)] = self.naming.temp("r")
@@ -488,8 +580,11 @@ class Reverser:
         with a backward that reads values its iterations save."""
         if id(s) not in self.state or not self.has_backward(s) or self._plain:
             return False
-        return any(self.saves.get(id(t)) == "tape" or (isinstance(t, (ir.If, ir.For, ir.While)) and self.has_backward(t))
-                   for t in ir.walk(s.body))
+        return any(
+            self.saves.get(id(t)) == "tape"
+            or (isinstance(t, (ir.If, ir.For, ir.While)) and self.has_backward(t))
+            for t in ir.walk(s.body)
+        )
 
     def _snapshot(self, s):
         """The state a snapshot of loop ``s`` keeps: arrays written in place and lists appended to
@@ -500,8 +595,12 @@ class Reverser:
         if not names:
             return lit("()")
         lengths = self.by_length[id(s)]
-        items = [fmt("{f}({n})", f=self.rt("len"), n=n) if n in lengths else self._copied(n) or code.name(n)
-                 for n in names]
+        items = [
+            fmt("{f}({n})", f=self.rt("len"), n=n)
+            if n in lengths
+            else self._copied(n) or code.name(n)
+            for n in names
+        ]
         return of("(", code.join(items), ",)" if len(items) == 1 else ")")
 
     def _copied(self, name):
@@ -529,10 +628,20 @@ class Reverser:
         if self.meter:
             args.append(fmt("{t}.release", t=self.tape))  # snapshots let go of in the backward
         out.append(code.user(depth, f"{r} = {s.range_text}", s.pos, ir.reads(s), (r,)))
-        out.append(code.assign(depth, schedule, of(Ref(self.rt("revolve")), "(", code.join(args), ")"), s.pos))
-        out.append(code.header(depth, fmt("for {p} in {v}.forward():", p=piece, v=schedule), s.pos, (piece,)))
+        out.append(
+            code.assign(
+                depth, schedule, of(Ref(self.rt("revolve")), "(", code.join(args), ")"), s.pos
+            )
+        )
+        out.append(
+            code.header(
+                depth, fmt("for {p} in {v}.forward():", p=piece, v=schedule), s.pos, (piece,)
+            )
+        )
         out.append(code.line(depth + 1, fmt("{v}.keep({s})", v=schedule, s=self._snapshot_of(s))))
-        out.append(code.header(depth + 1, fmt("for {t} in {p}:", t=s.target, p=piece), s.pos, (s.target,)))
+        out.append(
+            code.header(depth + 1, fmt("for {t} in {p}:", t=s.target, p=piece), s.pos, (s.target,))
+        )
         self._checkpointed_bodies(s, depth + 2, out)
         if in_loop:
             out.append(self._push(depth, code.name(schedule), about=s.pos, key=schedule))
@@ -547,7 +656,9 @@ class Reverser:
         slots = self.checkpoints[id(s)]
         limit = lit("None") if slots is True else lit(str(int(slots)))
         out.append(code.assign(depth, n, lit("0"), s.pos))
-        out.append(code.assign(depth, snaps, fmt("{f}({k})", f=self.rt("snapshots"), k=limit), s.pos))
+        out.append(
+            code.assign(depth, snaps, fmt("{f}({k})", f=self.rt("snapshots"), k=limit), s.pos)
+        )
         self._persist(s, depth, out)
         out.append(code.user(depth, f"while {s.test}:", s.pos, ir.reads(s), opens=True))
         out.append(code.header(depth + 1, fmt("if {s}.due({n}):", s=snaps, n=n)))
@@ -592,13 +703,28 @@ class Reverser:
         itself with its saves, and its backward ``body`` (made for ``depth + 1``) at once."""
         schedule, piece = self.pieces[id(s)]
         i, snap, pieces, keep = (self.naming.temp(k) for k in ("i", "snapshot", "pieces", "keep"))
-        out.append(code.header(depth, fmt("for {i}, {s}, {ps} in {v}.turns():", i=i, s=snap, ps=pieces, v=schedule),
-                               s.pos, (i, snap, pieces)))
+        out.append(
+            code.header(
+                depth,
+                fmt("for {i}, {s}, {ps} in {v}.turns():", i=i, s=snap, ps=pieces, v=schedule),
+                s.pos,
+                (i, snap, pieces),
+            )
+        )
         self._restore_snapshot(s, snap, depth + 1, out)
-        out.append(code.header(depth + 1, fmt("for {p}, {k} in {ps}:", p=piece, k=keep, ps=pieces), None, (piece, keep)))
+        out.append(
+            code.header(
+                depth + 1,
+                fmt("for {p}, {k} in {ps}:", p=piece, k=keep, ps=pieces),
+                None,
+                (piece, keep),
+            )
+        )
         out.append(code.header(depth + 2, fmt("if {k}:", k=keep)))
         out.append(code.line(depth + 3, fmt("{v}.keep({s})", v=schedule, s=self._snapshot_of(s))))
-        out.append(code.header(depth + 2, fmt("for {t} in {p}:", t=s.target, p=piece), None, (s.target,)))
+        out.append(
+            code.header(depth + 2, fmt("for {t} in {p}:", t=s.target, p=piece), None, (s.target,))
+        )
         out.extend(st.at(st.depth + depth + 3) for st in self.unsaved[id(s)])
         out.append(code.assign(depth + 1, s.target, code.name(i)))
         out.extend(st.at(st.depth + depth + 1) for st in self.recompute[id(s)])
@@ -613,13 +739,25 @@ class Reverser:
         if state:
             bound = [lengths.get(n, n) for n in state]
             targets = code.join([code.name(n) for n in bound])
-            out.append(code.line(depth, of(targets, "," if len(state) == 1 else "", " = ", Ref(snap)),
-                                 writes=bound, reads=(snap,)))
+            out.append(
+                code.line(
+                    depth,
+                    of(targets, "," if len(state) == 1 else "", " = ", Ref(snap)),
+                    writes=bound,
+                    reads=(snap,),
+                )
+            )
         for n in state:
             copy = self._copied(n)
             if n in lengths:  # the list cut back to its length then
-                out.append(code.line(depth, fmt("del {l}[{n}:]", l=n, n=lengths[n]), writes=(n,),
-                                     reads=(n, lengths[n])))
+                out.append(
+                    code.line(
+                        depth,
+                        fmt("del {l}[{n}:]", l=n, n=lengths[n]),
+                        writes=(n,),
+                        reads=(n, lengths[n]),
+                    )
+                )
             elif copy is not None:
                 out.append(code.assign(depth, n, copy))
 
@@ -628,13 +766,23 @@ class Reverser:
         their saves, then their backward ``body`` (one iteration's, made for ``depth + 1``)."""
         snaps, piece = self.pieces[id(s)]
         snap = self.naming.temp("snapshot")
-        head = fmt("for {p}, {s} in {r}({ss}.pieces({n})):", p=piece, s=snap, r=self.rt("reversed"), ss=snaps,
-                   n=self.counts[id(s)])
+        head = fmt(
+            "for {p}, {s} in {r}({ss}.pieces({n})):",
+            p=piece,
+            s=snap,
+            r=self.rt("reversed"),
+            ss=snaps,
+            n=self.counts[id(s)],
+        )
         out.append(code.header(depth, head, s.pos, (piece, snap)))
         self._restore_snapshot(s, snap, depth + 1, out)
         out.append(code.header(depth + 1, fmt("for _ in {p}:", p=piece), None, ("_",)))
         out.extend(st.at(st.depth + depth + 2) for st in self.recompute[id(s)])
-        out.append(code.header(depth + 1, fmt("for _ in {f}({p}):", f=self.rt("reversed"), p=piece), None, ("_",)))
+        out.append(
+            code.header(
+                depth + 1, fmt("for _ in {f}({p}):", f=self.rt("reversed"), p=piece), None, ("_",)
+            )
+        )
         out.extend(st.at(st.depth + 1) for st in body)
         out += [self._zero(depth + 2, n) for n in after]
         if not body and not after:
@@ -705,18 +853,24 @@ class Reverser:
                 out.append(code.assign(depth, result, code.name(s.target), s.pos))
             state[adj] = ZERO
             self._restore(s, s.target, depth, out)
-            state = self._guarded(g, state, depth, out, lambda st, d: self._template(s, g, result, st, d, out))
+            state = self._guarded(
+                g, state, depth, out, lambda st, d: self._template(s, g, result, st, d, out)
+            )
             state.pop(g, None)  # the captured adjoint is used up here
             read_in_place(out, start, g, adj)
             return state
-        state = self._guarded(g, state, depth, out, lambda st, d: self._template(s, g, result, st, d, out))
+        state = self._guarded(
+            g, state, depth, out, lambda st, d: self._template(s, g, result, st, d, out)
+        )
         state[adj] = ZERO
         self._restore(s, s.target, depth, out)
         return state
 
     def _reads_result(self, s):
         b = self.an.binding(s.op)
-        return b is not None and any(b.template.params[0] in t.reads_values for t in self.an.template(b).stmts)
+        return b is not None and any(
+            b.template.params[0] in t.reads_values for t in self.an.template(b).stmts
+        )
 
     def _guarded(self, g, state, depth, out, body):
         """Run ``body`` directly if adjoint ``g`` is dense, under ``if g is not ZERO`` if maybe."""
@@ -737,7 +891,9 @@ class Reverser:
         if state.get(adj, ZERO) == ZERO:
             out.append(code.assign(depth, adj, value, pos))
         else:
-            out.append(code.assign(depth, adj, fmt("{f}({a}, {v})", f=self.rt("acc"), a=adj, v=value), pos))
+            out.append(
+                code.assign(depth, adj, fmt("{f}({a}, {v})", f=self.rt("acc"), a=adj, v=value), pos)
+            )
         state[adj] = MAYBE
 
     def _template(self, s, g, result, state, depth, out):
@@ -745,11 +901,20 @@ class Reverser:
         if op.kind == "copy":
             src = op.args[0]
             if isinstance(src, ir.Name) and src.id in self.an.active:
-                self._accumulate(self.naming.adjoint(src.id), code.name(g), state, depth, out, s.pos)
+                self._accumulate(
+                    self.naming.adjoint(src.id), code.name(g), state, depth, out, s.pos
+                )
             elif isinstance(src, Tup):  # t = (a, b): each entry's adjoint (ZERO where none came)
                 for k, a in enumerate(src):
                     if isinstance(a, ir.Name) and a.id in self.an.active:
-                        self._entry_adjoint(self.naming.adjoint(a.id), fmt(f"{{g}}[{k}]", g=g), state, depth, out, s.pos)
+                        self._entry_adjoint(
+                            self.naming.adjoint(a.id),
+                            fmt(f"{{g}}[{k}]", g=g),
+                            state,
+                            depth,
+                            out,
+                            s.pos,
+                        )
             return state
         b = self.an.binding(op)
         tmpl = self.an.template(b)
@@ -761,7 +926,9 @@ class Reverser:
             v = b.values[p]
             if isinstance(v, ir.Name) and v.id in self.an.active:
                 adjoints[p] = self.naming.adjoint(v.id)
-            elif isinstance(v, Tup) and any(isinstance(a, ir.Name) and a.id in self.an.active for a in v):
+            elif isinstance(v, Tup) and any(
+                isinstance(a, ir.Name) and a.id in self.an.active for a in v
+            ):
                 adjoints[p] = tuples[p] = self.naming.temp("gs")
             else:
                 adjoints[p] = None
@@ -774,7 +941,9 @@ class Reverser:
                 self._accumulate(adj, expr, state, depth, out, s.pos)
             pending.clear()
 
-        for inst in instantiate(tmpl, values, adjoints, lambda base: self.naming.temp("a"), self.bind):
+        for inst in instantiate(
+            tmpl, values, adjoints, lambda base: self.naming.temp("a"), self.bind
+        ):
             if not inst.accumulate:
                 flush()
                 out.append(code.assign(depth, inst.target, inst.expr, s.pos))
@@ -783,14 +952,31 @@ class Reverser:
                 out.append(code.assign(depth, inst.target, inst.expr, s.pos))
                 for k, a in enumerate(b.values[inst.source_param]):
                     if isinstance(a, ir.Name) and a.id in self.an.active:
-                        self._accumulate(self.naming.adjoint(a.id), fmt(f"{{t}}[{k}]", t=inst.target), state, depth,
-                                         out, s.pos)
+                        self._accumulate(
+                            self.naming.adjoint(a.id),
+                            fmt(f"{{t}}[{k}]", t=inst.target),
+                            state,
+                            depth,
+                            out,
+                            s.pos,
+                        )
             else:
                 expr, tight = inst.expr, inst.tight
-                plan = self.an.unbroadcast_of(s, b, inst.source_param) if inst.source_param in b.values else None
+                plan = (
+                    self.an.unbroadcast_of(s, b, inst.source_param)
+                    if inst.source_param in b.values
+                    else None
+                )
                 if plan is not None and inst.inner is not None:
-                    shape = self.an.shapes.of(b.values[inst.source_param].id) if self.jit and plan else None
-                    expr, tight = _unbroadcast_known(inst.inner, plan, shape), inst.inner_tight or bool(plan)
+                    shape = (
+                        self.an.shapes.of(b.values[inst.source_param].id)
+                        if self.jit and plan
+                        else None
+                    )
+                    expr, tight = (
+                        _unbroadcast_known(inst.inner, plan, shape),
+                        inst.inner_tight or bool(plan),
+                    )
                 seeded = self._seeded(inst, g, b, values, depth, out)
                 if seeded is not None:
                     expr, tight = seeded, True
@@ -809,16 +995,27 @@ class Reverser:
             return None
         axis, keepdims, mean = inst.reduces
         a, k = binding.values.get(axis), binding.values.get(keepdims)
-        if not (isinstance(a, ir.Const) and a.value is None and isinstance(k, ir.Const) and k.value is False):
+        if not (
+            isinstance(a, ir.Const)
+            and a.value is None
+            and isinstance(k, ir.Const)
+            and k.value is False
+        ):
             return None
         if any(self.seed in st.writes for st in out):
             return None
-        return fmt("{f}({x}, mean=True)" if mean else "{f}({x})", f=self.rt("seed_like"), x=values[inst.source_param])
+        return fmt(
+            "{f}({x}, mean=True)" if mean else "{f}({x})",
+            f=self.rt("seed_like"),
+            x=values[inst.source_param],
+        )
 
     def _loop_invariant_adjoints(self, loop, names):
         """adjoint -> primal, for adjoints in ``names`` whose primal the loop never redefines
         and whose value the backward keeps current (so its shape is known before the loop)."""
-        defined = _defined_in(loop.body) | {s.target for s in ir.walk(loop.body) if isinstance(s, ir.SetItem)}
+        defined = _defined_in(loop.body) | {
+            s.target for s in ir.walk(loop.body) if isinstance(s, ir.SetItem)
+        }
         primal = self.naming.primal_of
         out = {}
         for n in names:
@@ -832,37 +1029,74 @@ class Reverser:
         if st == ZERO:
             out.append(code.assign(depth, adj, expr, pos))
         elif st == DENSE and adj in self.owned:
-            out.append(code.augment(depth, adj, expr, pos))  # a zero array made before the loop, seen by no other name
+            # a zero array made before the loop, seen by no other name
+            out.append(code.augment(depth, adj, expr, pos))
         elif st == DENSE:
             out.append(code.assign(depth, adj, of(Ref(adj), " + ", expr), pos))
         else:
-            out.append(code.assign(depth, adj, fmt("{f}({a}, {e})", f=self.rt("acc"), a=adj, e=expr), pos))
+            out.append(
+                code.assign(depth, adj, fmt("{f}({a}, {e})", f=self.rt("acc"), a=adj, e=expr), pos)
+            )
         state[adj] = DENSE
         if self.check_finite:
             where = f"{adj} at {os.path.basename(pos.filename)}:{pos.line}" if pos else adj
-            out.append(code.line(depth, fmt("{f}({a}, {w})", f=self.rt("check_finite"), a=adj, w=lit(repr(where))), pos))
+            out.append(
+                code.line(
+                    depth,
+                    fmt("{f}({a}, {w})", f=self.rt("check_finite"), a=adj, w=lit(repr(where))),
+                    pos,
+                )
+            )
 
     def _bwd_setitem(self, s, depth, state, out):
         adj = self.naming.adjoint(s.target)
         entry = of(Ref(adj), "[", code.index_subscript(s.index), "]")
         if self.an.is_active_stmt(s) and state.get(adj, ZERO) != ZERO:
+
             def body(st, d):
                 v = s.value
-                if isinstance(v, ir.Name) and v.id in self.an.active and s.target in self.an.fn.info.get("sequences", ()):
+                if (
+                    isinstance(v, ir.Name)
+                    and v.id in self.an.active
+                    and s.target in self.an.fn.info.get("sequences", ())
+                ):
                     # an entry of a list: its adjoint may be ZERO (no reader reached it)
                     self._entry_adjoint(self.naming.adjoint(v.id), entry, st, d, out, s.pos)
                 elif isinstance(v, ir.Name) and v.id in self.an.active:
                     if _basic(s.index):
                         expr = fmt("{f}({e}, {v})", f=self.rt("unbroadcast"), e=entry, v=v.id)
                     else:  # integer arrays may repeat an index: the last write wins
-                        expr = fmt("{f}({a}, {i}, {v})", f=self.rt("written_part"), a=adj,
-                                   i=code.index_value(s.index), v=v.id)
+                        expr = fmt(
+                            "{f}({a}, {i}, {v})",
+                            f=self.rt("written_part"),
+                            a=adj,
+                            i=code.index_value(s.index),
+                            v=v.id,
+                        )
                     self._accumulate(self.naming.adjoint(v.id), expr, st, d, out, s.pos)
-                out.append(code.assign(d, adj, fmt("{f}({a}, {i})", f=self.rt("zero_at"), a=adj,
-                                                   i=code.index_value(s.index)), s.pos))
+                out.append(
+                    code.assign(
+                        d,
+                        adj,
+                        fmt(
+                            "{f}({a}, {i})",
+                            f=self.rt("zero_at"),
+                            a=adj,
+                            i=code.index_value(s.index),
+                        ),
+                        s.pos,
+                    )
+                )
                 return st
+
             state = self._guarded(adj, state, depth, out, body)
-        self._restore(s, s.target, depth, out, entry=of(Ref(s.target), "[", code.index_subscript(s.index), "]"))
+        self._restore(
+            s,
+            s.target,
+            depth,
+            out,
+            entry=of(Ref(s.target), "[", code.index_subscript(s.index), "]"),
+        )
         return state
 
     def _bwd_append(self, s, depth, state, out):
@@ -872,9 +1106,18 @@ class Reverser:
             split = self.rt("split_last")
             if isinstance(v, ir.Name) and v.id in self.an.active:
                 last = self.naming.temp("a")
-                out.append(code.line(depth, fmt("{l}, {a} = {f}({a})", l=last, a=adj, f=split), s.pos,
-                                     writes=(last, adj), reads=(adj, split)))
-                self._entry_adjoint(self.naming.adjoint(v.id), code.name(last), state, depth, out, s.pos)
+                out.append(
+                    code.line(
+                        depth,
+                        fmt("{l}, {a} = {f}({a})", l=last, a=adj, f=split),
+                        s.pos,
+                        writes=(last, adj),
+                        reads=(adj, split),
+                    )
+                )
+                self._entry_adjoint(
+                    self.naming.adjoint(v.id), code.name(last), state, depth, out, s.pos
+                )
             else:
                 out.append(code.assign(depth, adj, fmt("{f}({a})[1]", f=split, a=adj), s.pos))
             state[adj] = MAYBE
@@ -910,11 +1153,17 @@ class Reverser:
         if in_loop:
             out.append(code.assign(depth, var, self._pop(var)))
         if isinstance(s, ir.For):
-            header = code.header(depth, fmt("for {t} in {f}({v}):", t=s.target, f=self.rt("reversed"), v=var), s.pos,
-                                 (s.target,))
+            header = code.header(
+                depth,
+                fmt("for {t} in {f}({v}):", t=s.target, f=self.rt("reversed"), v=var),
+                s.pos,
+                (s.target,),
+            )
             trips = fmt("{f}({v})", f=self.rt("len"), v=var)
         else:
-            header = code.header(depth, fmt("for _ in {f}({v}):", f=self.rt("range"), v=var), s.pos, ("_",))
+            header = code.header(
+                depth, fmt("for _ in {f}({v}):", f=self.rt("range"), v=var), s.pos, ("_",)
+            )
             trips = code.name(var)
         entry = dict(state)
         snapshot = self.naming.snapshot()
@@ -942,10 +1191,17 @@ class Reverser:
         after = [n for n in entry if end.get(n, ZERO) == ZERO and entry[n] != ZERO]
         for n in before:
             if n in dense:
-                out.append(code.assign(depth, n, fmt("{f}({p})", f=self.rt("zeros_like"), p=dense[n])))
+                out.append(
+                    code.assign(depth, n, fmt("{f}({p})", f=self.rt("zeros_like"), p=dense[n]))
+                )
             else:
                 out.append(self._zero(depth, n))
-        folded = not before and not after and id(s) not in self.pieces and _geometric(body, trips, self.rt)
+        folded = (
+            not before
+            and not after
+            and id(s) not in self.pieces
+            and _geometric(body, trips, self.rt)
+        )
         if folded:
             out.append(code.assign(depth, folded.target, folded.expr, s.pos))
             if isinstance(s, ir.For):
@@ -1001,8 +1257,10 @@ def _unbroadcast_known(inner, plan, shape=None):
 
 def _basic(index):
     """Is the index made only of constant ints, slices of constants, None and ``...``?"""
+
     def const(a):
         return a is None or (isinstance(a, ir.Const) and type(a.value) is int)
+
     for p in index.parts:
         if isinstance(p, ir.Slice):
             if not all(const(a) for a in (p.lower, p.upper, p.step)):
@@ -1026,7 +1284,9 @@ def _geometric(body, trips, rt):
         k = parts[0][:-3] if parts[0].endswith(" * ") else None
     if k is None or not _is_number(k):
         return None
-    return code.assign(0, g, fmt("{f}({g}, {k}, {n})", f=rt("scale_repeated"), g=g, k=lit(k), n=trips))
+    return code.assign(
+        0, g, fmt("{f}({g}, {k}, {n})", f=rt("scale_repeated"), g=g, k=lit(k), n=trips)
+    )
 
 
 def _is_number(text):

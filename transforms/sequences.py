@@ -22,7 +22,13 @@ from dataclasses import replace
 
 import numpy as np
 
-from sourcegrad.runtime import concat_sequences, max_of_sequence, min_of_sequence, repeat_sequence, stack_entries
+from sourcegrad.runtime import (
+    concat_sequences,
+    max_of_sequence,
+    min_of_sequence,
+    repeat_sequence,
+    stack_entries,
+)
 
 from . import fence, ir
 from . import rules as R
@@ -32,8 +38,18 @@ from .ir import ATTRIBUTE_READ, Tup
 SEQ, NOT = "sequence", "not a sequence"
 
 # functions whose result is a list or tuple
-_MAKE_SEQUENCE = {list, tuple, sorted, builtins.reversed, np.split, np.array_split, np.meshgrid,
-                  getattr(np, "unstack", None), concat_sequences, repeat_sequence}
+_MAKE_SEQUENCE = {
+    list,
+    tuple,
+    sorted,
+    builtins.reversed,
+    np.split,
+    np.array_split,
+    np.meshgrid,
+    getattr(np, "unstack", None),
+    concat_sequences,
+    repeat_sequence,
+}
 # rule parameters that take a sequence of arrays as such (np.stack's arrays, sum's iterable)
 _SEQUENCE_PARAMS = {"arrays", "tup", "iterable", "xs", "condlist", "choicelist"}
 
@@ -42,10 +58,18 @@ def rewrite(src, irfn, naming):
     """Give sequence operations their own primitives (see the module docstring)."""
     kinds = _kinds(irfn)
     for s in ir.walk(irfn.body):
-        if isinstance(s, ir.SetItem) and kinds.get(s.target) == SEQ and any(
-                isinstance(p, ir.Slice) for p in s.index.parts):
-            fence.refuse(src, s.pos, msg="assigning to a slice of a list is not supported (it may change the "
-                         "list's length)", hint="build a new list: xs = xs[:i] + [...] + xs[j:]")
+        if (
+            isinstance(s, ir.SetItem)
+            and kinds.get(s.target) == SEQ
+            and any(isinstance(p, ir.Slice) for p in s.index.parts)
+        ):
+            fence.refuse(
+                src,
+                s.pos,
+                msg="assigning to a slice of a list is not supported (it may change the "
+                "list's length)",
+                hint="build a new list: xs = xs[:i] + [...] + xs[j:]",
+            )
     irfn.info["sequences"] = {n for n, k in kinds.items() if k == SEQ}
     irfn.body = _block(irfn.body, kinds, naming)
     return irfn
@@ -118,7 +142,12 @@ def _kind_of_def(s, kinds):
         if kb == SEQ and any(isinstance(p, ir.Slice) for p in index.parts):
             return SEQ
         return kb if kb in (NOT, _BOTTOM) else None
-    if key is ATTRIBUTE_READ or op.kind == "nondiff" and R.lookup(key) is None and not R.is_nondiff(key):
+    if (
+        key is ATTRIBUTE_READ
+        or op.kind == "nondiff"
+        and R.lookup(key) is None
+        and not R.is_nondiff(key)
+    ):
         return None  # x.shape is a tuple; a function without a rule may return anything
     return NOT
 
@@ -146,7 +175,9 @@ def _block(stmts, kinds, naming):
         if isinstance(s, ir.Assign):
             out.extend(_assign(s, kinds, naming))
         elif isinstance(s, ir.If):
-            out.append(ir.If(s.test, _block(s.body, kinds, naming), _block(s.orelse, kinds, naming), s.pos))
+            out.append(
+                ir.If(s.test, _block(s.body, kinds, naming), _block(s.orelse, kinds, naming), s.pos)
+            )
         elif isinstance(s, ir.For):
             out.append(replace(s, body=_block(s.body, kinds, naming)))
         elif isinstance(s, ir.While):
@@ -158,8 +189,13 @@ def _block(stmts, kinds, naming):
 
 def _with_key(s, key, args=None):
     op = s.op
-    return ir.Assign(s.target, ir.Op(key, op.args if args is None else args, op.kwargs, op.text, "call"),
-                     s.pos, s.inplace, s.node)
+    return ir.Assign(
+        s.target,
+        ir.Op(key, op.args if args is None else args, op.kwargs, op.text, "call"),
+        s.pos,
+        s.inplace,
+        s.node,
+    )
 
 
 def _assign(s, kinds, naming):
@@ -182,7 +218,9 @@ def _assign(s, kinds, naming):
 def _stack_arguments(s, kinds, naming):
     """``f(seq)`` where ``f`` differentiates an array: ``_t = np.asarray(seq); f(_t)``."""
     op = s.op
-    if R.lookup(op.key) is None or not any(kind_of(a, kinds) == SEQ for a in op.args + tuple(v for _, v in op.kwargs)):
+    if R.lookup(op.key) is None or not any(
+        kind_of(a, kinds) == SEQ for a in op.args + tuple(v for _, v in op.kwargs)
+    ):
         return [s]
     try:
         binding = bind(op)
@@ -199,18 +237,28 @@ def _stack_arguments(s, kinds, naming):
     pre, new = [], {}
     for k, v in convert.items():
         t = naming.temp()
-        pre.append(ir.Assign(t, ir.Op(stack_entries, (v,), (), f"np.asarray({v.render()})", "call"), s.pos, node=s.node))
+        pre.append(
+            ir.Assign(
+                t,
+                ir.Op(stack_entries, (v,), (), f"np.asarray({v.render()})", "call"),
+                s.pos,
+                node=s.node,
+            )
+        )
         new[k] = ir.Name(t)
     args = tuple(new.get(_key(a), a) for a in op.args)
     kwargs = tuple((k, new.get(_key(a), a)) for k, a in op.kwargs)
     text = op.text
     for k, v in convert.items():
         text = _replace_atom(text, v.render(), new[k].id)
-    return pre + [ir.Assign(s.target, ir.Op(op.key, args, kwargs, text, op.kind), s.pos, s.inplace, s.node)]
+    return pre + [
+        ir.Assign(s.target, ir.Op(op.key, args, kwargs, text, op.kind), s.pos, s.inplace, s.node)
+    ]
 
 
 def _key(atom):
-    return atom if isinstance(atom, ir.Name) else id(atom)  # a literal may hold an unhashable constant
+    # a literal may hold an unhashable constant
+    return atom if isinstance(atom, ir.Name) else id(atom)
 
 
 def _replace_atom(text, old, new):

@@ -104,20 +104,55 @@ def _broadcast(values):
 
 # ---- the primitives whose result shape the analysis knows -------------------------------------
 
-_INT_OPS = {operator.add: operator.add, operator.sub: operator.sub, operator.mul: operator.mul,
-            operator.floordiv: operator.floordiv, operator.mod: operator.mod,
-            np.add: operator.add, np.subtract: operator.sub, np.multiply: operator.mul}
-_PY_BINARY = {operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv, operator.mod,
-              operator.pow, operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne,
-              builtins.pow}
+_INT_OPS = {
+    operator.add: operator.add,
+    operator.sub: operator.sub,
+    operator.mul: operator.mul,
+    operator.floordiv: operator.floordiv,
+    operator.mod: operator.mod,
+    np.add: operator.add,
+    np.subtract: operator.sub,
+    np.multiply: operator.mul,
+}
+_PY_BINARY = {
+    operator.add,
+    operator.sub,
+    operator.mul,
+    operator.truediv,
+    operator.floordiv,
+    operator.mod,
+    operator.pow,
+    operator.lt,
+    operator.le,
+    operator.gt,
+    operator.ge,
+    operator.eq,
+    operator.ne,
+    builtins.pow,
+}
 _PY_UNARY = {operator.neg, operator.pos, builtins.abs}
-_REDUCTIONS = {np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, np.std, np.var, np.nansum,
-               np.nanmean, np.nanmax, np.nanmin, np.linalg.norm}
+_REDUCTIONS = {
+    np.sum,
+    np.mean,
+    np.prod,
+    np.max,
+    np.min,
+    np.amax,
+    np.amin,
+    np.std,
+    np.var,
+    np.nansum,
+    np.nanmean,
+    np.nanmax,
+    np.nanmin,
+    np.linalg.norm,
+}
 _CREATE = {np.zeros, np.ones, np.empty, np.full}
 _LIKE = {np.zeros_like, np.ones_like, np.empty_like, np.full_like}
 _SAME = {np.copy, np.ascontiguousarray}  # same shape as the operand, for arrays of rank >= 1
 _SCATTERS = set(R.UFUNC_AT.values())  # buf = add_at(buf, idx, v): buf keeps its shape
-_TANGENT_ZEROS = _rt_tangents.tangent_zeros  # forward-mode code's zeros_like (what hvp differentiates)
+# forward-mode code's zeros_like (what hvp differentiates)
+_TANGENT_ZEROS = _rt_tangents.tangent_zeros
 
 
 class Shapes:
@@ -229,7 +264,11 @@ class Shapes:
         if isinstance(v, Seq):
             if len(index.parts) == 1 and not index.is_tuple:
                 k = self._atom(index.parts[0])
-                if isinstance(k, Int) and k.value is not None and -len(v.items) <= k.value < len(v.items):
+                if (
+                    isinstance(k, Int)
+                    and k.value is not None
+                    and -len(v.items) <= k.value < len(v.items)
+                ):
                     return v.items[k.value]
             return TOP
         if not isinstance(v, Arr):
@@ -262,11 +301,13 @@ def _index_shape(shape, parts, atom):
             out.append(1)
         elif p is Ellipsis:
             n = len(shape) - used
-            out.extend(shape[axis: axis + n])
+            out.extend(shape[axis : axis + n])
             axis += n
         elif isinstance(p, ir.Slice):
             bounds = [None if b is None else atom(b) for b in (p.lower, p.upper, p.step)]
-            if any(b is not None and not (isinstance(b, Int) and b.value is not None) for b in bounds):
+            if any(
+                b is not None and not (isinstance(b, Int) and b.value is not None) for b in bounds
+            ):
                 return TOP
             out.append(len(range(shape[axis])[slice(*(b and b.value for b in bounds))]))
             axis += 1
@@ -303,7 +344,8 @@ def _const(binding, name, default=None):
 
 
 def _call(key, args, op, binding, atom):
-    if isinstance(key, np.ufunc) and key.signature is None:  # elementwise (not a gufunc: matmul, vecdot)
+    # elementwise (not a gufunc: matmul, vecdot)
+    if isinstance(key, np.ufunc) and key.signature is None:
         if op.kwargs and any(k != "dtype" for k, _ in op.kwargs):
             return TOP  # out=, where=: not a plain elementwise call
         if key.nout != 1 or len(args) != key.nin:
@@ -337,7 +379,11 @@ def _call(key, args, op, binding, atom):
         return Arr(tuple(reversed(shape)) if axes is None else tuple(shape[a] for a in axes))
     if key is np.swapaxes:
         (a1, k1), (a2, k2) = _const(binding, "axis1"), _const(binding, "axis2")
-        if not (k1 and k2 and isinstance(args[0], Arr)) or type(a1) is not int or type(a2) is not int:
+        if (
+            not (k1 and k2 and isinstance(args[0], Arr))
+            or type(a1) is not int
+            or type(a2) is not int
+        ):
             return TOP
         shape = list(args[0].shape)
         shape[a1], shape[a2] = shape[a2], shape[a1]
@@ -349,8 +395,11 @@ def _call(key, args, op, binding, atom):
     if key is np.reshape:
         return _reshape(args[0], binding, atom)
     if key in _CREATE:
-        shape = _int_values(atom(binding.values["shape"])) if binding is not None else (
-            _int_values(args[0]) if args else None)
+        shape = (
+            _int_values(atom(binding.values["shape"]))
+            if binding is not None
+            else (_int_values(args[0]) if args else None)
+        )
         return Arr(shape) if shape is not None else TOP
     if key in _LIKE:
         if any(k != "dtype" for k, _ in op.kwargs) or len(args) > (2 if key is np.full_like else 1):
@@ -414,7 +463,11 @@ def _reduction(v, binding):
     if axis is None:
         axes = set(range(n))
     else:
-        axes = {operator.index(a) % n for a in (axis if isinstance(axis, tuple) else (axis,))} if n else None
+        axes = (
+            {operator.index(a) % n for a in (axis if isinstance(axis, tuple) else (axis,))}
+            if n
+            else None
+        )
         if axes is None:
             return TOP
     if keepdims:

@@ -66,14 +66,18 @@ class Source:
         p = self._positions.get(node)
         if p is None:
             return Pos(self.filename, self.first_line, 0)
-        return Pos(self.filename, p.start.line + self.first_line - 1, p.start.column + self.col_shift + 1)
+        return Pos(
+            self.filename, p.start.line + self.first_line - 1, p.start.column + self.col_shift + 1
+        )
 
     def alias(self, new, old):
         """Report errors about ``new`` (a node the compiler built) at ``old``'s position."""
         self._aliases[id(new)] = old
 
     def line_text(self, line):
-        return linecache.getline(self.filename, line) or _nth_line(self.text, line - self.first_line + 1)
+        return linecache.getline(self.filename, line) or _nth_line(
+            self.text, line - self.first_line + 1
+        )
 
 
 def _nth_line(text, n):
@@ -146,7 +150,10 @@ def _block(lines, start, code):
     last = _last_line(code)
     if last is None or last > len(lines):
         return None
-    header = next((k for k in range(start, last) if lines[k].lstrip().startswith(("def ", "async def "))), None)
+    header = next(
+        (k for k in range(start, last) if lines[k].lstrip().startswith(("def ", "async def "))),
+        None,
+    )
     if header is None or last <= header + 1:
         return None  # no instruction after the header's first line: an empty body, or not this file's code
     indent = _indent(lines[start])
@@ -198,7 +205,14 @@ def _check_same_function(fn, fdef, filename, line):
     was imported would otherwise hand us another function's body."""
     code = fn.__code__
     params = list(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount])
-    found = None if fdef is None else [p.name.value for p in (*fdef.params.posonly_params, *fdef.params.params, *fdef.params.kwonly_params)]
+    found = (
+        None
+        if fdef is None
+        else [
+            p.name.value
+            for p in (*fdef.params.posonly_params, *fdef.params.params, *fdef.params.kwonly_params)
+        ]
+    )
     if fdef is None or fdef.name.value != fn.__name__ or found != params:
         raise NoSourceError(
             f"the source at {filename}:{line} is not the function {fn.__qualname__} any more: the file "
@@ -265,19 +279,32 @@ def _compile_in_scope(fn, lines, lam=False):
         scopes = [("if", "")]
     # A call on a name the module imported compiles to other instructions than one on a name it
     # assigned (LOAD_ATTR, not LOAD_METHOD): say which names are imported modules, as the file did.
-    out = [f"import sys as {n}" for n in sorted(_global_names(code)) if isinstance(fn.__globals__.get(n), types.ModuleType)]
+    out = [
+        f"import sys as {n}"
+        for n in sorted(_global_names(code))
+        if isinstance(fn.__globals__.get(n), types.ModuleType)
+    ]
     for k, (kind, name) in enumerate(scopes):
-        out.append(" " * k + {"def": f"def {name}():", "class": f"class {name}:", "if": "if 1:"}[kind])
+        out.append(
+            " " * k + {"def": f"def {name}():", "class": f"class {name}:", "if": "if 1:"}[kind]
+        )
         body = " " * (k + 1) if (k + 1 < len(scopes) or lam) else indent
         if frees and defs and k == defs[-1]:
             out.append(body + " = ".join(frees) + " = None")
     if lam:
-        out.append(" " * len(scopes) + "(" + "".join(lines).strip() + "\n" + " " * len(scopes) + ")")
+        out.append(
+            " " * len(scopes) + "(" + "".join(lines).strip() + "\n" + " " * len(scopes) + ")"
+        )
     else:
         out.extend(line.rstrip("\r\n") for line in lines)
     try:
-        module = compile("\n".join(out) + "\n", "<sourcegrad check>", "exec",
-                         flags=code.co_flags & _FUTURE_FLAGS, dont_inherit=True)
+        module = compile(
+            "\n".join(out) + "\n",
+            "<sourcegrad check>",
+            "exec",
+            flags=code.co_flags & _FUTURE_FLAGS,
+            dont_inherit=True,
+        )
     except (SyntaxError, ValueError):
         return None
     found = _find_code(module, code.co_name)
@@ -309,7 +336,12 @@ def _same_code(a, b):
     """Do two code objects run the same instructions on the same names and constants? (Lines
     and columns may differ: formatting and comments do not change what runs.)"""
     if (a.co_names, a.co_varnames, a.co_freevars, a.co_cellvars, a.co_argcount) != (
-            b.co_names, b.co_varnames, b.co_freevars, b.co_cellvars, b.co_argcount):
+        b.co_names,
+        b.co_varnames,
+        b.co_freevars,
+        b.co_cellvars,
+        b.co_argcount,
+    ):
         return False
     if a.co_code != b.co_code and _ops(a) != _ops(b):
         return False
@@ -320,8 +352,15 @@ def _same_code(a, b):
 def _own_line(code, value):
     """A class body (Python 3.13+) stores its own first line as ``__firstlineno__``: that constant
     says where the text stands, not what it does."""
-    return "<first line>" if (type(value) is int and value == code.co_firstlineno
-                              and "__firstlineno__" in code.co_names) else value
+    return (
+        "<first line>"
+        if (
+            type(value) is int
+            and value == code.co_firstlineno
+            and "__firstlineno__" in code.co_names
+        )
+        else value
+    )
 
 
 def _consts(code):
@@ -356,7 +395,9 @@ def _instructions(code):
     for i in kept:
         arg = i.argval
         if i.opcode in dis.hasjrel or i.opcode in dis.hasjabs:
-            arg = index.get(arg, min((k for off, k in index.items() if off > arg), default=len(kept)))
+            arg = index.get(
+                arg, min((k for off, k in index.items() if off > arg), default=len(kept))
+            )
         elif isinstance(arg, types.CodeType):
             arg = tuple(_ops(arg))
         elif isinstance(arg, float) and arg != arg:
@@ -393,7 +434,9 @@ def _index_statement_lines(src, fdef, text):
         tree = ast.parse(text)
     except SyntaxError:
         return
-    afn = next((n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    afn = next(
+        (n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None
+    )
     if afn is None:
         return
     src.ast_fn = afn
@@ -414,7 +457,9 @@ def _pair_blocks(table, block, astmts):
                     return
                 table[id(small)] = (a.lineno, a.col_offset)
                 table.setdefault(id(stmt), (a.lineno, a.col_offset))
-        elif isinstance(block, cst.SimpleStatementSuite) or isinstance(stmt, cst.BaseSmallStatement):
+        elif isinstance(block, cst.SimpleStatementSuite) or isinstance(
+            stmt, cst.BaseSmallStatement
+        ):
             a = next(it, None)
             if a is None:
                 return
@@ -448,12 +493,17 @@ def _lambda_source(fn, text, filename, first_line):
     candidates = _lambda_candidates(dedented)
     checked = [(c, _lambda_matches(c[0], fn)) for c in candidates]
     match = [c for c, same in checked if same]
-    if not match and all(same is None for _, same in checked):  # no scope to compile in: by its parameters
-        match = [c for c in candidates if _arg_names(c[0]) == fn.__code__.co_varnames[: fn.__code__.co_argcount]]
+    # no scope to compile in: by its parameters
+    if not match and all(same is None for _, same in checked):
+        match = [
+            c
+            for c in candidates
+            if _arg_names(c[0]) == fn.__code__.co_varnames[: fn.__code__.co_argcount]
+        ]
     elif not match:
         raise NoSourceError(
             f"the source of {fn!r} on {filename}:{first_line} is not the code Python runs: the file was edited "
-            f"after the lambda was defined.\n  File \"{filename}\", line {first_line}\n    {text.strip()}\n"
+            f'after the lambda was defined.\n  File "{filename}", line {first_line}\n    {text.strip()}\n'
             "hint: re-import (or importlib.reload) the module, then differentiate again"
         )
     if len({m[0] for m in match}) == 1:
@@ -470,7 +520,14 @@ def _lambda_source(fn, text, filename, first_line):
     module = cst.parse_module(prefix + body + "\n")
     fdef = module.body[0]
     # columns in the synthetic def map back onto the lambda's body in the user's line
-    src = Source(fn, fdef, prefix + body + "\n", filename, first_line + line - 1, shift + col + body_offset - len(prefix))
+    src = Source(
+        fn,
+        fdef,
+        prefix + body + "\n",
+        filename,
+        first_line + line - 1,
+        shift + col + body_offset - len(prefix),
+    )
     src._module = module
     src._stmt_lines[id(fdef)] = (1, len(prefix) - body_offset)
     src.ast_fn = ast.parse(prefix + body + "\n").body[0]

@@ -34,7 +34,9 @@ class TemplateStmt:
     accumulate: bool
     parts: tuple  # literal text and fields: ("V", param) value, ("A", param) adjoint, ("L", local), ("F", global)
     reads_values: frozenset
-    shape_only: frozenset  # parameters read only for their shape/dtype (unbroadcast(g, x), np.shape(x))
+    shape_only: (
+        frozenset  # parameters read only for their shape/dtype (unbroadcast(g, x), np.shape(x))
+    )
     reads_adjoints: frozenset
     reads_locals: frozenset
     # ``d[x] += unbroadcast(E, x)``: the parts of E, which shape inference may use alone
@@ -92,7 +94,8 @@ class _Placeholders(cst.CSTTransformer):
         self.params = params
         self.locals = local_names
         self.free = set()
-        self._labels = set()  # ids of names that label something (``x.shape``, ``axis=``): no fields
+        # ids of names that label something (``x.shape``, ``axis=``): no fields
+        self._labels = set()
 
     def visit_Attribute(self, node):
         self._labels.add(id(node.attr))
@@ -150,12 +153,22 @@ def _shape_only_uses(expr, param):
         def visit_Call(self, node):
             f, args = node.func, node.args
             positional = [a for a in args if a.keyword is None]
-            if isinstance(f, cst.Name) and f.value == "unbroadcast" and args and args[-1].keyword is None:
+            if (
+                isinstance(f, cst.Name)
+                and f.value == "unbroadcast"
+                and args
+                and args[-1].keyword is None
+            ):
                 allowed.add(id(args[-1].value))
             elif isinstance(f, cst.Name) and f.value == "unreduce" and len(positional) > 1:
                 allowed.add(id(positional[1].value))
-            elif (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == "np"
-                  and f.attr.value in _SHAPE_READERS and len(args) == 1):
+            elif (
+                isinstance(f, cst.Attribute)
+                and isinstance(f.value, cst.Name)
+                and f.value.value == "np"
+                and f.attr.value in _SHAPE_READERS
+                and len(args) == 1
+            ):
                 allowed.add(id(args[0].value))
 
         def visit_Attribute(self, node):
@@ -176,9 +189,15 @@ def _shape_only_uses(expr, param):
 
 def _outer_unbroadcast(expr, target):
     """``unbroadcast(E, target)`` as the whole expression: E, else None."""
-    if (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "unbroadcast"
-            and len(expr.args) == 2 and all(a.keyword is None and not a.star for a in expr.args)
-            and isinstance(expr.args[1].value, cst.Name) and expr.args[1].value.value == target):
+    if (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Name)
+        and expr.func.value == "unbroadcast"
+        and len(expr.args) == 2
+        and all(a.keyword is None and not a.star for a in expr.args)
+        and isinstance(expr.args[1].value, cst.Name)
+        and expr.args[1].value.value == target
+    ):
         return expr.args[0].value
     return None
 
@@ -186,20 +205,42 @@ def _outer_unbroadcast(expr, target):
 def _unreduce_of_result(expr, target, result):
     """``unreduce(d[result], target, axis, keepdims)``, or with ``mean=True``, as the whole
     expression: (the axis parameter, the keepdims parameter, mean), else None."""
-    if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "unreduce"):
+    if not (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Name)
+        and expr.func.value == "unreduce"
+    ):
         return None
     args = expr.args
     positional = [a.value for a in args if a.keyword is None and not a.star]
     keywords = [a for a in args if a.keyword is not None]
-    mean = len(keywords) == 1 and keywords[0].keyword.value == "mean" and \
-        isinstance(keywords[0].value, cst.Name) and keywords[0].value.value == "True"
-    if len(positional) != 4 or len(positional) + len(keywords) != len(args) or (keywords and not mean):
+    mean = (
+        len(keywords) == 1
+        and keywords[0].keyword.value == "mean"
+        and isinstance(keywords[0].value, cst.Name)
+        and keywords[0].value.value == "True"
+    )
+    if (
+        len(positional) != 4
+        or len(positional) + len(keywords) != len(args)
+        or (keywords and not mean)
+    ):
         return None
     g, x, axis, keepdims = positional
-    seeded = (isinstance(g, cst.Subscript) and isinstance(g.value, cst.Name) and g.value.value == "d"
-              and len(g.slice) == 1 and isinstance(g.slice[0].slice, cst.Index)
-              and isinstance(g.slice[0].slice.value, cst.Name) and g.slice[0].slice.value.value == result)
-    if not seeded or not all(isinstance(n, cst.Name) for n in (x, axis, keepdims)) or x.value != target:
+    seeded = (
+        isinstance(g, cst.Subscript)
+        and isinstance(g.value, cst.Name)
+        and g.value.value == "d"
+        and len(g.slice) == 1
+        and isinstance(g.slice[0].slice, cst.Index)
+        and isinstance(g.slice[0].slice.value, cst.Name)
+        and g.slice[0].slice.value.value == result
+    )
+    if (
+        not seeded
+        or not all(isinstance(n, cst.Name) for n in (x, axis, keepdims))
+        or x.value != target
+    ):
         return None
     return axis.value, keepdims.value, mean
 
@@ -246,7 +287,7 @@ def _parts(expr, params, local_names, free):
     parts, last = [], 0
     for m in _FIELD.finditer(code):
         if m.start() > last:
-            parts.append(code[last: m.start()])
+            parts.append(code[last : m.start()])
         parts.append((m.group(1), m.group(2)))
         last = m.end()
     if last < len(code):
@@ -262,22 +303,36 @@ def parse_template(text, params, defaults, namespace, origin):
     free = set()
     for line in module.body:
         if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
-            raise ValueError(f"{origin}: a template statement must be `d[x] += expr` or `name = expr`")
+            raise ValueError(
+                f"{origin}: a template statement must be `d[x] += expr` or `name = expr`"
+            )
         small = line.body[0]
-        if isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString)):
+        if isinstance(small, cst.Expr) and isinstance(
+            small.value, (cst.SimpleString, cst.ConcatenatedString)
+        ):
             continue  # docstring
         if isinstance(small, cst.AugAssign) and isinstance(small.operator, cst.AddAssign):
             target = small.target
-            if not (isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and target.value.value == "d"):
+            if not (
+                isinstance(target, cst.Subscript)
+                and isinstance(target.value, cst.Name)
+                and target.value.value == "d"
+            ):
                 raise ValueError(f"{origin}: only d[x] += ... accumulates")
             tname = target.slice[0].slice.value.value
             stmts.append((tname, True, small.value))
-        elif isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+        elif (
+            isinstance(small, cst.Assign)
+            and len(small.targets) == 1
+            and isinstance(small.targets[0].target, cst.Name)
+        ):
             tname = small.targets[0].target.value
             local_names.add(tname)
             stmts.append((tname, False, small.value))
         else:
-            raise ValueError(f"{origin}: a template statement must be `d[x] += expr` or `name = expr`")
+            raise ValueError(
+                f"{origin}: a template statement must be `d[x] += expr` or `name = expr`"
+            )
     out = []
     for tname, accumulate, expr in stmts:
         parts = _parts(expr, params, local_names, free)
@@ -313,7 +368,9 @@ def template_from_function(fn):
     fdef = next(s for s in module.body if isinstance(s, cst.FunctionDef))
     sig = inspect.signature(fn)
     params = list(sig.parameters)
-    defaults = {k: p.default for k, p in sig.parameters.items() if p.default is not inspect.Parameter.empty}
+    defaults = {
+        k: p.default for k, p in sig.parameters.items() if p.default is not inspect.Parameter.empty
+    }
     body = cst.Module(list(fdef.body.body)).code
     origin = f"{fn.__module__}:{fn.__code__.co_firstlineno}"
     return parse_template(body, params, defaults, fn.__globals__, origin)
@@ -366,15 +423,27 @@ def instantiate(template, values, adjoints, fresh, bind):
         reads_adjoint = tuple(adjoints[p] for p in s.reads_adjoints)
         if s.accumulate:
             inner = fill(s.inner) if s.inner is not None else None
-            out.append(Instance(adjoints[s.target], True, expr, reads_adjoint, s.target, inner, s.tight, s.inner_tight,
-                                s.reduces))
+            out.append(
+                Instance(
+                    adjoints[s.target],
+                    True,
+                    expr,
+                    reads_adjoint,
+                    s.target,
+                    inner,
+                    s.tight,
+                    s.inner_tight,
+                    s.reduces,
+                )
+            )
         else:
             local_map[s.target] = fresh(s.target)
             out.append(Instance(local_map[s.target], False, expr, reads_adjoint))
     return out
 
 
-_KEPT = weakref.WeakKeyDictionary()  # template -> {the parameters with adjoints: its statements kept}
+# template -> {the parameters with adjoints: its statements kept}
+_KEPT = weakref.WeakKeyDictionary()
 
 
 def _kept(template, active):
@@ -435,7 +504,9 @@ def custom_template(cls, nargs, naming, namespace):
     body = [f"g = custom_backward({alias}, ctx, d[y], y, {inputs})"]
     body += [f"d[{x}] += grad_of(g, {i}, {x})" for i, x in enumerate(xs)]
     ns = {alias: cls, "grad_of": rt.grad_of, "custom_backward": rt.custom_backward}
-    return parse_template("\n".join(body), ["y", "ctx"] + xs, {}, ns, f"{cls.__qualname__}.backward"), alias
+    return parse_template(
+        "\n".join(body), ["y", "ctx"] + xs, {}, ns, f"{cls.__qualname__}.backward"
+    ), alias
 
 
 def gradient_call_template(g, nargs, naming, namespace):
@@ -450,6 +521,10 @@ def gradient_call_template(g, nargs, naming, namespace):
         namespace[alias] = g
     xs = [f"x{i}" for i in range(nargs)]
     inputs = f"({', '.join(xs)}{',' if nargs == 1 else ''})"
-    body = [f"d[{x}] += pullback_of_gradient({alias}, {i}, d[y], {inputs})" for i, x in enumerate(xs)]
+    body = [
+        f"d[{x}] += pullback_of_gradient({alias}, {i}, d[y], {inputs})" for i, x in enumerate(xs)
+    ]
     ns = {alias: g, "pullback_of_gradient": rt.pullback_of_gradient}
-    return parse_template("\n".join(body), ["y"] + xs, {}, ns, f"{alias} (a gradient made by sourcegrad)")
+    return parse_template(
+        "\n".join(body), ["y"] + xs, {}, ns, f"{alias} (a gradient made by sourcegrad)"
+    )

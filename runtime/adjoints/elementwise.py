@@ -69,7 +69,8 @@ def logaddexp_share(x, y, z, base=None):
 def extremum_share(wins, ties, g):
     """The share of ``maximum``/``minimum``'s adjoint an operand gets: 1 where it is the
     extremum, 1/2 where it ties, in ``g``'s dtype (so float32 stays float32)."""
-    if type(ties) is np.ndarray and not ties.any():  # no ties (the usual case): skip their arithmetic
+    # no ties (the usual case): skip their arithmetic
+    if type(ties) is np.ndarray and not ties.any():
         return wins  # (a host array only: on a device, any() would wait for the device)
     dtype = getattr(g, "dtype", None)
     return wins + ties * (0.5 if dtype is None else dtype.type(0.5))

@@ -129,8 +129,12 @@ def einsum_adjoint(g, subscripts, operands, which, optimize=False):
     others = [(s, o) for i, (s, o) in enumerate(zip(labels, operands)) if i != which]
     uniq = "".join(dict.fromkeys(mine))
     kept = "".join(c for c in uniq if c in set(output).union(*(s for s, _ in others)))
-    res = np.einsum(",".join([output] + [s for s, _ in others]) + "->" + kept, g, *(o for _, o in others),
-                    optimize=optimize if len(others) > 1 else False)
+    res = np.einsum(
+        ",".join([output] + [s for s, _ in others]) + "->" + kept,
+        g,
+        *(o for _, o in others),
+        optimize=optimize if len(others) > 1 else False,
+    )
     # labels this operand sums over alone come back by broadcasting, those it broadcast sum back
     sizes = tuple(_shape(x)[mine.index(c)] for c in uniq)
     res = res[tuple(slice(None) if c in kept else None for c in uniq)]
@@ -139,7 +143,10 @@ def einsum_adjoint(g, subscripts, operands, which, optimize=False):
     if uniq == mine:
         return res
     full = zeros_like(x)  # a repeated label: res goes on the diagonal it names
-    index = [np.arange(n).reshape([-1 if j == k else 1 for j in range(len(uniq))]) for k, n in enumerate(sizes)]
+    index = [
+        np.arange(n).reshape([-1 if j == k else 1 for j in range(len(uniq))])
+        for k, n in enumerate(sizes)
+    ]
     full[tuple(index[uniq.index(c)] for c in mine)] = res
     return full
 
@@ -156,10 +163,14 @@ def _einsum_labels(subscripts, ndims):
     ins = inputs.split(",")
     if not arrow:
         used = inputs.replace(",", "").replace(".", "")
-        output = "..." * ("..." in inputs) + "".join(sorted(c for c in set(used) if used.count(c) == 1))
+        output = "..." * ("..." in inputs) + "".join(
+            sorted(c for c in set(used) if used.count(c) == 1)
+        )
     counts = [nd - len(s.replace(".", "")) for s, nd in zip(ins, ndims)]
     fresh = "".join(c for c in _EINSUM_LABELS if c not in subscripts)[: max(counts, default=0)]
-    spelled = tuple(s.replace("...", fresh[len(fresh) - k:] if k else "") for s, k in zip(ins, counts))
+    spelled = tuple(
+        s.replace("...", fresh[len(fresh) - k :] if k else "") for s, k in zip(ins, counts)
+    )
     return spelled, output.replace("...", fresh)
 
 
@@ -321,12 +332,24 @@ def _svd_reduced(g, y, m, n, full_matrices):
     if full_matrices and m != n:
         k = min(m, n)
         if gu is not None and m > n:
-            gu = _complement_adjoint(u[..., :, :k], u[..., :, k:], gu[..., :, :k], gu[..., :, k:], "columns of u")
+            gu = _complement_adjoint(
+                u[..., :, :k], u[..., :, k:], gu[..., :, :k], gu[..., :, k:], "columns of u"
+            )
         if gvh is not None and n > m:
-            gvh = _mT(_complement_adjoint(_mT(vh[..., :k, :]), _mT(vh[..., k:, :]), _mT(gvh[..., :k, :]),
-                                          _mT(gvh[..., k:, :]), "rows of vh"))
+            gvh = _mT(
+                _complement_adjoint(
+                    _mT(vh[..., :k, :]),
+                    _mT(vh[..., k:, :]),
+                    _mT(gvh[..., :k, :]),
+                    _mT(gvh[..., k:, :]),
+                    "rows of vh",
+                )
+            )
         u, vh = u[..., :, :k], vh[..., :k, :]
-        gu, gvh = (None if gu is None else gu[..., :, :k]), (None if gvh is None else gvh[..., :k, :])
+        gu, gvh = (
+            (None if gu is None else gu[..., :, :k]),
+            (None if gvh is None else gvh[..., :k, :]),
+        )
     return u, s, vh, gu, gs, gvh
 
 
@@ -345,7 +368,8 @@ def _complement_adjoint(uk, up, gk, gp, what):
         raise NotImplementedError(
             f"the gradient of np.linalg.svd(a, full_matrices=True) through the extra {what} of a matrix that is not "
             "square: they are one basis of the complement, which a does not determine; only their span (a projection "
-            "such as u2 @ u2.T) has a gradient. Use full_matrices=False, or read them only through their span")
+            "such as u2 @ u2.T) has a gradient. Use full_matrices=False, or read them only through their span"
+        )
     return np.concatenate([gk - up @ _mT(gp) @ uk, gp], axis=-1)
 
 
@@ -420,7 +444,7 @@ def _qr_square_adjoint(gq, gr, q, r):
 def pinv_adjoint(g, a, y):
     """Adjoint of ``p = np.linalg.pinv(a)`` where the rank of ``a`` is locally constant (full rank)::
 
-        -P^T g P^T + (I - A P) g^T P P^T + P^T P g^T (I - P A)
+    -P^T g P^T + (I - A P) g^T P P^T + P^T P g^T (I - P A)
     """
     pt, gt = _mT(y), _mT(g)
     out = -pt @ g @ pt + (gt - a @ (y @ gt)) @ (y @ pt) + (pt @ y) @ (gt - (gt @ y) @ a)
@@ -456,7 +480,9 @@ def lstsq_adjoint_a(g, a, b, y):
         out = out + pinv_adjoint(gp, a, np.linalg.pinv(a))
     if gres is not None:
         r = b - a @ x
-        out = out - 2.0 * (np.multiply.outer(r, x) * gres if np.ndim(b) == 1 else (r * gres) @ _mT(x))
+        out = out - 2.0 * (
+            np.multiply.outer(r, x) * gres if np.ndim(b) == 1 else (r * gres) @ _mT(x)
+        )
     if gs is not None:
         out = out + svd_adjoint(gs, a, y[3], compute_uv=False)
     return out.astype(_float_dtype(a), copy=False)
@@ -464,7 +490,11 @@ def lstsq_adjoint_a(g, a, b, y):
 
 def _like(g, x):
     """``g`` in ``x``'s shape (a Python float for a Python float)."""
-    return float(np.reshape(g, ())) if not hasattr(x, "shape") else np.reshape(g, np.shape(x)).astype(_float_dtype(x), copy=False)
+    return (
+        float(np.reshape(g, ()))
+        if not hasattr(x, "shape")
+        else np.reshape(g, np.shape(x)).astype(_float_dtype(x), copy=False)
+    )
 
 
 def _full_adjoint(g, n, m, mode, corr):
@@ -478,7 +508,7 @@ def _full_adjoint(g, n, m, mode, corr):
     if corr and n < m:
         off = length - g.shape[0] - off
     full = np.zeros(length, dtype=g.dtype)
-    full[off:off + g.shape[0]] = g
+    full[off : off + g.shape[0]] = g
     return full
 
 

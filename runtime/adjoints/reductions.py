@@ -80,7 +80,9 @@ def _products_around(flat):
     """For each entry of each row, the product of the entries before it and of those after it."""
     ones = np.ones_like(flat[..., :1])
     before = np.cumprod(np.concatenate([ones, flat[..., :-1]], -1), axis=-1)
-    after = np.flip(np.cumprod(np.concatenate([ones, np.flip(flat, -1)[..., :-1]], -1), axis=-1), -1)
+    after = np.flip(
+        np.cumprod(np.concatenate([ones, np.flip(flat, -1)[..., :-1]], -1), axis=-1), -1
+    )
     return before, after
 
 
@@ -152,7 +154,8 @@ def _weights_like(weights, a, axis):
 def average_adjoint(g, a, axis=None, weights=None, keepdims=False):
     """Adjoint of ``np.average(a, axis, weights)`` with respect to ``a``."""
     if weights is None:
-        return unreduce(g, a, axis, keepdims, mean=True)  # (from the shape: no np.size of a lazy array)
+        # (from the shape: no np.size of a lazy array)
+        return unreduce(g, a, axis, keepdims, mean=True)
     w = _weights_like(weights, a, axis)
     return unreduce(g, a, axis, keepdims) * w / np.sum(w, axis=axis, keepdims=True)
 
@@ -160,7 +163,11 @@ def average_adjoint(g, a, axis=None, weights=None, keepdims=False):
 def average_weights_adjoint(g, a, y, axis=None, weights=None, keepdims=False):
     """Adjoint of ``np.average(a, axis, weights)`` with respect to ``weights``."""
     w = _weights_like(weights, a, axis)
-    slope = unreduce(g, a, axis, keepdims) * (a - unreduce(y, a, axis, keepdims)) / np.sum(w, axis=axis, keepdims=True)
+    slope = (
+        unreduce(g, a, axis, keepdims)
+        * (a - unreduce(y, a, axis, keepdims))
+        / np.sum(w, axis=axis, keepdims=True)
+    )
     return np.reshape(unbroadcast(slope, w), np.shape(weights))
 
 
@@ -175,7 +182,13 @@ def norm_adjoint(g, x, y, ord=None, axis=None, keepdims=False):
 def _matrix_order(x, ord, axis):
     """Is ``np.linalg.norm(x, ord, axis)`` a matrix norm other than Frobenius's (which is the
     vector 2-norm of the entries)?"""
-    matrix = isinstance(axis, tuple) and len(axis) == 2 or axis is None and _nd(x) == 2 and ord is not None
+    matrix = (
+        isinstance(axis, tuple)
+        and len(axis) == 2
+        or axis is None
+        and _nd(x) == 2
+        and ord is not None
+    )
     return matrix and ord not in (None, "fro")
 
 
@@ -229,7 +242,8 @@ def cumprod_adjoint(g, x, y, axis=None):
     if axis is None:
         return np.reshape(cumprod_adjoint(np.ravel(g), np.ravel(x), np.ravel(y), 0), _shape(x))
     zero = x == 0
-    if type(zero) is np.ndarray and not zero.any():  # the usual case (host arrays only: any() syncs)
+    # the usual case (host arrays only: any() syncs)
+    if type(zero) is np.ndarray and not zero.any():
         return reverse_cumsum(g * y, x, axis) / x
     seen = np.cumsum(zero, axis=axis)  # zeros up to and including each entry
     before, first = seen == 0, zero & (seen == 1)
@@ -274,10 +288,11 @@ def _reduced_last(a, axis):
     axes = _norm_axes(axis, nd)
     kept = [i for i in range(nd) if i not in axes]
     moved = np.transpose(a, kept + list(axes))
-    flat = moved.reshape(moved.shape[:len(kept)] + (-1,))
+    flat = moved.reshape(moved.shape[: len(kept)] + (-1,))
 
     def undo(h):
         return np.transpose(h.reshape(moved.shape), np.argsort(kept + list(axes)))
+
     return flat, undo
 
 
@@ -299,7 +314,11 @@ def quantile_adjoint(g, a, q, axis=None, keepdims=False, scale=1.0):
     flat, undo, vlo, vhi, frac, n = _quantile_knots(a, q, axis, scale)
     nq = np.ndim(frac)
     kshape = flat.shape[:-1]
-    gk = np.moveaxis(np.reshape(as_array_like(g, flat), np.shape(frac) + kshape), tuple(range(nq)), tuple(range(-nq, 0)))
+    gk = np.moveaxis(
+        np.reshape(as_array_like(g, flat), np.shape(frac) + kshape),
+        tuple(range(nq)),
+        tuple(range(-nq, 0)),
+    )
     x = flat.reshape(flat.shape + (1,) * nq)  # K + (n,) + Q
     out = 0.0
     for v, wgt in ((vlo, 1.0 - frac), (vhi, frac)):
@@ -318,15 +337,19 @@ def quantile_q_adjoint(g, a, q, axis=None, keepdims=False, scale=1.0):
     nq = np.ndim(frac)
     kshape = flat.shape[:-1]
     gk = np.reshape(g, np.shape(frac) + kshape)
-    slope = np.moveaxis((vhi - vlo) * (n - 1) / scale, tuple(range(len(kshape))), tuple(range(nq, nq + len(kshape))))
+    slope = np.moveaxis(
+        (vhi - vlo) * (n - 1) / scale, tuple(range(len(kshape))), tuple(range(nq, nq + len(kshape)))
+    )
     return np.sum(gk * slope, axis=tuple(range(nq, nq + len(kshape))))
 
 
 def _cov_rows(m, y, rowvar):
     """The variables as rows, as ``np.cov`` arranges them: ``m``'s rows, then ``y``'s."""
+
     def rows(v):
         v = np.array(v, ndmin=2)
         return v.T if not rowvar and v.shape[0] != 1 else v
+
     xm = rows(m)
     return xm, (None if y is None else rows(y))
 
@@ -336,11 +359,15 @@ def _cov_divisor(n, bias, ddof):
 
 
 def _cov_split(gx, m, y, rowvar, which, xm):
-    part = gx[: xm.shape[0]] if which == 0 else gx[xm.shape[0]:]
+    part = gx[: xm.shape[0]] if which == 0 else gx[xm.shape[0] :]
     v = m if which == 0 else y
     if not rowvar and np.array(v, ndmin=2).shape[0] != 1:
         part = part.T
-    return np.reshape(part, np.shape(v)).astype(_float_dtype(v), copy=False) if hasattr(v, "shape") else float(np.sum(part))
+    return (
+        np.reshape(part, np.shape(v)).astype(_float_dtype(v), copy=False)
+        if hasattr(v, "shape")
+        else float(np.sum(part))
+    )
 
 
 def cov_adjoint(g, m, y=None, rowvar=True, bias=False, ddof=None, which=0):
@@ -375,7 +402,9 @@ def polyval_adjoint_p(g, p, x):
     parts = [unbroadcast(g * np.asarray(x) ** (n - 1 - i), p[i]) for i in range(n)]
     if isinstance(p, (list, tuple)):
         return SeqAdjoint(parts)
-    return np.stack([np.broadcast_to(q, np.shape(p)[1:]) for q in parts]).astype(_float_dtype(p), copy=False)
+    return np.stack([np.broadcast_to(q, np.shape(p)[1:]) for q in parts]).astype(
+        _float_dtype(p), copy=False
+    )
 
 
 def polyval_adjoint_x(g, p, x):
@@ -398,9 +427,13 @@ def trapezoid_adjoint(g, y, x=None, dx=1.0, axis=-1):
     """Adjoint of ``np.trapezoid(y, x, dx, axis)`` with respect to ``y``: each panel gives half
     its width to both of its ends."""
     ym = np.moveaxis(y, axis, -1)
-    half = np.broadcast_to(np.expand_dims(g, -1) * _trapezoid_widths(x, dx, axis) / 2, ym[..., 1:].shape)
+    half = np.broadcast_to(
+        np.expand_dims(g, -1) * _trapezoid_widths(x, dx, axis) / 2, ym[..., 1:].shape
+    )
     edge = np.zeros_like(half[..., :1])
-    return np.moveaxis(np.concatenate([edge, half], -1) + np.concatenate([half, edge], -1), -1, axis)
+    return np.moveaxis(
+        np.concatenate([edge, half], -1) + np.concatenate([half, edge], -1), -1, axis
+    )
 
 
 def trapezoid_x_adjoint(g, y, x, axis=-1):
@@ -420,7 +453,9 @@ def _gradient_axis_adjoint(g, n, axis, spacing, edge_order):
     at output ``i``, the weight of the one input ``j = k (mod 5)`` within two places of ``i``.
     Exact for any spacing and edge order, linear in ``n``."""
     j = np.arange(n)
-    combs = [np.gradient((j % 5 == k).astype(float), *spacing, edge_order=edge_order) for k in range(5)]
+    combs = [
+        np.gradient((j % 5 == k).astype(float), *spacing, edge_order=edge_order) for k in range(5)
+    ]
     gm = np.moveaxis(g, axis, -1)
     out = np.zeros(gm.shape, dtype=np.result_type(gm.dtype, float))
     for d in range(-2, 3):
@@ -447,10 +482,12 @@ def gradient_adjoint(g, f, spacing=1.0, axis=None, edge_order=1):
 
         raise UnsupportedValueError(
             f"np.gradient of a {f.ndim}-d array along several axes gives a list of arrays, which sourcegrad "
-            "does not differentiate: call it once per axis, np.gradient(f, axis=k)")
+            "does not differentiate: call it once per axis, np.gradient(f, axis=k)"
+        )
     ax = 0 if axis is None else axis % f.ndim
     return _gradient_axis_adjoint(np.asarray(g), f.shape[ax], ax, (spacing,), edge_order).astype(
-        np.result_type(f.dtype, float), copy=False)
+        np.result_type(f.dtype, float), copy=False
+    )
 
 
 def gradient_spacing_adjoint(g, y, spacing):
@@ -459,6 +496,8 @@ def gradient_spacing_adjoint(g, y, spacing):
     if np.ndim(spacing) != 0:
         from . import UnsupportedValueError
 
-        raise UnsupportedValueError("np.gradient's coordinates along the axis are differentiated only as one step "
-                                    "(a number); pass the coordinates as a constant")
+        raise UnsupportedValueError(
+            "np.gradient's coordinates along the axis are differentiated only as one step "
+            "(a number); pass the coordinates as a constant"
+        )
     return -np.sum(g * y) / spacing

@@ -36,9 +36,15 @@ def select_adjoint(g, condlist, choicelist, default=0, which=None):
         taken = taken | first
     if which == "default":
         return unbroadcast(np.where(taken, 0.0, g).astype(np.asarray(g).dtype), default)
-    parts = [unbroadcast(np.where(f, g, 0.0).astype(np.asarray(g).dtype), ch) for f, ch in zip(out, choicelist)]
-    if hasattr(choicelist, "shape"):  # the choices as one array (a list literal the compiler stacked)
-        return np.stack([np.broadcast_to(q, np.shape(choicelist)[1:]) for q in parts]).astype(_float_dtype(choicelist), copy=False)
+    parts = [
+        unbroadcast(np.where(f, g, 0.0).astype(np.asarray(g).dtype), ch)
+        for f, ch in zip(out, choicelist)
+    ]
+    # the choices as one array (a list literal the compiler stacked)
+    if hasattr(choicelist, "shape"):
+        return np.stack([np.broadcast_to(q, np.shape(choicelist)[1:]) for q in parts]).astype(
+            _float_dtype(choicelist), copy=False
+        )
     return SeqAdjoint(parts)
 
 
@@ -123,7 +129,7 @@ def unblock(g, arrays):
             return (1,) * (nd - len(shape)) + tuple(shape)
         shapes = [shape_of_block(n, level + 1) for n in node]
         ax = nd - 1 - (depth - level)
-        return shapes[0][:ax] + (sum(s[ax] for s in shapes),) + shapes[0][ax + 1:]
+        return shapes[0][:ax] + (sum(s[ax] for s in shapes),) + shapes[0][ax + 1 :]
 
     def cut(g, node, level):
         if not isinstance(node, list):

@@ -16,7 +16,11 @@ def polygamma_of(n, x):
     """``scipy.special.polygamma(n, x)`` in ``x``'s dtype (the slope of ``gammaln``, ``digamma``)."""
     from scipy import special
 
-    return special.polygamma(n, x).astype(_float_dtype(x), copy=False) if hasattr(x, "shape") else float(special.polygamma(n, x))
+    return (
+        special.polygamma(n, x).astype(_float_dtype(x), copy=False)
+        if hasattr(x, "shape")
+        else float(special.polygamma(n, x))
+    )
 
 
 def _logsumexp_exponentials(a, y, axis=None, b=None, keepdims=False):

@@ -63,8 +63,11 @@ def run(programs, seed, time_limit, out, per_program=60):
         if done % 100 == 0:
             print(f"{done} programs, {time.time() - start:.0f} s: {dict(counts)}", flush=True)
     summary = {
-        "programs": done, "seconds": round(time.time() - start, 1), "counts": dict(counts),
-        "categories": dict(categories.most_common()), "examples": {k: v[:5] for k, v in examples.items()},
+        "programs": done,
+        "seconds": round(time.time() - start, 1),
+        "counts": dict(counts),
+        "categories": dict(categories.most_common()),
+        "examples": {k: v[:5] for k, v in examples.items()},
         "features": dict(features.most_common()),
     }
     with open(os.path.join(out, "summary.json"), "w") as fh:
@@ -77,12 +80,18 @@ def main(argv=None):
     ap.add_argument("--programs", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--time-limit", type=float, default=3600.0)
-    ap.add_argument("--out", default=None, help="where to write results (default: a new temporary folder)")
+    ap.add_argument(
+        "--out", default=None, help="where to write results (default: a new temporary folder)"
+    )
     a = ap.parse_args(argv)
     out = a.out or tempfile.mkdtemp(prefix="sourcegrad_fuzz_results_")
     print(f"results in {out}", flush=True)
     summary = run(a.programs, a.seed, a.time_limit, out)
-    print(json.dumps({k: summary[k] for k in ("programs", "seconds", "counts", "categories")}, indent=1))
+    print(
+        json.dumps(
+            {k: summary[k] for k in ("programs", "seconds", "counts", "categories")}, indent=1
+        )
+    )
     print(f"results in {out}")
     return 1 if summary["counts"].get("fail") or summary["counts"].get("invalid") else 0
 

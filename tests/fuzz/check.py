@@ -88,7 +88,10 @@ def _category(exc):
 
 def check_program(program, seed=0, rtol=1e-4, atol=1e-5):
     module = load(program.source)
-    for name, value in program.rebind.items():  # the module as written, if an earlier check rebound it
+    for (
+        name,
+        value,
+    ) in program.rebind.items():  # the module as written, if an earlier check rebound it
         setattr(module, name, _as_written(program.source, name, value))
     outcome = _check(module.f, program, seed, rtol, atol)
     if outcome.status != "ok" or not program.rebind:
@@ -121,7 +124,10 @@ def _check(f, program, seed, rtol, atol, gradients=None):
         return Outcome("invalid", traceback.format_exc(), _category(exc))
 
     saved = copy.deepcopy(args)
-    vg, vg_general = gradients or (sg.value_and_grad(f, wrt=WRT), sg.value_and_grad(f, wrt=WRT, specialize=False))
+    vg, vg_general = gradients or (
+        sg.value_and_grad(f, wrt=WRT),
+        sg.value_and_grad(f, wrt=WRT, specialize=False),
+    )
     try:
         value, grads = vg(*args)
         general_value, general = vg_general(*copy.deepcopy(saved))
@@ -142,19 +148,33 @@ def _check(f, program, seed, rtol, atol, gradients=None):
     for i, g, g_general in zip(WRT, grads, general):
         # differential: the specialized and the general code against each other, oracle or not
         if type(g) is not type(g_general) or not _close(g, g_general, 1e-7, 1e-9):
-            return Outcome("fail", f"gradient wrt argument {i}: specialized {g!r}\n general code {g_general!r}",
-                           "specialized and general code disagree")
+            return Outcome(
+                "fail",
+                f"gradient wrt argument {i}: specialized {g!r}\n general code {g_general!r}",
+                "specialized and general code disagree",
+            )
         if isinstance(saved[i], float) and type(g) is not float:
-            return Outcome("fail", f"gradient wrt the float argument {i} is {g!r}", "gradient of a float not a float")
+            return Outcome(
+                "fail",
+                f"gradient wrt the float argument {i} is {g!r}",
+                "gradient of a float not a float",
+            )
     for i, g, g_general in zip(WRT, grads, general):
         fine = fd_grad(f, saved, i, 1e-6)
         coarse = fd_grad(f, saved, i, 1e-5)
         if not _close(fine, coarse, 1e-3, 1e-4):
             return Outcome("kink", f"finite differences disagree with themselves for argument {i}")
         if not _close(g, fine, rtol, atol):
-            return Outcome("fail", f"gradient wrt argument {i}: sourcegrad {g!r}\n finite differences {fine!r}",
-                           "wrong gradient")
+            return Outcome(
+                "fail",
+                f"gradient wrt argument {i}: sourcegrad {g!r}\n finite differences {fine!r}",
+                "wrong gradient",
+            )
         if not _close(g_general, fine, rtol, atol):
-            return Outcome("fail", f"gradient wrt argument {i}: sourcegrad (general code) {g_general!r}\n"
-                           f" finite differences {fine!r}", "wrong gradient (general code)")
+            return Outcome(
+                "fail",
+                f"gradient wrt argument {i}: sourcegrad (general code) {g_general!r}\n"
+                f" finite differences {fine!r}",
+                "wrong gradient (general code)",
+            )
     return Outcome("ok", gradients=(vg, vg_general))

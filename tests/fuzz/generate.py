@@ -64,7 +64,9 @@ def fits(small, kind):
     return broadcast(small, kind) == kind
 
 
-PAIRS = {kind: [(a, b) for a in _SHAPE for b in _SHAPE if broadcast(a, b) == kind] for kind in _SHAPE}
+PAIRS = {
+    kind: [(a, b) for a in _SHAPE for b in _SHAPE if broadcast(a, b) == kind] for kind in _SHAPE
+}
 
 
 # ---- choosers -------------------------------------------------------------------------------------
@@ -196,7 +198,9 @@ class Generator:
         return [v for v in self.env if v.kind == kind and (buf is None or v.buf == buf)]
 
     def size(self, kind):
-        return {"scal": 1, "vec": self.n, "row": self.n, "col": self.r, "mat": self.r * self.n}[kind]
+        return {"scal": 1, "vec": self.n, "row": self.n, "col": self.r, "mat": self.r * self.n}[
+            kind
+        ]
 
     def kinds_present(self):
         return [k for k in ARRAYS if self.vars(k)]
@@ -281,7 +285,11 @@ class Generator:
             if vecs:
                 v = self.c.choice(vecs)
                 self.features.add("new_axis")
-                return (f"{v.name}[None, :]", v.cap) if self.c.chance(0.5) else (f"{v.name}.reshape(1, {self.n})", v.cap)
+                return (
+                    (f"{v.name}[None, :]", v.cap)
+                    if self.c.chance(0.5)
+                    else (f"{v.name}.reshape(1, {self.n})", v.cap)
+                )
             return self.made_leaf_from_scalar("row")
         if kind == "col":
             if mats and self.c.chance(0.7):
@@ -299,7 +307,12 @@ class Generator:
 
     def made_leaf_from_scalar(self, kind):
         code, bound = self.scalar_leaf()
-        shape = {"vec": f"{self.n}", "row": f"(1, {self.n})", "col": f"({self.r}, 1)", "mat": f"({self.r}, {self.n})"}[kind]
+        shape = {
+            "vec": f"{self.n}",
+            "row": f"(1, {self.n})",
+            "col": f"({self.r}, 1)",
+            "mat": f"({self.r}, {self.n})",
+        }[kind]
         self.features.add("ones_times")
         return f"(np.ones({shape}) * {code})", bound
 
@@ -410,8 +423,28 @@ class Generator:
             self.features.add("broadcast")
             self.features.add(f"broadcast_{ka}_{kb}")
         (a, ba), (b, bb) = self.operand(ka, kind, depth), self.operand(kb, kind, depth)
-        op = self.c.choice(["+", "-", "*", "/", "+", "-", "*", "/", "maximum", "minimum", "fmax", "fmin",
-                            "where", "clip", "logaddexp", "hypot", "arctan2", "power"])
+        op = self.c.choice(
+            [
+                "+",
+                "-",
+                "*",
+                "/",
+                "+",
+                "-",
+                "*",
+                "/",
+                "maximum",
+                "minimum",
+                "fmax",
+                "fmin",
+                "where",
+                "clip",
+                "logaddexp",
+                "hypot",
+                "arctan2",
+                "power",
+            ]
+        )
         self.features.add(f"op{op}" if len(op) == 1 else op)
         if op == "+":
             return self.squash(f"({a} + {b})", ba + bb)
@@ -433,7 +466,9 @@ class Generator:
             other = self.c.const(-1.0, 1.0)  # b's mask broadcasts a branch against a constant
             return f"np.where({b} > {self.c.const(-0.5, 0.5)}, {a}, {other})", max(ba, abs(other))
         if op == "clip":  # a lower bound that broadcasts, below the upper one
-            return self.squash(f"np.clip({a}, -0.5 - np.square({b}), 1.0)", max(ba, 0.5 + bb * bb, 1.0))
+            return self.squash(
+                f"np.clip({a}, -0.5 - np.square({b}), 1.0)", max(ba, 0.5 + bb * bb, 1.0)
+            )
         if op == "logaddexp":
             return self.squash(f"np.logaddexp({a}, {b})", max(ba, bb) + 0.7)
         if op == "hypot":  # away from (0, 0), where it has no derivative
@@ -517,7 +552,9 @@ class Generator:
             return self.new_var()
         v = self.c.choice(targets)
         v.updated = True
-        form = self.c.choice(["tanh", "blend", "mul_cos", "aug_mul", "aug_div", "aug_add", "aug_sub"])
+        form = self.c.choice(
+            ["tanh", "blend", "mul_cos", "aug_mul", "aug_div", "aug_add", "aug_sub"]
+        )
         if form == "tanh":
             kind = v.kind  # kinds never change
         else:  # a smaller kind broadcast into v's
@@ -588,7 +625,9 @@ class Generator:
             lo = self.c.int(0, self.n - 1)
             hi = self.c.int(lo + 1, self.n)
             src = self.c.choice([v for v in self.vars("vec") if v.name != b.name] or [b])
-            self.emit(f"{b.name}[{lo}:{hi}] += 0.5 * (np.tanh({src.name}[{lo}:{hi}]) - {b.name}[{lo}:{hi}])")
+            self.emit(
+                f"{b.name}[{lo}:{hi}] += 0.5 * (np.tanh({src.name}[{lo}:{hi}]) - {b.name}[{lo}:{hi}])"
+            )
         elif form == "mul":
             e, _ = self.expr("scal")
             self.emit(f"{b.name}[{self.c.int(0, self.n - 1)}] *= np.cos({e})")
@@ -644,7 +683,11 @@ class Generator:
     def for_statement(self, depth):
         i = self.fresh("i")
         seqs = self.vars("vec") + self.vars("mat")
-        options = ["range", "range2", "reversed"] + (["range_k", "range_global", "range_global"] if self.in_main else []) + (["array", "enumerate"] if seqs else [])
+        options = (
+            ["range", "range2", "reversed"]
+            + (["range_k", "range_global", "range_global"] if self.in_main else [])
+            + (["array", "enumerate"] if seqs else [])
+        )
         pick = self.c.choice(options)
         self.features.add(f"for_{pick}")
         if self.loop_depth:
@@ -678,7 +721,10 @@ class Generator:
             e = self.fresh("e")
             self.emit(f"for {i}, {e} in enumerate({v.name}):")
             length = self.n if v.kind == "vec" else self.r
-            index, element = Var(i, "int", length), Var(e, "scal" if v.kind == "vec" else "vec", v.cap, view=True)
+            index, element = (
+                Var(i, "int", length),
+                Var(e, "scal" if v.kind == "vec" else "vec", v.cap, view=True),
+            )
         if element is not None and element.kind == "vec":
             self.features.add("for_rows")
         self.loop_body(depth, [x for x in (index, element) if x is not None])
@@ -881,7 +927,11 @@ class Generator:
         """A value of ``kind`` made from up to three live variables (summed where larger)."""
         live = [v for v in self.env if v.kind in _SHAPE and (kind == "scal" or fits(v.kind, kind))]
         recent = live[-4:]  # mostly what was computed last, so the gradient flows through the body
-        picks = [self.c.choice(recent if self.c.chance(0.7) else live) for _ in range(self.c.int(1, 3))] if live else []
+        picks = (
+            [self.c.choice(recent if self.c.chance(0.7) else live) for _ in range(self.c.int(1, 3))]
+            if live
+            else []
+        )
         terms = []
         bound = 0.0
         for v in picks:
@@ -924,8 +974,14 @@ class Generator:
         body = self.function(params, returns, self.c.int(1, 3))
         names = [v.name if v.name != f"d{k}" else f"d{k}={default}" for v in params]
         source = "\n".join([f"def helper{k}({', '.join(names)}):"] + body)
-        return Helper(f"helper{k}", [(v.name, v.kind) for v in params], default, returns,
-                      max(1.0, self.result_bound), source)
+        return Helper(
+            f"helper{k}",
+            [(v.name, v.kind) for v in params],
+            default,
+            returns,
+            max(1.0, self.result_bound),
+            source,
+        )
 
     def program(self):
         helpers = []
@@ -934,15 +990,27 @@ class Generator:
             self.helpers.append(h)
             helpers.append(h)
         self.in_main = True
-        params = [Var("x", "vec", 1.5, param=True), Var("y", "vec", 1.5, param=True),
-                  Var("s", "scal", 1.0, param=True), Var("w", "mat", 1.5, param=True)]
+        params = [
+            Var("x", "vec", 1.5, param=True),
+            Var("y", "vec", 1.5, param=True),
+            Var("s", "scal", 1.0, param=True),
+            Var("w", "mat", 1.5, param=True),
+        ]
         body = self.function(params, "scal", self.c.int(2, self.max_statements))
         # module globals the gradient must read when it runs, not when it was compiled: the result's
         # scale (a float, read live) and a loop bound (an int the compiler may unroll: guarded)
         scale, trips = self.c.const(0.5, 1.0), self.c.int(0, TRIPS_MAX)
         body[-1] = body[-1].replace("return ", "return SCALE * (", 1) + ")"
         self.features.add("module_scale")
-        parts = ["import numpy as np", "", f"SCALE = {scale!r}", f"TRIPS = {trips}", "", "", "def f(x, y, s, k, w):"] + body
+        parts = [
+            "import numpy as np",
+            "",
+            f"SCALE = {scale!r}",
+            f"TRIPS = {trips}",
+            "",
+            "",
+            "def f(x, y, s, k, w):",
+        ] + body
         for h in reversed(helpers):  # defined after the caller; later helpers call earlier ones
             parts += ["", "", h.source]
         rebind = {"SCALE": -scale / 2.0, "TRIPS": (trips + 1) % (TRIPS_MAX + 1)}

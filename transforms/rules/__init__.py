@@ -41,7 +41,8 @@ METHODS = {}  # ndarray method name -> primitive key
 ATTRIBUTES = {}  # ndarray attribute name -> primitive key (``T``) or None (non-differentiable)
 GENERATOR_METHODS = {}  # np.random.Generator method name -> the method (``rng.normal(size=3)``)
 UFUNC_AT = {}  # ufunc -> the primitive ``ufunc.at(buf, indices, values)`` on a local buffer stands for
-CONSTANT_OBJECTS = set()  # functions whose result's attributes are constants (``np.finfo(x.dtype).eps``)
+# functions whose result's attributes are constants (``np.finfo(x.dtype).eps``)
+CONSTANT_OBJECTS = set()
 SIGNATURES = {}  # primitive -> inspect.Signature used to bind its call arguments
 # primitive -> ((keywords, variant), ...): a call passing any of those keywords is the variant's
 # call (``np.sum(x, where=m)`` is a masked sum, with its own rule; the plain rule stays lean)
@@ -51,14 +52,34 @@ VARIANTS = {}
 # parameter it does not differentiate in its own ``nondiff=``. None: the parameter has no adjoint
 # but takes a number a gradient could flow through: refused when active.
 NONDIFF_PARAMS = {
-    "axis": "an axis", "axes": "axes", "axis1": "an axis", "axis2": "an axis", "source": "axes",
-    "destination": "axes", "keepdims": "a boolean flag", "dtype": "a dtype", "order": "a memory order",
-    "shape": "a shape", "newshape": "a shape",  "mode": "a mode name",
-    "offset": "an integer offset", "k": "an integer offset or count", "n": "an integer count",
-    "index": "an index", "indices": "indices", "obj": "indices", "reps": "integer counts",
-    "repeats": "integer counts", "indices_or_sections": "integer indices", "shift": "an integer shift",
-    "ord": None, "include_initial": "a boolean flag", "condition": "a boolean mask",
-    "pad_width": "integer widths", "copy": "a boolean flag", "ctx": "the Function's context",
+    "axis": "an axis",
+    "axes": "axes",
+    "axis1": "an axis",
+    "axis2": "an axis",
+    "source": "axes",
+    "destination": "axes",
+    "keepdims": "a boolean flag",
+    "dtype": "a dtype",
+    "order": "a memory order",
+    "shape": "a shape",
+    "newshape": "a shape",
+    "mode": "a mode name",
+    "offset": "an integer offset",
+    "k": "an integer offset or count",
+    "n": "an integer count",
+    "index": "an index",
+    "indices": "indices",
+    "obj": "indices",
+    "reps": "integer counts",
+    "repeats": "integer counts",
+    "indices_or_sections": "integer indices",
+    "shift": "an integer shift",
+    "ord": None,
+    "include_initial": "a boolean flag",
+    "condition": "a boolean mask",
+    "pad_width": "integer widths",
+    "copy": "a boolean flag",
+    "ctx": "the Function's context",
 }
 
 NAMESPACE = {"np": np}
@@ -81,7 +102,9 @@ def _declare(template, nondiff, origin):
             continue
         declared = {**NONDIFF_PARAMS, **(nondiff or {})}
         if p not in declared:
-            raise ValueError(f"{origin}: parameter {p!r} has no adjoint and no declared reason (nondiff=)")
+            raise ValueError(
+                f"{origin}: parameter {p!r} has no adjoint and no declared reason (nondiff=)"
+            )
         if declared[p] is not None:  # None: no adjoint, and an active value there is refused
             reasons[p] = declared[p]
     return dataclasses.replace(template, nondiff=tuple(reasons.items()))
@@ -102,7 +125,9 @@ def _register(fns, template, *, builtin=True, signature=None):
             SIGNATURES[fn] = signature
 
 
-def rule(fns, params, body, *, signature=None, only=None, broadcasting=False, ranks=None, nondiff=None):
+def rule(
+    fns, params, body, *, signature=None, only=None, broadcasting=False, ranks=None, nondiff=None
+):
     """Register a template given as text: ``params`` like ``"y, a, axis=None"``. ``only`` maps a
     parameter to the constant values the rule handles (``only={"mode": ("constant",)}``): a call
     with another literal value is refused when it is compiled. ``ranks`` maps the ranks of the
@@ -117,7 +142,10 @@ def rule(fns, params, body, *, signature=None, only=None, broadcasting=False, ra
     if broadcasting:
         template = dataclasses.replace(template, broadcasting=True)
     if ranks:
-        variants = tuple((k, parse_template(v, names, defaults, NAMESPACE, f"{origin}, ranks {k}")) for k, v in ranks.items())
+        variants = tuple(
+            (k, parse_template(v, names, defaults, NAMESPACE, f"{origin}, ranks {k}"))
+            for k, v in ranks.items()
+        )
         template = dataclasses.replace(template, ranks=variants)
     _register(fns, _declare(template, nondiff, origin), signature=signature)
 
@@ -125,7 +153,9 @@ def rule(fns, params, body, *, signature=None, only=None, broadcasting=False, ra
 def _parse_params(params):
     sig = inspect.signature(eval(f"lambda {params}: None"))  # noqa: S307 (our own literal text)
     names = list(sig.parameters)
-    defaults = {k: p.default for k, p in sig.parameters.items() if p.default is not inspect.Parameter.empty}
+    defaults = {
+        k: p.default for k, p in sig.parameters.items() if p.default is not inspect.Parameter.empty
+    }
     return names, defaults
 
 
@@ -134,7 +164,12 @@ def unary(fns, expr):
 
 
 def binary(fns, dx, dy):
-    rule(fns, "z, x, y", f"d[x] += unbroadcast({dx}, x)\nd[y] += unbroadcast({dy}, y)", broadcasting=True)
+    rule(
+        fns,
+        "z, x, y",
+        f"d[x] += unbroadcast({dx}, x)\nd[y] += unbroadcast({dy}, y)",
+        broadcasting=True,
+    )
 
 
 def nondiff(*fns, reason):
@@ -173,7 +208,9 @@ def adjoint(fn, *, nondiff=None):
         accumulated = {s.target for s in template.stmts if s.accumulate}
         # only what the user declares: a conventional name (``k``, ``n``) may be a float in a user's function
         reasons = {p: (nondiff or {}).get(p) for p in template.signature() if p not in accumulated}
-        template = dataclasses.replace(template, nondiff=tuple((p, r) for p, r in reasons.items() if r))
+        template = dataclasses.replace(
+            template, nondiff=tuple((p, r) for p, r in reasons.items() if r)
+        )
         _register(fn, template, builtin=False)
         return template_fn
 

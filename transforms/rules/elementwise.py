@@ -21,8 +21,12 @@ binary([np.add, operator.add], "d[z]", "d[z]")
 binary([np.subtract, operator.sub], "d[z]", "-d[z]")
 binary([np.multiply, operator.mul], "d[z] * y", "d[z] * x")
 binary([np.divide, operator.truediv], "d[z] / y", "-d[z] * z / y")
-rule(np.copysign, "z, x, y", "d[x] += unbroadcast(d[z] * np.sign(x) * np.copysign(1.0, y), x)",
-     nondiff={"y": "only its sign is read (piecewise constant)"})
+rule(
+    np.copysign,
+    "z, x, y",
+    "d[x] += unbroadcast(d[z] * np.sign(x) * np.copysign(1.0, y), x)",
+    nondiff={"y": "only its sign is read (piecewise constant)"},
+)
 rule(
     [np.power, np.float_power, operator.pow, builtins.pow, math.pow],
     "z, x, y",
@@ -46,10 +50,14 @@ unary([np.exp, math.exp], "d[y] * y")
 unary(np.exp2, f"d[y] * y * {LN2}")
 unary([np.expm1, math.expm1], "d[y] * (y + 1.0)")
 unary(np.log, "d[y] / x")
-rule(math.log, "y, x, base=None", """
+rule(
+    math.log,
+    "y, x, base=None",
+    """
 d[x] += d[y] / (x * log_of_base(base))
 d[base] += -d[y] * y / (base * np.log(base))
-""")
+""",
+)
 unary([np.log2, math.log2], f"d[y] / (x * {LN2})")
 unary([np.log10, math.log10], f"d[y] / (x * {LN10})")
 unary([np.log1p, math.log1p], "d[y] / (1.0 + x)")
@@ -71,21 +79,34 @@ unary([np.arccosh, math.acosh], "d[y] / np.sqrt(x * x - 1.0)")
 unary([np.arctanh, math.atanh], "d[y] / (1.0 - x * x)")
 unary([np.deg2rad, np.radians, math.radians], "d[y] * 0.017453292519943295")
 unary([np.rad2deg, np.degrees, math.degrees], "d[y] * 57.29577951308232")
-rule([np.arctan2, math.atan2], "z, x, y", """
+# y / (x * x + y * y) without under/overflow; 0 at (0, 0)
+rule(
+    [np.arctan2, math.atan2],
+    "z, x, y",
+    """
 h = nonzero_or_one(np.hypot(x, y))
 d[x] += unbroadcast(d[z] * (y / h / h), x)
 d[y] += unbroadcast(-d[z] * (x / h / h), y)
-""", broadcasting=True)  # y / (x * x + y * y) without under/overflow; 0 at (0, 0)
-binary([np.hypot, math.hypot], "d[z] * x / nonzero_or_one(z)", "d[z] * y / nonzero_or_one(z)")  # 0 at (0, 0), as abs'(0)
+""",
+    broadcasting=True,
+)
+# 0 at (0, 0), as abs'(0)
+binary([np.hypot, math.hypot], "d[z] * x / nonzero_or_one(z)", "d[z] * y / nonzero_or_one(z)")
 unary(np.sinc, "d[y] * np.where(x == 0, 0.0, (np.cos(np.pi * x) - y) / np.where(x == 0, 1.0, x))")
 unary([math.erf], "d[y] * 1.1283791670955126 * np.exp(-x * x)")
 unary([math.erfc], "-d[y] * 1.1283791670955126 * np.exp(-x * x)")
 
 # ---- extrema: ties share the gradient evenly (as JAX does) ------------------------------------
-binary([np.maximum, np.fmax, builtins.max], "d[z] * extremum_share(x > y, x == y, d[z])",
-       "d[z] * extremum_share(y > x, x == y, d[z])")
-binary([np.minimum, np.fmin, builtins.min], "d[z] * extremum_share(x < y, x == y, d[z])",
-       "d[z] * extremum_share(y < x, x == y, d[z])")
+binary(
+    [np.maximum, np.fmax, builtins.max],
+    "d[z] * extremum_share(x > y, x == y, d[z])",
+    "d[z] * extremum_share(y > x, x == y, d[z])",
+)
+binary(
+    [np.minimum, np.fmin, builtins.min],
+    "d[z] * extremum_share(x < y, x == y, d[z])",
+    "d[z] * extremum_share(y < x, x == y, d[z])",
+)
 
 # ---- conversions that keep the value ----------------------------------------------------------
 unary([float, np.asarray, np.asanyarray, np.array, np.float64, np.float32], "d[y]")
@@ -94,28 +115,89 @@ unary(np.ascontiguousarray, "np.reshape(d[y], np.shape(x))")  # makes a 0-d inpu
 unary(np.real, "real_part(d[y])")
 unary(np.imag, "imag_adjoint(d[y], x)")
 unary(np.conjugate, "conj_adjoint(d[y], x)")
-rule(np.angle, "y, z, deg=False", "d[z] += angle_adjoint(d[y], z, deg)", nondiff={"deg": "a boolean flag"})
+rule(
+    np.angle,
+    "y, z, deg=False",
+    "d[z] += angle_adjoint(d[y], z, deg)",
+    nondiff={"deg": "a boolean flag"},
+)
 unary(np.nan_to_num, "d[y] * np.isfinite(x)")
 
 # ---- no gradient ------------------------------------------------------------------------------
-rule(np.heaviside, "z, x1, x2", "d[x2] += unbroadcast(d[z] * (x1 == 0), x2)",  # x2: the value at 0
-     nondiff={"x1": "piecewise constant in it"})
+rule(
+    np.heaviside,
+    "z, x1, x2",
+    "d[x2] += unbroadcast(d[z] * (x1 == 0), x2)",  # x2: the value at 0
+    nondiff={"x1": "piecewise constant in it"},
+)
 nondiff(
-    np.sign, np.floor, np.ceil, np.round, np.around, np.rint, np.trunc, np.fix, math.floor,
-    math.ceil, math.trunc, builtins.round, np.floor_divide, operator.floordiv, int,
+    np.sign,
+    np.floor,
+    np.ceil,
+    np.round,
+    np.around,
+    np.rint,
+    np.trunc,
+    np.fix,
+    math.floor,
+    math.ceil,
+    math.trunc,
+    builtins.round,
+    np.floor_divide,
+    operator.floordiv,
+    int,
     reason="piecewise constant",
 )
 nondiff(
-    np.isfinite, np.isnan, np.isinf, np.signbit, math.isfinite, math.isnan, math.isinf,
-    np.less, np.less_equal, np.greater, np.greater_equal, np.equal, np.not_equal,
-    operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne,
-    operator.not_, operator.is_, operator.is_not, operator.contains,
-    np.logical_and, np.logical_or, np.logical_not, np.logical_xor,
-    operator.and_, operator.or_, operator.xor, operator.invert, np.bitwise_and, np.bitwise_or,
-    np.invert, np.isclose, np.allclose, np.array_equal, bool,
+    np.isfinite,
+    np.isnan,
+    np.isinf,
+    np.signbit,
+    math.isfinite,
+    math.isnan,
+    math.isinf,
+    np.less,
+    np.less_equal,
+    np.greater,
+    np.greater_equal,
+    np.equal,
+    np.not_equal,
+    operator.lt,
+    operator.le,
+    operator.gt,
+    operator.ge,
+    operator.eq,
+    operator.ne,
+    operator.not_,
+    operator.is_,
+    operator.is_not,
+    operator.contains,
+    np.logical_and,
+    np.logical_or,
+    np.logical_not,
+    np.logical_xor,
+    operator.and_,
+    operator.or_,
+    operator.xor,
+    operator.invert,
+    np.bitwise_and,
+    np.bitwise_or,
+    np.invert,
+    np.isclose,
+    np.allclose,
+    np.array_equal,
+    bool,
     reason="a boolean or integer result (piecewise constant)",
 )
-nondiff(builtins.len, builtins.range, np.ndim, np.shape, np.size, builtins.isinstance, np.iscomplexobj,
-        reason="depends only on shapes and types")
+nondiff(
+    builtins.len,
+    builtins.range,
+    np.ndim,
+    np.shape,
+    np.size,
+    builtins.isinstance,
+    np.iscomplexobj,
+    reason="depends only on shapes and types",
+)
 nondiff(builtins.print, reason="prints; its value is None")
 nondiff(stop_gradient, reason="stops the gradient, as asked")

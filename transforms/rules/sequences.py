@@ -2,12 +2,24 @@
 sequence made an array where numpy differentiates one (``transforms/sequences.py`` chooses
 these primitives where an operand is known to be a list or tuple)."""
 
-from sourcegrad.runtime import concat_sequences, max_of_sequence, min_of_sequence, repeat_sequence, stack_entries
+from sourcegrad.runtime import (
+    concat_sequences,
+    max_of_sequence,
+    min_of_sequence,
+    repeat_sequence,
+    stack_entries,
+)
 
 from . import rule
 
-rule(concat_sequences, "z, a, b", "d[a] += sequence_head(d[z], a)\nd[b] += sequence_tail(d[z], a, b)")
-rule(repeat_sequence, "z, x, y", "d[x] += unrepeat_sequence(d[z], x, y, 0)\nd[y] += unrepeat_sequence(d[z], x, y, 1)")
+rule(
+    concat_sequences, "z, a, b", "d[a] += sequence_head(d[z], a)\nd[b] += sequence_tail(d[z], a, b)"
+)
+rule(
+    repeat_sequence,
+    "z, x, y",
+    "d[x] += unrepeat_sequence(d[z], x, y, 0)\nd[y] += unrepeat_sequence(d[z], x, y, 1)",
+)
 rule([max_of_sequence, min_of_sequence], "y, xs", "d[xs] += extremum_entries(d[y], xs, y)")
 rule(stack_entries, "y, xs", "d[xs] += unstack_entries(d[y], xs)")
 rule([list, tuple], "y, iterable=()", "d[iterable] += sequence_copy_adjoint(d[y], iterable)")

@@ -20,13 +20,25 @@ if sc is not None:
     unary(sc.erfc, "d[y] * -1.1283791670955126 * np.exp(-x * x)")
     unary(sc.gammaln, "d[y] * polygamma_of(0, x)")
     unary(sc.digamma, "d[y] * polygamma_of(1, x)")
-    binary(sc.xlogy, "d[z] * np.log(y)", "d[z] * np.where(x == 0, 0.0, x / np.where(x == 0, 1.0, y))")
-    binary(sc.xlog1py, "d[z] * np.log1p(y)", "d[z] * np.where(x == 0, 0.0, x / np.where(x == 0, 1.0, 1.0 + y))")
+    binary(
+        sc.xlogy, "d[z] * np.log(y)", "d[z] * np.where(x == 0, 0.0, x / np.where(x == 0, 1.0, y))"
+    )
+    binary(
+        sc.xlog1py,
+        "d[z] * np.log1p(y)",
+        "d[z] * np.where(x == 0, 0.0, x / np.where(x == 0, 1.0, 1.0 + y))",
+    )
 
     # ---- reductions over ``axis`` ---------------------------------------------------------------
-    rule(sc.logsumexp, "y, a, axis=None, b=None, keepdims=False, return_sign=False", """
+    rule(
+        sc.logsumexp,
+        "y, a, axis=None, b=None, keepdims=False, return_sign=False",
+        """
 d[a] += logsumexp_adjoint(d[y], a, y, axis, b, keepdims, 0)
 d[b] += logsumexp_adjoint(d[y], a, y, axis, b, keepdims, 1)
-""", only={"return_sign": (False,)}, nondiff={"return_sign": "a boolean flag (only False)"})
+""",
+        only={"return_sign": (False,)},
+        nondiff={"return_sign": "a boolean flag (only False)"},
+    )
     rule(sc.softmax, "y, x, axis=None", "d[x] += softmax_adjoint(d[y], y, axis)")
     rule(sc.log_softmax, "y, x, axis=None", "d[x] += log_softmax_adjoint(d[y], y, axis)")

@@ -75,12 +75,25 @@ def tangent_rule(fns, params, body):
     ``d[y] += E`` each reading one operand's tangent ``d[p]``, and ``name = E`` locals."""
     names, defaults = _parse_params(params)
     for fn in _keys(*(fns if isinstance(fns, (list, tuple)) else [fns])):
-        TEMPLATES[fn] = parse_template(body, names, defaults, TANGENT_NAMESPACE, f"tangent rule for {fn.__name__}")
+        TEMPLATES[fn] = parse_template(
+            body, names, defaults, TANGENT_NAMESPACE, f"tangent rule for {fn.__name__}"
+        )
 
 
 # ---- the classification of elementwise functions -----------------------------------------------
-_ELEMENTWISE_OPERATORS = {operator.neg, operator.pos, operator.add, operator.sub, operator.mul, operator.truediv,
-                          operator.pow, operator.mod, builtins.pow, builtins.abs, float}
+_ELEMENTWISE_OPERATORS = {
+    operator.neg,
+    operator.pos,
+    operator.add,
+    operator.sub,
+    operator.mul,
+    operator.truediv,
+    operator.pow,
+    operator.mod,
+    builtins.pow,
+    builtins.abs,
+    float,
+}
 _IDENTITIES = {np.asarray, np.asanyarray, np.array, np.float64, np.float32, float}
 
 
@@ -93,8 +106,11 @@ def is_elementwise(key):
             return True
     except TypeError:
         return False
-    return getattr(key, "__module__", None) == "math" or (
-        getattr(key, "__module__", "") or "").startswith("scipy.special") and callable(key)
+    return (
+        getattr(key, "__module__", None) == "math"
+        or (getattr(key, "__module__", "") or "").startswith("scipy.special")
+        and callable(key)
+    )
 
 
 def _text(parts):
@@ -135,11 +151,16 @@ def _slope_template(template):
         return False
     acc = [s for s in template.stmts if s.accumulate]
     if any(s.reads_adjoints - {result} for s in template.stmts) or any(
-            s.reads_adjoints for s in template.stmts if not s.accumulate):
+        s.reads_adjoints for s in template.stmts if not s.accumulate
+    ):
         return False
     if len(operands) == 1:
-        return len(acc) == 1 and acc[0].target == operands[0] and len(template.stmts) == 1 \
+        return (
+            len(acc) == 1
+            and acc[0].target == operands[0]
+            and len(template.stmts) == 1
             and slope_form(acc[0].parts, result)
+        )
     return bool(acc) and all(s.inner is not None and slope_form(s.inner, result) for s in acc)
 
 
@@ -184,7 +205,11 @@ def reduction_tangent(template):
 def _reduction_tangent(template):
     result = template.params[0]
     acc = [s for s in template.stmts if s.accumulate]
-    if not acc or any(not s.accumulate for s in template.stmts) or acc[0].reads_adjoints != {result}:
+    if (
+        not acc
+        or any(not s.accumulate for s in template.stmts)
+        or acc[0].reads_adjoints != {result}
+    ):
         return None
     target = acc[0].target
     tree = ast.parse(_text(acc[0].parts).strip(), mode="eval").body
@@ -195,16 +220,25 @@ def _reduction_tangent(template):
     while isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
         factors.append(node.right)
         node = node.left
-    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "__F_unreduce__"
-            and len(node.args) >= 2 and not node.keywords and isinstance(node.args[0], ast.Name)
-            and node.args[0].id == f"__A_{result}__" and isinstance(node.args[1], ast.Name)
-            and node.args[1].id == f"__V_{target}__"):
+    if not (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "__F_unreduce__"
+        and len(node.args) >= 2
+        and not node.keywords
+        and isinstance(node.args[0], ast.Name)
+        and node.args[0].id == f"__A_{result}__"
+        and isinstance(node.args[1], ast.Name)
+        and node.args[1].id == f"__V_{target}__"
+    ):
         return None
     axis = ast.unparse(node.args[2]) if len(node.args) > 2 else "None"
     keepdims = ast.unparse(node.args[3]) if len(node.args) > 3 else "False"
     slope = "".join(f" * ({ast.unparse(f)})" for f in reversed(factors))
     text = f"d[{result}] += np.sum(d[{target}]{slope}, axis={axis}, keepdims={keepdims})"
-    for other in acc[1:]:  # d[p] += unbroadcast(d[y] * SLOPE, p): an elementwise term, p_dot * SLOPE
+    for other in acc[
+        1:
+    ]:  # d[p] += unbroadcast(d[y] * SLOPE, p): an elementwise term, p_dot * SLOPE
         if other.inner is None or not slope_form(other.inner, result):
             return None
         term = _text(other.inner).strip().replace(f"__A_{result}__", f"__A_{other.target}__")
@@ -212,7 +246,9 @@ def _reduction_tangent(template):
     text = _PLACEHOLDER.sub(lambda m: f"d[{m.group(2)}]" if m.group(1) == "A" else m.group(2), text)
     namespace = dict(template.namespace)
     namespace.update(np=np, expand=_rt.expand)
-    return parse_template(text, list(template.params), template.defaults, namespace, f"tangent of {template.origin}")
+    return parse_template(
+        text, list(template.params), template.defaults, namespace, f"tangent of {template.origin}"
+    )
 
 
 def has_tangent(key):
@@ -221,32 +257,121 @@ def has_tangent(key):
 
 # ---- linear: the same function of the tangents ----------------------------------------------------
 linear(
-    operator.getitem, np.sum, np.mean, np.add.reduce, np.cumsum,
-    np.reshape, np.ravel, np.squeeze, np.expand_dims, np.broadcast_to, np.copy, np.atleast_1d, np.atleast_2d,
-    np.atleast_3d, np.ascontiguousarray, np.transpose, np.swapaxes, np.moveaxis, getattr(np, "matrix_transpose", None),
-    getattr(LA, "matrix_transpose", None), np.flip, np.fliplr, np.flipud, np.roll, np.rot90, np.tile, np.repeat,
-    np.concatenate, np.stack, np.hstack, np.vstack, getattr(np, "row_stack", None), np.dstack, np.column_stack,
-    np.append, np.trace, getattr(LA, "trace", None), np.diag, np.diagflat, np.diagonal, getattr(LA, "diagonal", None),
-    np.tril, np.triu, np.take, np.take_along_axis, np.diff, np.real, np.imag, np.conjugate,
-    np.fft.fft, np.fft.ifft, np.fft.fft2, np.fft.ifft2, np.fft.fftn, np.fft.ifftn, np.fft.rfft, np.fft.rfft2,
-    np.fft.rfftn, np.fft.fftshift, np.fft.ifftshift,
-    _seq.concat_sequences, _seq.stack_entries, list, tuple, builtins.sum, *_IDENTITIES,
+    operator.getitem,
+    np.sum,
+    np.mean,
+    np.add.reduce,
+    np.cumsum,
+    np.reshape,
+    np.ravel,
+    np.squeeze,
+    np.expand_dims,
+    np.broadcast_to,
+    np.copy,
+    np.atleast_1d,
+    np.atleast_2d,
+    np.atleast_3d,
+    np.ascontiguousarray,
+    np.transpose,
+    np.swapaxes,
+    np.moveaxis,
+    getattr(np, "matrix_transpose", None),
+    getattr(LA, "matrix_transpose", None),
+    np.flip,
+    np.fliplr,
+    np.flipud,
+    np.roll,
+    np.rot90,
+    np.tile,
+    np.repeat,
+    np.concatenate,
+    np.stack,
+    np.hstack,
+    np.vstack,
+    getattr(np, "row_stack", None),
+    np.dstack,
+    np.column_stack,
+    np.append,
+    np.trace,
+    getattr(LA, "trace", None),
+    np.diag,
+    np.diagflat,
+    np.diagonal,
+    getattr(LA, "diagonal", None),
+    np.tril,
+    np.triu,
+    np.take,
+    np.take_along_axis,
+    np.diff,
+    np.real,
+    np.imag,
+    np.conjugate,
+    np.fft.fft,
+    np.fft.ifft,
+    np.fft.fft2,
+    np.fft.ifft2,
+    np.fft.fftn,
+    np.fft.ifftn,
+    np.fft.rfft,
+    np.fft.rfft2,
+    np.fft.rfftn,
+    np.fft.fftshift,
+    np.fft.ifftshift,
+    _seq.concat_sequences,
+    _seq.stack_entries,
+    list,
+    tuple,
+    builtins.sum,
+    *_IDENTITIES,
 )
 from sourcegrad.runtime import parameters as _params, structures as _structures  # noqa: E402
 from . import indexing as _indexing, reductions as _reductions  # noqa: E402
 
+# (irfft: real-linear, so its tangent is the same transform of the tangent)
 linear(
-    np.pad, np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit, getattr(np, "unstack", None), np.rollaxis,
-    np.lib.stride_tricks.sliding_window_view, np.fft.irfft, np.fft.irfft2, np.fft.irfftn, np.delete, np.block,
-    np.full, np.full_like, np.meshgrid, getattr(np, "cumulative_sum", None), _reductions.sum_where,
-    _params.index_join, _structures.field,
-)  # (irfft: real-linear, so its tangent is the same transform of the tangent)
+    np.pad,
+    np.split,
+    np.array_split,
+    np.hsplit,
+    np.vsplit,
+    np.dsplit,
+    getattr(np, "unstack", None),
+    np.rollaxis,
+    np.lib.stride_tricks.sliding_window_view,
+    np.fft.irfft,
+    np.fft.irfft2,
+    np.fft.irfftn,
+    np.delete,
+    np.block,
+    np.full,
+    np.full_like,
+    np.meshgrid,
+    getattr(np, "cumulative_sum", None),
+    _reductions.sum_where,
+    _params.index_join,
+    _structures.field,
+)
 
 # ---- multilinear: the product rule ---------------------------------------------------------------
 multilinear(
-    np.dot, np.matmul, operator.matmul, getattr(LA, "matmul", None), np.inner, np.outer, getattr(LA, "outer", None),
-    np.vdot, np.tensordot, getattr(LA, "tensordot", None), np.einsum, np.kron, np.cross, getattr(LA, "cross", None),
-    getattr(np, "vecdot", None), getattr(LA, "vecdot", None), getattr(np, "matvec", None), getattr(np, "vecmat", None),
+    np.dot,
+    np.matmul,
+    operator.matmul,
+    getattr(LA, "matmul", None),
+    np.inner,
+    np.outer,
+    getattr(LA, "outer", None),
+    np.vdot,
+    np.tensordot,
+    getattr(LA, "tensordot", None),
+    np.einsum,
+    np.kron,
+    np.cross,
+    getattr(LA, "cross", None),
+    getattr(np, "vecdot", None),
+    getattr(LA, "vecdot", None),
+    getattr(np, "matvec", None),
+    getattr(np, "vecmat", None),
 )
 
 multilinear(np.convolve, np.correlate)
@@ -254,44 +379,85 @@ multilinear(np.convolve, np.correlate)
 # ---- the rest, written out ------------------------------------------------------------------------
 # reductions to groups of entries: each entry feeds one value, so the adjoint of a unit cotangent
 # holds each entry's partial derivative, and the tangent is the sum of the tangent times it
-tangent_rule(np.linalg.norm, "y, x, ord=None, axis=None, keepdims=False",
-             "d[y] += np.sum(d[x] * norm_adjoint(np.ones_like(y), x, y, ord, axis, keepdims), axis=axis, keepdims=keepdims)")
-tangent_rule(getattr(LA, "vector_norm", None), "y, x, axis=None, keepdims=False, ord=2",
-             "d[y] += np.sum(d[x] * vector_norm_adjoint(np.ones_like(y), x, y, ord, axis, keepdims), axis=axis, "
-             "keepdims=keepdims)")
-tangent_rule(getattr(LA, "matrix_norm", None), "y, x, keepdims=False, ord='fro'",
-             "d[y] += np.sum(d[x] * norm_adjoint(np.ones_like(y), x, y, ord, (-2, -1), keepdims), axis=(-2, -1), "
-             "keepdims=keepdims)")
-tangent_rule(np.ptp, "y, a, axis=None, keepdims=False",
-             "d[y] += np.sum(d[a] * ptp_adjoint(np.ones_like(y), a, axis, keepdims), axis=axis, keepdims=keepdims)")
-tangent_rule(np.median, "y, a, axis=None, out=None, overwrite_input=False, keepdims=False",
-             "d[y] += np.sum(d[a] * quantile_adjoint(np.ones_like(y), a, 0.5, axis, keepdims), axis=axis, "
-             "keepdims=keepdims)")
-tangent_rule(np.interp, "y, x, xp, fp, left=None, right=None, period=None", """
+tangent_rule(
+    np.linalg.norm,
+    "y, x, ord=None, axis=None, keepdims=False",
+    "d[y] += np.sum(d[x] * norm_adjoint(np.ones_like(y), x, y, ord, axis, keepdims), axis=axis, keepdims=keepdims)",
+)
+tangent_rule(
+    getattr(LA, "vector_norm", None),
+    "y, x, axis=None, keepdims=False, ord=2",
+    "d[y] += np.sum(d[x] * vector_norm_adjoint(np.ones_like(y), x, y, ord, axis, keepdims), axis=axis, "
+    "keepdims=keepdims)",
+)
+tangent_rule(
+    getattr(LA, "matrix_norm", None),
+    "y, x, keepdims=False, ord='fro'",
+    "d[y] += np.sum(d[x] * norm_adjoint(np.ones_like(y), x, y, ord, (-2, -1), keepdims), axis=(-2, -1), "
+    "keepdims=keepdims)",
+)
+tangent_rule(
+    np.ptp,
+    "y, a, axis=None, keepdims=False",
+    "d[y] += np.sum(d[a] * ptp_adjoint(np.ones_like(y), a, axis, keepdims), axis=axis, keepdims=keepdims)",
+)
+tangent_rule(
+    np.median,
+    "y, a, axis=None, out=None, overwrite_input=False, keepdims=False",
+    "d[y] += np.sum(d[a] * quantile_adjoint(np.ones_like(y), a, 0.5, axis, keepdims), axis=axis, "
+    "keepdims=keepdims)",
+)
+tangent_rule(
+    np.interp,
+    "y, x, xp, fp, left=None, right=None, period=None",
+    """
 d[y] += d[x] * interp_adjoint(np.ones_like(y), x, xp, fp, 0, left, right)
 d[y] += np.interp(x, xp, d[fp], zero_unless_none(left), zero_unless_none(right))
 d[y] += expand(d[left] * (x < xp[0]), y)
 d[y] += expand(d[right] * (x > xp[-1]), y)
-""")
+""",
+)
 tangent_rule(LA.cholesky, "y, a, upper=False", "d[y] += cholesky_tangent(d[a], y, upper)")
 tangent_rule(LA.eigh, "y, a, UPLO='L'", "d[y] += eigh_tangent(d[a], y, UPLO)")
-tangent_rule(LA.eigvalsh, "y, a, UPLO='L'", "d[y] += eigh_tangent(d[a], np.linalg.eigh(a, UPLO), UPLO)[0]")
-tangent_rule(LA.slogdet, "y, a", "d[y] += (tangent_zeros(y[0]), np.trace(np.linalg.solve(a, d[a]), axis1=-2, axis2=-1))")
-tangent_rule([np.maximum, np.fmax, builtins.max], "z, x, y", """
+tangent_rule(
+    LA.eigvalsh, "y, a, UPLO='L'", "d[y] += eigh_tangent(d[a], np.linalg.eigh(a, UPLO), UPLO)[0]"
+)
+tangent_rule(
+    LA.slogdet,
+    "y, a",
+    "d[y] += (tangent_zeros(y[0]), np.trace(np.linalg.solve(a, d[a]), axis1=-2, axis2=-1))",
+)
+tangent_rule(
+    [np.maximum, np.fmax, builtins.max],
+    "z, x, y",
+    """
 d[z] += expand(extremum_tangent(x > y, x == y, d[x], tangent_zeros(y)), z)
 d[z] += expand(extremum_tangent(x > y, x == y, tangent_zeros(x), d[y]), z)
-""")
-tangent_rule([np.minimum, np.fmin, builtins.min], "z, x, y", """
+""",
+)
+tangent_rule(
+    [np.minimum, np.fmin, builtins.min],
+    "z, x, y",
+    """
 d[z] += expand(extremum_tangent(x < y, x == y, d[x], tangent_zeros(y)), z)
 d[z] += expand(extremum_tangent(x < y, x == y, tangent_zeros(x), d[y]), z)
-""")
-tangent_rule([np.max, np.amax, np.min, np.amin, np.nanmax, np.nanmin], "y, a, axis=None, keepdims=False",
-             "d[y] += reduce_extremum_tangent(d[a], a, y, axis, keepdims)")
-tangent_rule([np.maximum.reduce, np.minimum.reduce, np.fmax.reduce, np.fmin.reduce],
-             "y, array, axis=0, dtype=None, out=None, keepdims=False",
-             "d[y] += reduce_extremum_tangent(d[array], array, y, axis, keepdims)")
+""",
+)
+tangent_rule(
+    [np.max, np.amax, np.min, np.amin, np.nanmax, np.nanmin],
+    "y, a, axis=None, keepdims=False",
+    "d[y] += reduce_extremum_tangent(d[a], a, y, axis, keepdims)",
+)
+tangent_rule(
+    [np.maximum.reduce, np.minimum.reduce, np.fmax.reduce, np.fmin.reduce],
+    "y, array, axis=0, dtype=None, out=None, keepdims=False",
+    "d[y] += reduce_extremum_tangent(d[array], array, y, axis, keepdims)",
+)
 tangent_rule(np.sort, "y, a, axis=-1", "d[y] += sort_tangent(d[a], a, axis)")
-tangent_rule(np.clip, "y, a, a_min=None, a_max=None, min=None, max=None", """
+tangent_rule(
+    np.clip,
+    "y, a, a_min=None, a_max=None, min=None, max=None",
+    """
 lo = either(a_min, min)
 hi = either(a_max, max)
 d[y] += expand(d[a] * clip_mask(a, lo, hi), y)
@@ -299,19 +465,31 @@ d[y] += expand(d[a_min] * clip_lo_mask(a, lo, hi), y)
 d[y] += expand(d[a_max] * clip_hi_mask(a, lo, hi), y)
 d[y] += expand(d[min] * clip_lo_mask(a, lo, hi), y)
 d[y] += expand(d[max] * clip_hi_mask(a, lo, hi), y)
-""")
-tangent_rule(np.where, "z, condition, x, y", """
+""",
+)
+tangent_rule(
+    np.where,
+    "z, condition, x, y",
+    """
 d[z] += expand(np.where(condition, d[x], 0.0), z)
 d[z] += expand(np.where(condition, 0.0, d[y]), z)
-""")
+""",
+)
 tangent_rule(LA.inv, "y, a", "d[y] += -(y @ d[a] @ y)")
 tangent_rule(LA.det, "y, a", "d[y] += y * np.trace(np.linalg.solve(a, d[a]), axis1=-2, axis2=-1)")
-tangent_rule(LA.solve, "x, a, b", """
+tangent_rule(
+    LA.solve,
+    "x, a, b",
+    """
 d[x] += np.linalg.solve(a, d[b])
 d[x] += -np.linalg.solve(a, d[a] @ x)
-""")
-tangent_rule(np.prod, "y, a, axis=None, dtype=None, keepdims=False",
-             "d[y] += np.sum(d[a] * prod_of_others(a, axis), axis=axis, keepdims=keepdims)")
+""",
+)
+tangent_rule(
+    np.prod,
+    "y, a, axis=None, dtype=None, keepdims=False",
+    "d[y] += np.sum(d[a] * prod_of_others(a, axis), axis=axis, keepdims=keepdims)",
+)
 tangent_rule([np.absolute, builtins.abs], "y, x", "d[y] += abs_tangent(d[x], x, y)")  # abs'(0) = 0
 tangent_rule(_indexing._astype, "y, x, dtype", "d[y] += cast_tangent(d[x], y)")
 tangent_rule(_indexing._item, "y, x", "d[y] += np.asarray(d[x]).item()")
@@ -333,61 +511,141 @@ _SHAPE = "only its shape and dtype are read"
 _helper_rule(_rt.expand, "r, t, like", "d[t] += unbroadcast(d[r], t)", {"like": _SHAPE})
 _helper_rule(_rt.tangent_zeros, "r, like", "", {"like": _SHAPE})
 _helper_rule([_rt.materialize, _rt.owned_tangent], "r, t, like", "d[t] += d[r]", {"like": _SHAPE})
-_helper_rule(_rt.extremum_tangent, "r, x_wins, tie, tx, ty", """
+_helper_rule(
+    _rt.extremum_tangent,
+    "r, x_wins, tie, tx, ty",
+    """
 d[tx] += unbroadcast(np.where(tie, 0.5 * d[r], np.where(x_wins, d[r], 0.0)), tx)
 d[ty] += unbroadcast(np.where(tie, 0.5 * d[r], np.where(x_wins, 0.0, d[r])), ty)
-""", {"x_wins": "a boolean mask", "tie": "a boolean mask"})
-_helper_rule(_rt.reduce_extremum_tangent, "r, t, a, y, axis=None, keepdims=False",
-             "d[t] += unreduce(d[r], t, axis, keepdims) * reduce_max_mask(a, y, axis, keepdims)",
-             {"a": "only where its extrema are is read (piecewise constant)",
-              "y": "only where its extrema are is read (piecewise constant)"})
-_helper_rule(_rt.sort_tangent, "r, t, a, axis=-1", "d[t] += unsort(d[r], a, axis)",
-             {"a": "only its order is read (piecewise constant)"})
-_helper_rule(_runtime.power_slope, "s, x, y", "d[x] += unbroadcast(d[s] * power_curvature(x, y), x)",
-             {"y": None})  # a differentiated exponent is refused
+""",
+    {"x_wins": "a boolean mask", "tie": "a boolean mask"},
+)
+_helper_rule(
+    _rt.reduce_extremum_tangent,
+    "r, t, a, y, axis=None, keepdims=False",
+    "d[t] += unreduce(d[r], t, axis, keepdims) * reduce_max_mask(a, y, axis, keepdims)",
+    {
+        "a": "only where its extrema are is read (piecewise constant)",
+        "y": "only where its extrema are is read (piecewise constant)",
+    },
+)
+_helper_rule(
+    _rt.sort_tangent,
+    "r, t, a, axis=-1",
+    "d[t] += unsort(d[r], a, axis)",
+    {"a": "only its order is read (piecewise constant)"},
+)
+# a differentiated exponent is refused
+_helper_rule(
+    _runtime.power_slope,
+    "s, x, y",
+    "d[x] += unbroadcast(d[s] * power_curvature(x, y), x)",
+    {"y": None},
+)
 _helper_rule(_runtime.nonzero_or_one, "r, z", "d[z] += d[r] * (z != 0)")
-_helper_rule([_runtime.clip_mask, _runtime.clip_lo_mask, _runtime.clip_hi_mask], "r, x, lo, hi", "",
-             {"x": "piecewise constant", "lo": "piecewise constant", "hi": "piecewise constant"})
-_helper_rule(_runtime.reduce_max_mask, "r, x, y, axis=None, keepdims=False", "",
-             {"x": "piecewise constant", "y": "piecewise constant"})
+_helper_rule(
+    [_runtime.clip_mask, _runtime.clip_lo_mask, _runtime.clip_hi_mask],
+    "r, x, lo, hi",
+    "",
+    {"x": "piecewise constant", "lo": "piecewise constant", "hi": "piecewise constant"},
+)
+_helper_rule(
+    _runtime.reduce_max_mask,
+    "r, x, y, axis=None, keepdims=False",
+    "",
+    {"x": "piecewise constant", "y": "piecewise constant"},
+)
 _helper_rule(_runtime.either, "r, a, b", "d[a] += d[r]\nd[b] += d[r]")
-_helper_rule(_rt.abs_tangent, "r, t, x, y", "d[t] += d[r] * real_sign(x)",
-             {"x": "only its sign is read (piecewise constant)", "y": "only where it is 0 is read"})
+_helper_rule(
+    _rt.abs_tangent,
+    "r, t, x, y",
+    "d[t] += d[r] * real_sign(x)",
+    {"x": "only its sign is read (piecewise constant)", "y": "only where it is 0 is read"},
+)
 # the slopes of reductions (std, var, prod, norms) that the tangent rules above multiply by; a slope
 # of a piecewise-linear function (ptp, quantiles, interp in x) is piecewise constant. Their ``g`` is
 # the constant unit cotangent those rules pass.
 _UNIT = {"g": None}
-_helper_rule(_runtime.var_slope, "s, a, axis=None, ddof=0", "d[a] += var_slope(d[s], axis, ddof)",
-             {"ddof": None})  # linear in a: centering is its own adjoint
-_helper_rule(_runtime.std_slope, "s, a, y, axis=None, ddof=0, keepdims=False", """
+# linear in a: centering is its own adjoint
+_helper_rule(
+    _runtime.var_slope,
+    "s, a, axis=None, ddof=0",
+    "d[a] += var_slope(d[s], axis, ddof)",
+    {"ddof": None},
+)
+_helper_rule(
+    _runtime.std_slope,
+    "s, a, y, axis=None, ddof=0, keepdims=False",
+    """
 d[a] += std_curvature(d[s], a, y, axis, ddof, keepdims)
 d[y] += std_curvature_of_y(d[s], s, a, y, axis, keepdims)
-""", {"ddof": None})
+""",
+    {"ddof": None},
+)
 _helper_rule(_runtime.prod_of_others, "p, a, axis=None", "d[a] += prod_curvature(d[p], a, axis)")
-_helper_rule(_runtime.norm_adjoint, "r, g, x, y, ord=None, axis=None, keepdims=False", """
+_helper_rule(
+    _runtime.norm_adjoint,
+    "r, g, x, y, ord=None, axis=None, keepdims=False",
+    """
 d[x] += norm_curvature(d[r], g, x, y, ord, axis, keepdims)
 d[y] += norm_curvature_of_y(d[r], r, x, y, ord, axis, keepdims)
-""", _UNIT)
-_helper_rule(_runtime.vector_norm_adjoint, "r, g, x, y, ord=2, axis=None, keepdims=False", """
+""",
+    _UNIT,
+)
+_helper_rule(
+    _runtime.vector_norm_adjoint,
+    "r, g, x, y, ord=2, axis=None, keepdims=False",
+    """
 d[x] += vector_norm_curvature(d[r], g, x, y, ord, axis, keepdims)
 d[y] += vector_norm_curvature_of_y(d[r], r, x, y, ord, axis, keepdims)
-""", _UNIT)
-_helper_rule(_runtime.ptp_adjoint, "r, g, a, axis=None, keepdims=False", "",
-             {**_UNIT, "a": "piecewise constant"})
-_helper_rule(_runtime.quantile_adjoint, "r, g, a, q, axis=None, keepdims=False, scale=1.0", "",
-             {**_UNIT, "a": "piecewise constant", "q": None, "scale": "a constant"})
-_helper_rule(_runtime.interp_adjoint, "r, g, x, xp, fp, which, left=None, right=None", "",
-             {**_UNIT, "x": "piecewise constant", "xp": None, "fp": None, "which": "a constant",
-              "left": None, "right": None})  # fp differentiated too: its mixed term is refused
+""",
+    _UNIT,
+)
+_helper_rule(
+    _runtime.ptp_adjoint,
+    "r, g, a, axis=None, keepdims=False",
+    "",
+    {**_UNIT, "a": "piecewise constant"},
+)
+_helper_rule(
+    _runtime.quantile_adjoint,
+    "r, g, a, q, axis=None, keepdims=False, scale=1.0",
+    "",
+    {**_UNIT, "a": "piecewise constant", "q": None, "scale": "a constant"},
+)
+# fp differentiated too: its mixed term is refused
+_helper_rule(
+    _runtime.interp_adjoint,
+    "r, g, x, xp, fp, which, left=None, right=None",
+    "",
+    {
+        **_UNIT,
+        "x": "piecewise constant",
+        "xp": None,
+        "fp": None,
+        "which": "a constant",
+        "left": None,
+        "right": None,
+    },
+)
 _helper_rule(_rt.zero_unless_none, "r, v", "", {"v": "only whether it is None is read"})
-_helper_rule(_rt.cast_tangent, "r, t, y", "d[t] += cast_tangent(cast_tangent(d[r], y), t)",
-             {"y": "only its dtype is read"})
+_helper_rule(
+    _rt.cast_tangent,
+    "r, t, y",
+    "d[t] += cast_tangent(cast_tangent(d[r], y), t)",
+    {"y": "only its dtype is read"},
+)
 _helper_rule(_rt.seq_zeros, "r, seq", "", {"seq": _SHAPE})
 _helper_rule(_rt.seq_tangent, "r, t, seq", "d[t] += d[r]", {"seq": _SHAPE})
-_helper_rule(_runtime.logaddexp_share, "s, x, y, z, base=None", """
+_helper_rule(
+    _runtime.logaddexp_share,
+    "s, x, y, z, base=None",
+    """
 d[x] += unbroadcast(d[s] * s * log_of_base(base), x)
 d[z] += unbroadcast(-(d[s] * s * log_of_base(base)), z)
-""", {"y": "only where it ties x at an infinity is read", "base": "a constant"})
+""",
+    {"y": "only where it ties x at an infinity is read", "base": "a constant"},
+)
 _helper_rule(_runtime.polygamma_of, "p, n, x", "d[x] += d[p] * polygamma_of(n + 1, x)")
 
 # ---- scipy.special's reductions over an axis (when scipy is installed) -----------------------------
@@ -396,23 +654,41 @@ try:
 except ImportError:  # an optional dependency: no rules
     _sc = None
 if _sc is not None:
-    tangent_rule(_sc.softmax, "y, x, axis=None", "d[y] += softmax_adjoint(d[x], y, axis)")  # a symmetric Jacobian
+    # a symmetric Jacobian
+    tangent_rule(_sc.softmax, "y, x, axis=None", "d[y] += softmax_adjoint(d[x], y, axis)")
     tangent_rule(_sc.log_softmax, "y, x, axis=None", "d[y] += log_softmax_tangent(d[x], y, axis)")
-    tangent_rule(_sc.logsumexp, "y, a, axis=None, b=None, keepdims=False, return_sign=False", """
+    tangent_rule(
+        _sc.logsumexp,
+        "y, a, axis=None, b=None, keepdims=False, return_sign=False",
+        """
 d[y] += logsumexp_tangent(d[a], a, y, axis, b, keepdims, 0)
 d[y] += logsumexp_tangent(d[b], a, y, axis, b, keepdims, 1)
-""")
-_helper_rule(_runtime.softmax_adjoint, "r, g, y, axis=None", """
+""",
+    )
+_helper_rule(
+    _runtime.softmax_adjoint,
+    "r, g, y, axis=None",
+    """
 d[g] += softmax_adjoint(d[r], y, axis)
 d[y] += softmax_curvature_of_y(d[r], g, y, axis)
-""")
-_helper_rule(_rt.log_softmax_tangent, "r, t, y, axis=None", """
+""",
+)
+_helper_rule(
+    _rt.log_softmax_tangent,
+    "r, t, y, axis=None",
+    """
 d[t] += log_softmax_adjoint(d[r], y, axis)
 d[y] += log_softmax_curvature_of_y(d[r], t, y, axis)
-""")
-_helper_rule(_rt.logsumexp_tangent, "r, t, a, y, axis=None, b=None, keepdims=False, which=0", """
+""",
+)
+_helper_rule(
+    _rt.logsumexp_tangent,
+    "r, t, a, y, axis=None, b=None, keepdims=False, which=0",
+    """
 d[t] += logsumexp_tangent_adjoint(d[r], t, a, y, axis, b, keepdims, which, "t")
 d[a] += logsumexp_tangent_adjoint(d[r], t, a, y, axis, b, keepdims, which, "a")
 d[y] += logsumexp_tangent_adjoint(d[r], t, a, y, axis, b, keepdims, which, "y")
 d[b] += logsumexp_tangent_adjoint(d[r], t, a, y, axis, b, keepdims, which, "b")
-""", {"which": "a constant"})
+""",
+    {"which": "a constant"},
+)
