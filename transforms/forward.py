@@ -29,7 +29,8 @@ from .normalize import Tup
 from .rules import tangents as TR
 from .templates import Template, instantiate
 
-from .reverse import DENSE, MAYBE, ZERO, _join as _join_states  # noqa: E402  (one join for both modes)
+from .states import DENSE, MAYBE, ZERO
+from .states import join as _join_states
 
 _SLOT = "__sg_slot__"  # the result's adjoint in an adjoint template read as a slope
 
