@@ -23,8 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from . import ir, reverse_forward, reverse_saves
-from .reverse_backward import BackwardSweep
+from . import ir, reverse_backward, reverse_forward, reverse_saves
 from .reverse_tape import Tape
 
 
@@ -75,7 +74,7 @@ def reverse(
     result = fn.body[-1].value
     active = isinstance(result, ir.Name) and result.id in analysis.active
     seed = naming.adjoint(result.id) if active else None
-    backward = BackwardSweep(
+    backward = reverse_backward.sweep(
         fn,
         analysis,
         naming,
@@ -83,11 +82,12 @@ def reverse(
         plan,
         swept,
         tape,
+        result,
         seed=seed,
         seed_one=seed_one,
         check_finite=check_finite,
         jit=jit,
-    ).run(result)
+    )
     if (
         seed_one
         and seed is not None

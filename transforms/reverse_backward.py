@@ -35,6 +35,12 @@ class Backward:
     restored: set  # primal names the backward assigns to
 
 
+def sweep(fn, analysis, naming, bind, plan, swept, tape, result, **options):
+    """The backward sweep of ``fn`` from the adjoint of ``result`` (a ``Backward``); ``options``:
+    ``seed``, ``seed_one``, ``check_finite``, ``jit`` (``BackwardSweep``)."""
+    return BackwardSweep(fn, analysis, naming, bind, plan, swept, tape, **options).run(result)
+
+
 class BackwardSweep(CheckpointedBackward, Contributions):
     def __init__(
         self, fn, analysis, naming, bind, plan, swept, tape, *, seed, seed_one, check_finite, jit
