@@ -9,7 +9,9 @@ import builtins
 
 import numpy as np
 
-from . import ZERO, LikeModule, SeqAdjoint, UnsupportedValueError, _shape, array_module, zeros_like
+from .backend import LikeModule, _shape, array_module
+from .errors import UnsupportedValueError
+from .zeros import SeqAdjoint, ZERO, zeros_like
 
 __all__ = [
     "concat_sequences",
