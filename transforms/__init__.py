@@ -1,7 +1,8 @@
-"""The compiler: source -> parse (libcst) -> fence/normalize -> analyze -> reverse -> optimize -> emit.
+"""The compiler: source -> parse (libcst) -> fence/normalize -> exits -> analyze -> reverse ->
+optimize -> emit.
 
-``compile_gradient(fn, wrt, mode)`` is the one entry point. Each pass lives in its own module and
-states what it expects and guarantees.
+``compile_gradient(fn, wrt, mode)`` is the one entry point; ``_front`` runs the passes both modes
+share, in order. Each pass lives in its own module and states what it expects and guarantees.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from sourcegrad.errors import (
     UsageError,
 )
 
-from . import aliasing, checkpoints, fence, gate, ir, optimize, sequences, shapes
+from . import aliasing, checkpoints, exits, fence, gate, ir, optimize, sequences, shapes
 from . import rules as R
 from .analyze import Analysis, bind
 from .emit import load, render
@@ -137,13 +138,15 @@ def compile_jvp(fn, wrt, unroll=8, tangent_first=False):
 
 
 def _front(stage, fn, wrt, unroll, signature, normalizer_class):
-    """The passes both modes share, in order: source, normalize, sequences, bind, shapes (with a
-    ``signature``), analyze, gate, aliasing. Returns (source, normalizer, IR, analysis)."""
+    """The passes both modes share, in order: source, normalize, exits, sequences, bind, shapes
+    (with a ``signature``), analyze, gate, aliasing. Returns (source, normalizer, IR, analysis)."""
     stage.name = "source"
     src = get_source(fn)
     stage.name = "normalize"
     normalizer = normalizer_class(src, options={"unroll": unroll})
-    irfn = normalizer.run()
+    body = normalizer.lower()
+    stage.name = "exits"
+    irfn = normalizer.function(exits.lower_function(body, normalizer.naming))
     stage.name = "sequences"
     sequences.rewrite(src, irfn, normalizer.naming)
     stage.name = "bind"

@@ -1,6 +1,6 @@
 """The intermediate representation the compiler reverses: one operation per statement.
 
-After normalization (``normalize.py``) every operand is an ``Atom``: a ``Name`` or a ``Const``.
+After normalization (``normalize/``) every operand is an ``Atom``: a ``Name`` or a ``Const``.
 Index expressions are ``Index`` values whose parts are atoms, slices of atoms, ``None`` or
 ``...``. Conditions and loop bounds, which are never differentiated, are kept as source text.
 Nodes are frozen dataclasses; passes build new ones rather than mutating.
