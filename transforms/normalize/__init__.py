@@ -20,6 +20,8 @@ walk unrolls). The ``Normalizer`` is made of one class per concern, each in its 
 - ``calls``, ``attributes``: calls and attribute reads, resolved to what differentiates them;
 - ``inline``: the user's own functions, lowered where they are called;
 - ``syntax``: what the others read off libcst nodes.
+
+``aux`` is the ``Normalizer`` of a function differentiated with ``has_aux=True``.
 """
 
 from __future__ import annotations
