@@ -7,8 +7,11 @@ do: ``check_scalar`` on the value, and ``finalize`` of each gradient (dtype, Pyt
 ``auto`` compiles for numba where the arrays are small and keeps whichever of the two ran faster
 on the first calls.
 
+Forward mode (``jvp``) compiles its one code for every shape (``compile_jvp(..., jit=True)``);
+its wrapper checks each new combination of argument dtypes and shapes against numpy first.
+
 Deny by default, never wrong: the numba variant runs only for ``grad``/``value_and_grad`` of code
-specialized to its arguments' shapes, whose captured values are all modules, functions or
+specialized to its arguments' shapes (and for ``jvp``), whose captured values are all modules, functions or
 integers the guard checks (numba freezes what it reads), and that numba types. On its first call
 it runs beside the numpy code and must agree with it. Anything else keeps numpy for that
 function, with one ``BackendWarning`` naming the reason (``backend="numba"``; ``auto`` is silent).
