@@ -11,12 +11,10 @@ The pieces live by concern: ``arguments.py`` (``wrt`` and the checks of a call's
 from __future__ import annotations
 
 import functools
-import warnings
 
 import numpy as np
 
-from . import backends as _backends
-from .arguments import _all_positional, _fname, _wrt_values, parameters_of
+from .arguments import _all_positional, _wrt_values, parameters_of
 from .compiled import (
     MAX_SPECIALIZATIONS,
     RECOMPILE_WARNING,
@@ -230,18 +228,13 @@ def jvp(f=None, wrt=0, unroll=8, backend="numpy"):
 
     ``source(jf)`` shows the generated code: each line of ``f`` followed by its tangent line.
     A primitive without a tangent rule reached by the tangent is refused when ``jf`` compiles.
-    ``backend``: forward mode runs on numpy; ``"numba"`` says so with a ``BackendWarning``."""
+    ``backend``: ``"numpy"`` (default), ``"numba"`` or ``"auto"``, as for ``grad``: the code
+    compiled with ``numba.njit``, each new combination of argument dtypes and shapes checked
+    against numpy on its first call (``sourcegrad.backends``)."""
     if f is None:
         return lambda g: jvp(g, wrt, unroll, backend)
-    if _backends.check_backend(backend) == "numba":
-        warnings.warn(
-            f"sourcegrad: jvp of {_fname(f)} runs on numpy, not numba: forward mode is not compiled "
-            "with numba yet",
-            _backends.BackendWarning,
-            stacklevel=2,
-        )
     try:
-        return Jvp(f, wrt, "jvp", "jvp", unroll=unroll, specialize=False)
+        return Jvp(f, wrt, "jvp", "jvp", unroll=unroll, specialize=False, backend=backend)
     except SourcegradError as e:
         raise hide_internal_frames(e)
 

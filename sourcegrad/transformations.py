@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import backends as _backends
 from .arguments import _all_positional, _check_tangent, _fname
 from .compiled import _annotate, _Compiled, signature_of
 from .errors import PullbackError, SourcegradError, UsageError, hide_internal_frames
@@ -112,7 +113,10 @@ class Jvp(_Compiled):
     def _compile(self, signature):
         from .transforms import compile_jvp
 
-        self._compiled = c = compile_jvp(self.fn, self.names, self.unroll)
+        c = compile_jvp(self.fn, self.names, self.unroll)
+        if self.backend != "numpy":
+            c = _backends.accelerated_jvp(self, c)
+        self._compiled = c
         return c
 
     def __call__(self, *args, **kwargs):

@@ -116,11 +116,12 @@ def compile_gradient(
         return compiled
 
 
-def compile_jvp(fn, wrt, unroll=8, tangent_first=False):
+def compile_jvp(fn, wrt, unroll=8, tangent_first=False, jit=False):
     """Compile ``fn``'s forward mode for the parameters named in ``wrt``: a function of ``fn``'s
     parameters (all by position) followed by one tangent per ``wrt`` parameter, that returns
     ``(value, tangent of the value)`` (``forward.py``), or ``(tangent, value)`` with
-    ``tangent_first`` (what ``hvp`` differentiates, with ``has_aux``). Returns an ``emit.Compiled``."""
+    ``tangent_first`` (what ``hvp`` differentiates, with ``has_aux``). Returns an ``emit.Compiled``.
+    ``jit``: the variant numba compiles, with the stand-ins of ``runtime.jit.STAND_INS`` bound."""
     from .forward import forward
 
     with _stages(fn) as stage:
@@ -132,7 +133,12 @@ def compile_jvp(fn, wrt, unroll=8, tangent_first=False):
         lines = render(
             irfn.name, fwd, "jvp", normalizer.naming, normalizer.captures.bind, irfn.body[-1].pos
         )
-        return load(fn, irfn.qualname, "jvp", lines, normalizer.extra_ns)
+        stand_ins = None
+        if jit:
+            from sourcegrad.runtime.jit import STAND_INS as stand_ins
+        return load(
+            fn, irfn.qualname, "jvp numba" if jit else "jvp", lines, normalizer.extra_ns, stand_ins
+        )
 
 
 def _front(stage, fn, wrt, unroll, signature, normalizer_class):
