@@ -96,7 +96,7 @@ def _refusal(owner, compiled, signature):
         return "has_aux, check_finite, checkpoint and bound methods run on numpy"
     if owner.fn.__code__.co_kwonlyargcount:
         return "keyword-only parameters run on numpy"
-    if any(k is None for k in signature):
+    if any(k is None or k is list or k is tuple for k in signature):
         return "an argument is neither an array nor a number (containers and objects run on numpy)"
     if any(r.check not in ("is", "eq", "absent") for r in compiled.reads):
         live = ", ".join(

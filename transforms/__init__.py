@@ -145,7 +145,7 @@ def _front(stage, fn, wrt, unroll, signature, normalizer_class):
     normalizer = normalizer_class(src, options={"unroll": unroll})
     irfn = normalizer.run()
     stage.name = "sequences"
-    sequences.rewrite(src, irfn, normalizer.naming)
+    sequences.rewrite(src, irfn, normalizer.naming, signature)
     stage.name = "bind"
     bindings = _bind_all(src, irfn)
     stage.name = "shapes"
