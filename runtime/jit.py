@@ -22,8 +22,6 @@ from numba.core.errors import TypingError
 from numba.extending import overload
 
 from . import (
-    _FLOAT_MAX,
-    _FLOAT_MIN,
     ZERO,
     acc,
     adjoints,
@@ -42,6 +40,7 @@ from . import (
     zero_at,
     zeros_like,
 )
+from .values import _FLOAT_MAX, _FLOAT_MIN
 
 __all__ = ["descending", "as_computed", "checked_later", "STAND_INS"]
 

@@ -9,16 +9,10 @@ import builtins
 
 import numpy as np
 
-from . import (
-    ZERO,
-    LikeModule,
-    SeqAdjoint,
-    UnsupportedValueError,
-    _shape,
-    array_module,
-    unbroadcast,
-    zeros_like,
-)
+from .backend import LikeModule, _shape, array_module
+from .errors import UnsupportedValueError
+from .zeros import SeqAdjoint, ZERO, zeros_like
+from .broadcast import unbroadcast
 
 __all__ = [
     "concat_sequences",

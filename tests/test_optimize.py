@@ -217,7 +217,7 @@ def test_specialized_rnn_matches_finite_differences(seed, steps, batch, hidden):
 
 
 def test_one_specialization_per_signature_then_the_general_code(monkeypatch):
-    monkeypatch.setattr(api, "MAX_SPECIALIZATIONS", 2)
+    monkeypatch.setattr("sourcegrad.compiled.MAX_SPECIALIZATIONS", 2)  # where the cap is read
     df = sg.grad(rnn, wrt=(0, 1, 2))
     for steps in (1, 2, 3, 4):  # four signatures: two specialized, two on the general code
         args = rnn_args(steps=steps)
