@@ -62,10 +62,18 @@ def _sequence_adjoint(g, like):
     if isinstance(g, list):
         if len(g) == len(like):
             return g
-    elif hasattr(g, "shape"):
-        shape = np.shape(like)
-        g = unbroadcast(g, np.empty(shape)) if _shape(g) != shape else g
+    elif hasattr(g, "shape") and _shape(g) == np.shape(like):
         return SeqAdjoint(np.reshape(g[k], _shape(x)) for k, x in enumerate(like))
+    elif hasattr(g, "shape"):
+        # numpy broadcast the sequence, or Python concatenated or repeated it: the shapes alone
+        # cannot tell, and summing a concatenation's adjoint would be silently wrong
+        raise UnsupportedValueError(
+            f"a Python {type(like).__name__} of shape {np.shape(like)} reached a rule for arrays "
+            f"whose result has shape {_shape(g)}: sourcegrad compiled this operation for arrays "
+            "(the operand's kind was not known), and cannot tell numpy's broadcasting from a "
+            "list's concatenation or repetition; convert it with np.asarray(...) where numpy "
+            "should see an array, or pass the list as an argument of its own"
+        )
     raise UnsupportedValueError(
         f"a Python {type(like).__name__} reached a rule for arrays: sourcegrad compiled this operation "
         "for arrays (the argument's kind was not known), but it got a sequence; convert it with "

@@ -131,7 +131,7 @@ def _refusal(owner, compiled, signature):
         return "the numba backend compiles grad and value_and_grad; vjp's pullback runs on numpy"
     if owner.has_aux or owner.check_finite or owner.checkpoint:
         return "has_aux, check_finite and checkpoint run on numpy"
-    if any(k is None for k in signature):
+    if any(k is None or k is list or k is tuple for k in signature):
         return _NOT_ARRAYS
     if owner.backend == "auto":
         numbers = sum(math.prod(k) for k in signature if type(k) is tuple)

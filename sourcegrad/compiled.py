@@ -45,10 +45,11 @@ MAX_SPECIALIZATIONS = 8
 
 def signature_of(args):
     """What specialization keys on: each positional argument's shape if it is an array, ``float``
-    or ``int`` for a Python number, None otherwise. None when no argument is an array (nothing
+    or ``int`` for a Python number, ``list`` or ``tuple`` for a Python sequence (``a + b`` of two
+    lists concatenates), None otherwise. None when no argument is an array or a sequence (nothing
     to specialize on)."""
     key = tuple(_arg_key(a) for a in args)
-    return key if any(type(k) is tuple for k in key) else None
+    return key if any(type(k) is tuple or k is list or k is tuple for k in key) else None
 
 
 # What the checks and the signature of a call depend on, for arguments of these types: an array's
@@ -78,7 +79,7 @@ def _arg_key(a):
     t = type(a)
     if t is _ndarray:
         return a.shape
-    if t is float or t is int:
+    if t is float or t is int or t is list or t is tuple:
         return t
     if isinstance(a, np.generic):
         return () if a.dtype.kind in "fc" else None

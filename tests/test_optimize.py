@@ -233,7 +233,9 @@ def test_keyword_calls_and_containers_run_the_general_code():
     assert df._compiled is not None and not df._specialized  # the keyword call ran the general code
     assert_close(by_keyword, df(wx, wh, b, xs)[0], 1e-12, 1e-12, what="d wx")
     assert len(df._specialized) == 1
-    assert api.signature_of(({"w": wx}, [b])) is None
+    assert api.signature_of(({"w": wx}, 2.0)) is None
+    # a list's kind is part of the key: it decides whether ``a + b`` concatenates
+    assert api.signature_of(({"w": wx}, [b])) == (None, list)
     assert api.signature_of((wx, 2.0, 3, np.float64(1.5))) == (wx.shape, float, int, ())
 
 

@@ -152,7 +152,7 @@ def _front(stage, fn, wrt, unroll, signature, normalizer_class):
     stage.name = "exits"
     irfn = normalizer.function(exits.lower_function(body, normalizer.naming))
     stage.name = "sequences"
-    sequences.rewrite(src, irfn, normalizer.naming)
+    sequences.rewrite(src, irfn, normalizer.naming, signature)
     stage.name = "bind"
     bindings = _bind_all(src, irfn)
     stage.name = "shapes"
