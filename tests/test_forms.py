@@ -239,3 +239,41 @@ def test_where_of_a_condition_and_max_of_several(f, x, w):
     assume(np.min(np.abs(values[:, None] - values[None, :]) + np.eye(len(values))) > 1e-3)
     assume(np.min(np.abs(x)) > 1e-3)
     check(f, (x, w), wrt=(0, 1))
+
+
+# ==== loops over a module-level list or a literal: read by index, like a local list ================
+
+LAYERS = [np.array([0.5, -0.25, 1.0]), np.array([1.5, 0.2, -0.7])]
+SCALES = (0.5, 2.0)
+
+
+def loop_over_module_lists(x, w):
+    h = x
+    for W in LAYERS:
+        h = np.tanh(h * W + w)
+    for s in SCALES:
+        h = h * s
+    for c in [1.0, -2.0]:
+        h = h + c * x
+    return np.sum(h)
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    hnp.arrays(np.float64, 3, elements=st.floats(-2, 2)),
+    hnp.arrays(np.float64, 3, elements=st.floats(-2, 2)),
+)
+def test_loops_over_a_module_level_list_and_a_literal(x, w):
+    check(loop_over_module_lists, (x, w), wrt=(0, 1))
+
+
+def test_a_changed_module_level_list_is_read_again():
+    x, w = np.array([0.3, -0.5, 0.9]), np.array([0.1, 0.2, 0.3])
+    df = sg.grad(loop_over_module_lists, wrt=(0, 1))
+    df(x, w)
+    saved = LAYERS[0]
+    try:
+        LAYERS[0] = np.array([1.0, 1.0, 1.0])
+        assert_close(df(x, w)[0], fd_grad(loop_over_module_lists, (x, w), 0))
+    finally:
+        LAYERS[0] = saved
