@@ -11,6 +11,7 @@ array methods are refused.
 
 from __future__ import annotations
 
+import builtins
 import sys
 import types
 
@@ -133,6 +134,28 @@ class Calls:
     def _call_op(self, node, callee, args, kwargs, text, name):
         """The ``Op`` of a call of the object ``callee`` (or its inlined body's result)."""
         callee = R.variant(callee, kwargs)  # np.sum(x, where=m): a masked sum, with its own rule
+        if callee is np.where and len(args) == 1 and not kwargs:
+            callee = np.nonzero  # np.where(condition): the indices where it holds, as nonzero's
+        if callee in (builtins.max, builtins.min) and len(args) > 2 and not kwargs:
+            # max(a, b, c) is max(max(a, b), c): each pair has the two-argument rule
+            head = ir.Name(self.naming.temp())
+            self._emit(
+                ir.Assign(
+                    head.id,
+                    self._call_op(
+                        node,
+                        callee,
+                        args[:-1],
+                        (),
+                        f"{name}({', '.join(a.render() for a in args[:-1])})",
+                        name,
+                    ),
+                    self._pos(node),
+                    node=node,
+                )
+            )
+            args = (head, args[-1])
+            text = f"{name}({head.render()}, {args[1].render()})"
         if (
             callee is np.einsum
             and args

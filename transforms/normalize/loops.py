@@ -237,13 +237,10 @@ class Loops:
             self._emit(
                 ir.Effect(ir.text(f"{self.captures.bind('check_sequence')}({{}})", seq), pos)
             )
-        if isinstance(seq, ir.Const):
-            fence.refuse(
-                self.src,
-                it,
-                msg="cannot loop over a module-level constant or literal",
-                hint="loop over range(len(...)) and index it, or pass the values in as an argument",
-            )
+        if isinstance(seq, ir.Const):  # a module-level list, or a literal: read by index
+            held = self.naming.temp("seq")
+            self._emit(ir.Assign(held, self._copy_op(seq), pos))
+            seq = ir.Name(held)
         k = self.naming.temp("k")
         return self._range_len(seq), k, [lambda: self._bind_elem(target, seq, k, pos)]
 
