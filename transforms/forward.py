@@ -20,8 +20,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import sourcegrad.runtime as _runtime
-from sourcegrad.errors import MissingTangentError
 from sourcegrad.runtime import tangents as _rt_tangents
+
+from sourcegrad.errors import MissingTangentError
 
 from . import code, fence, ir
 from .code import fmt, lit

@@ -14,8 +14,8 @@ from sourcegrad.errors import MissingTangentError
 
 from . import code, fence, ir
 from .code import Ref, fmt, of
+from .ir import Tup
 from .naming import placeholder
-from .normalize import Tup
 from .templates import Template, instantiate
 
 _SLOT = placeholder("slot")  # the result's adjoint in an adjoint template read as a slope

@@ -16,7 +16,7 @@ from sourcegrad.errors import MissingTangentError
 
 from . import code, fence, ir
 from .code import Ref, fmt, lit, of
-from .normalize import Tup
+from .ir import Tup
 from .rules import tangents as TR
 from .states import DENSE, MAYBE, ZERO
 from .templates import Template
