@@ -43,7 +43,7 @@ from . import (
 )
 from .values import _FLOAT_MAX, _FLOAT_MIN
 
-__all__ = ["descending", "as_computed", "checked_later", "STAND_INS"]
+__all__ = ["descending", "as_computed", "checked_later", "fused_empty", "STAND_INS"]
 
 
 def _is_array(t):
@@ -399,3 +399,21 @@ STAND_INS = {
     id(check_scalar): checked_later,
     id(ZERO): None,
 }
+
+
+def fused_empty(shape, operands):
+    """The output array of a fused elementwise loop (``transforms/fusion.py``): ``shape``, of
+    the float dtype numpy gives the operands' dtypes together (float64 for integers)."""
+    dtype = np.result_type(*[a.dtype for a in operands])
+    return np.empty(shape, dtype if dtype.kind == "f" else np.float64)
+
+
+@overload(fused_empty)
+def _fused_empty(shape, operands):
+    from numba.np.numpy_support import as_dtype
+
+    if not (isinstance(operands, types.BaseTuple) and all(map(_is_array, operands.types))):
+        _refuse("fused_empty", shape, operands)
+    dtype = np.result_type(*[as_dtype(t.dtype) for t in operands.types])
+    dtype = dtype if dtype.kind == "f" else np.dtype(np.float64)
+    return lambda shape, operands: np.empty(shape, dtype)

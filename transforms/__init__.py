@@ -17,7 +17,7 @@ from sourcegrad.errors import (
     UnsupportedSyntaxError,
 )
 
-from . import aliasing, checkpoints, exits, fence, gate, ir, optimize, sequences, shapes
+from . import aliasing, checkpoints, exits, fence, fusion, gate, ir, optimize, sequences, shapes
 from . import rules as R
 from .analyze import Analysis, bind
 from .emit import load, render
@@ -87,6 +87,9 @@ def compile_gradient(
         )
         stage.name = "optimize"
         rev = optimize.run(rev, check_finite)
+        if jit:
+            stage.name = "fusion"
+            rev = fusion.run(rev, analysis.shapes, normalizer.naming, bind)
         stage.name = "emit"
         lines = render(
             irfn.name,
