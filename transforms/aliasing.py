@@ -23,94 +23,10 @@ from sourcegrad.errors import UnsupportedSyntaxError
 
 from . import ir
 from sourcegrad.runtime import stop_gradient
-from sourcegrad.runtime import tangents as _tangents
 
 from .fence import located
 from .ir import ATTRIBUTE_READ, Tup
-from .rules import NONDIFF, UFUNC_AT
-from .rules.indexing import _astype, _flatten
-
-# Operations whose result never shares memory with an operand.
-_FRESH = {
-    np.zeros,
-    np.ones,
-    np.empty,
-    np.full,
-    np.zeros_like,
-    np.ones_like,
-    np.empty_like,
-    np.full_like,
-    np.array,
-    np.copy,
-    np.arange,
-    np.linspace,
-    np.eye,
-    np.identity,
-    np.concatenate,
-    np.stack,
-    np.hstack,
-    np.vstack,
-    np.tile,
-    np.repeat,
-    np.pad,
-    np.where,
-    np.clip,
-    np.outer,
-    np.dot,
-    np.matmul,
-    np.inner,
-    np.tensordot,
-    np.kron,
-    np.cumsum,
-    np.sort,
-    np.take,
-    np.diff,
-    np.cross,
-    np.sum,
-    np.mean,
-    np.prod,
-    np.max,
-    np.min,
-    np.var,
-    np.std,
-    np.trace,
-    np.tril,
-    np.triu,
-    np.linalg.inv,
-    np.linalg.solve,
-    np.random.randn,
-    np.random.rand,
-    np.random.normal,
-    np.random.uniform,
-    operator.add,
-    operator.sub,
-    operator.mul,
-    operator.truediv,
-    operator.floordiv,
-    operator.mod,
-    operator.pow,
-    operator.neg,
-    operator.pos,
-    operator.matmul,
-    operator.lt,
-    operator.le,
-    operator.gt,
-    operator.ge,
-    operator.eq,
-    operator.ne,
-    operator.invert,
-    operator.and_,
-    operator.or_,
-    operator.xor,
-    operator.not_,
-    _astype,
-    _flatten,  # the methods x.astype(t) and x.flatten() (x.ravel() may be a view)
-    # the forward-mode helpers that make a tangent's own array (hvp reads generated jvp code)
-    _tangents.tangent_zeros,
-    _tangents.owned_tangent,
-    _tangents.seq_zeros,
-    _tangents.seq_tangent,
-}
+from .rules import FRESH, NONDIFF, UFUNC_AT
 
 
 def _fresh(op):
@@ -131,7 +47,7 @@ def _fresh(op):
     if isinstance(key, np.ufunc):
         return True
     try:
-        return key in _FRESH
+        return key in FRESH  # declared with each primitive's rule (``rules.facts``)
     except TypeError:
         return False
 

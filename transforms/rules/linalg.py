@@ -7,7 +7,7 @@ import operator
 
 import numpy as np
 
-from . import rule
+from . import facts, rule
 
 LA = np.linalg
 
@@ -21,6 +21,8 @@ rule(
         (2, 1): "d[a] += np.multiply.outer(d[z], b)\nd[b] += a.T.dot(d[z])",
         (1, 2): "d[a] += b.dot(d[z])\nd[b] += np.multiply.outer(a, d[z])",
     },
+    shape="product",
+    fresh=True,
 )
 rule(
     [np.matmul, operator.matmul, getattr(LA, "matmul", None)],
@@ -32,16 +34,19 @@ rule(
         (1, 2): "d[x1] += x2 @ d[z]\nd[x2] += np.multiply.outer(x1, d[z])",
     },
 )
+facts([np.matmul, operator.matmul], shape="product", fresh=True)
 rule(
     np.inner,
     "z, a, b",
     "d[a] += inner_adjoint(d[z], a, b, 0)\nd[b] += inner_adjoint(d[z], a, b, 1)",
+    fresh=True,
 )
 rule(
     [np.outer, getattr(LA, "outer", None)],
     "z, a, b",
     "d[a] += np.reshape(d[z].dot(np.ravel(b)), np.shape(a))\nd[b] += np.reshape(np.ravel(a).dot(d[z]), np.shape(b))",
 )
+facts(np.outer, fresh=True)
 rule(
     np.vdot,
     "z, a, b",
@@ -73,6 +78,7 @@ rule(
     "z, a, b, axes=2",
     "d[a] += tensordot_adjoint(d[z], a, b, axes, 0)\nd[b] += tensordot_adjoint(d[z], a, b, axes, 1)",
 )
+facts(np.tensordot, fresh=True)
 _EINSUM = "abcefhpq"  # up to eight operands (``d`` would read as the adjoint)
 rule(
     np.einsum,
@@ -89,13 +95,19 @@ rule(
         "optimize": "a contraction order (the value does not depend on it)",
     },
 )
-rule(np.kron, "z, a, b", "d[a] += kron_adjoint(d[z], a, b, 0)\nd[b] += kron_adjoint(d[z], a, b, 1)")
+rule(
+    np.kron,
+    "z, a, b",
+    "d[a] += kron_adjoint(d[z], a, b, 0)\nd[b] += kron_adjoint(d[z], a, b, 1)",
+    fresh=True,
+)
 rule(
     np.cross,
     "z, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None",
     "d[a] += cross_adjoint(d[z], a, b, axisa, axisb, axisc, axis, 0)\n"
     "d[b] += cross_adjoint(d[z], a, b, axisa, axisb, axisc, axis, 1)",
     nondiff={"axisa": "an axis", "axisb": "an axis", "axisc": "an axis"},
+    fresh=True,
 )
 rule(
     getattr(LA, "cross", None),
@@ -104,7 +116,12 @@ rule(
 )
 
 # ---- diagonals and triangles --------------------------------------------------------------------
-rule(np.trace, "y, a, offset=0, axis1=0, axis2=1", "d[a] += untrace(d[y], a, offset, axis1, axis2)")
+rule(
+    np.trace,
+    "y, a, offset=0, axis1=0, axis2=1",
+    "d[a] += untrace(d[y], a, offset, axis1, axis2)",
+    fresh=True,
+)
 rule(
     getattr(LA, "trace", None),
     "y, x, offset=0, dtype=None",
@@ -119,11 +136,11 @@ rule(
 )
 rule(getattr(LA, "diagonal", None), "y, x, offset=0", "d[x] += undiagonal(d[y], x, offset, -2, -1)")
 # a 1-d m is the rows of a square
-rule(np.tril, "y, m, k=0", "d[m] += unbroadcast(np.tril(d[y], k), m)")
-rule(np.triu, "y, m, k=0", "d[m] += unbroadcast(np.triu(d[y], k), m)")
+rule(np.tril, "y, m, k=0", "d[m] += unbroadcast(np.tril(d[y], k), m)", fresh=True)
+rule(np.triu, "y, m, k=0", "d[m] += unbroadcast(np.triu(d[y], k), m)", fresh=True)
 
 # ---- dense np.linalg --------------------------------------------------------------------------
-rule(LA.inv, "y, a", "d[a] += -np.swapaxes(y, -1, -2) @ d[y] @ np.swapaxes(y, -1, -2)")
+rule(LA.inv, "y, a", "d[a] += -np.swapaxes(y, -1, -2) @ d[y] @ np.swapaxes(y, -1, -2)", fresh=True)
 rule(LA.det, "y, a", "d[a] += det_adjoint(d[y], a, y)")  # singular a: cofactors from the SVD
 rule(LA.slogdet, "y, a", "d[a] += slogdet_adjoint(d[y], a)")
 rule(
@@ -134,6 +151,7 @@ gb = solve_adjoint_b(d[x], a, x)
 d[a] += solve_adjoint_a(gb, a, x)
 d[b] += unbroadcast(gb, b)
 """,
+    fresh=True,
 )
 rule(LA.matrix_power, "y, a, n", "d[a] += matrix_power_adjoint(d[y], a, n)")
 

@@ -37,7 +37,7 @@ from sourcegrad.runtime import curvatures as _curvatures
 from sourcegrad.runtime import tangents as _rt
 
 from ..templates import parse_template
-from . import NAMESPACE, RULES, _declare, _parse_params, _register
+from . import NAMESPACE, RULES, _declare, _parse_params, _register, facts
 
 LA = np.linalg
 
@@ -499,18 +499,21 @@ tangent_rule(_indexing._flatten, "y, x, order='C'", "d[y] += np.ravel(d[x], orde
 # ---- adjoints of the helpers forward-mode code calls (``hvp``: reverse mode over forward mode) ----
 # Registered as adjoint rules of the runtime helpers, so ``grad`` of a generated jvp function works;
 # a helper not listed here is refused there, as any function without a rule is.
-def _helper_rule(fns, params, body, nondiff=None):
+def _helper_rule(fns, params, body, nondiff=None, *, shape=None, fresh=False):
     names, defaults = _parse_params(params)
     for fn in _keys(*(fns if isinstance(fns, (list, tuple)) else [fns])):
         origin = f"second-order rule for {fn.__name__}"
         template = parse_template(body, names, defaults, TANGENT_NAMESPACE, origin)
         _register(fn, _declare(template, nondiff, origin))
+    facts(fns, shape=shape, fresh=fresh)
 
 
 _SHAPE = "only its shape and dtype are read"
 _helper_rule(_rt.expand, "r, t, like", "d[t] += unbroadcast(d[r], t)", {"like": _SHAPE})
-_helper_rule(_rt.tangent_zeros, "r, like", "", {"like": _SHAPE})
+# (each makes the tangent's own array)
+_helper_rule(_rt.tangent_zeros, "r, like", "", {"like": _SHAPE}, shape="operand", fresh=True)
 _helper_rule([_rt.materialize, _rt.owned_tangent], "r, t, like", "d[t] += d[r]", {"like": _SHAPE})
+facts(_rt.owned_tangent, fresh=True)
 _helper_rule(
     _rt.extremum_tangent,
     "r, x_wins, tie, tx, ty",
@@ -635,8 +638,8 @@ _helper_rule(
     "d[t] += cast_tangent(cast_tangent(d[r], y), t)",
     {"y": "only its dtype is read"},
 )
-_helper_rule(_rt.seq_zeros, "r, seq", "", {"seq": _SHAPE})
-_helper_rule(_rt.seq_tangent, "r, t, seq", "d[t] += d[r]", {"seq": _SHAPE})
+_helper_rule(_rt.seq_zeros, "r, seq", "", {"seq": _SHAPE}, fresh=True)
+_helper_rule(_rt.seq_tangent, "r, t, seq", "d[t] += d[r]", {"seq": _SHAPE}, fresh=True)
 _helper_rule(
     _runtime.logaddexp_share,
     "s, x, y, z, base=None",
