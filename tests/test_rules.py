@@ -3027,6 +3027,17 @@ def test_templates_use_only_numpy_and_runtime_names():
             assert template.namespace[name] is (np if name == "np" else getattr(runtime, name))
 
 
+def test_declared_shape_kinds_are_rules_of_shape_inference():
+    """``rule(..., shape="reduction")`` names a function of ``transforms/shapes.py``; a primitive
+    declared fresh has a rule or a declared reason it carries no gradient (one place for both)."""
+    from sourcegrad.transforms import shapes
+    from sourcegrad.transforms.rules import tangents  # noqa: F401  (forward mode's helpers)
+
+    assert set(R.SHAPES.values()) <= set(shapes._KINDS)
+    for fn in set(R.SHAPES) | R.FRESH:
+        assert fn in R.RULES or fn in R.NONDIFF, fn
+
+
 def scaled(x, factor=None):
     return x * (2.0 if factor is None else factor)
 
