@@ -6,6 +6,7 @@ which re-exports every public name of these modules."""
 from .common import *  # noqa: F401,F403
 from .elementwise import *  # noqa: F401,F403
 from .reductions import *  # noqa: F401,F403
+from .products import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
 from .shape import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403

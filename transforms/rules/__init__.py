@@ -297,7 +297,7 @@ def is_nondiff(key):
         return False
 
 
-from . import elementwise, reductions, linalg, shape, indexing, sequences, fft  # noqa: E402,F401  (registers)
+from . import elementwise, reductions, products, linalg, shape, indexing, sequences, fft  # noqa: E402,F401  (registers)
 
 try:
     from . import special  # noqa: E402,F401  (registers scipy.special's rules where scipy imports)
