@@ -179,7 +179,7 @@ STOP = _optional("sourcegrad.runtime", "stop_gradient")
 
 
 def astype_keys():
-    from .rules import indexing  # x.astype(...) is a call of a function of the rules' own
+    from ..rules import indexing  # x.astype(...) is a call of a function of the rules' own
 
     return {k for k in (getattr(indexing, "_astype", None),) if k is not None}
 
