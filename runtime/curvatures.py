@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import UnsupportedValueError, _norm_axes, _shape, unbroadcast, unreduce, zeros_like
+from .backend import _norm_axes, _shape
+from .broadcast import unbroadcast, unreduce
+from .errors import UnsupportedValueError
+from .zeros import zeros_like
 from .adjoints.elementwise import nonzero_or_one
 from .adjoints.reductions import (
     _matrix_order,

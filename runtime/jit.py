@@ -22,8 +22,6 @@ from numba.core.errors import TypingError
 from numba.extending import overload
 
 from . import (
-    _FLOAT_MAX,
-    _FLOAT_MIN,
     ZERO,
     acc,
     adjoints,
@@ -35,6 +33,7 @@ from . import (
     seed_like,
     shape_of,
     structures,
+    tangents,
     unbroadcast,
     unindex,
     unreduce,
@@ -42,6 +41,7 @@ from . import (
     zero_at,
     zeros_like,
 )
+from .values import _FLOAT_MAX, _FLOAT_MIN
 
 __all__ = ["descending", "as_computed", "checked_later", "STAND_INS"]
 
@@ -325,6 +325,49 @@ def _power_slope(x, y):
         return y * x ** (y - 1)
 
     return impl
+
+
+# ---- forward mode (jvp) ----------------------------------------------------------------------
+
+
+@overload(tangents.tangent_zeros)
+def _tangent_zeros(like):
+    if not (_is_number(like) or _is_array(like)):
+        _refuse("tangent_zeros", like)
+    return lambda like: zeros_like(like)
+
+
+@overload(tangents.materialize)
+def _materialize(t, like):
+    if isinstance(t, types.NoneType):
+        return lambda t, like: zeros_like(like)
+    if isinstance(t, types.Optional):
+        return lambda t, like: zeros_like(like) if t is None else t
+    return lambda t, like: t
+
+
+@overload(tangents.expand)
+def _expand(t, like):
+    """``t`` broadcast to ``like``'s shape, as a fresh array (``t`` itself where they agree)."""
+    if _is_number(like) or (_is_array(like) and like.ndim == 0):
+        if _is_number(t) or (_is_array(t) and t.ndim == 0):
+            return lambda t, like: t
+        _refuse("expand", t, like)
+    if not _is_array(like):
+        _refuse("expand", t, like)
+    if _is_number(t):
+        return lambda t, like: np.full(like.shape, t)
+    if not (_is_float_array(t) and t.ndim <= like.ndim):
+        _refuse("expand", t, like)
+    if t.ndim == like.ndim:
+
+        def same_rank(t, like):
+            if t.shape == like.shape:
+                return t
+            return np.ascontiguousarray(np.broadcast_to(t, like.shape))
+
+        return same_rank
+    return lambda t, like: np.ascontiguousarray(np.broadcast_to(t, like.shape))
 
 
 def as_computed(g, like):

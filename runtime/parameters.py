@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import ZERO, _scatter_add, _shape, unbroadcast, zeros_like
+from .backend import _shape
+from .broadcast import unbroadcast
+from .scatter import _scatter_add
+from .zeros import ZERO, zeros_like
 
 __all__ = [
     "fill_adjoint",

@@ -9,7 +9,10 @@ import builtins
 
 import numpy as np
 
-from . import ZERO, LikeModule, SeqAdjoint, UnsupportedValueError, _shape, array_module, zeros_like
+from .backend import LikeModule, _shape, array_module
+from .errors import UnsupportedValueError
+from .zeros import SeqAdjoint, ZERO, zeros_like
+from .broadcast import unbroadcast
 
 __all__ = [
     "concat_sequences",
@@ -51,9 +54,13 @@ def stack_entries(xs):
     return np.asarray(xs)
 
 
-def _entries(g, what):
+def _entries(g, what, n):
+    """The adjoint ``g`` of a sequence of ``n`` entries, entry by entry (None: all zero). An
+    array ``g`` is one numpy made of the sequence (``np.array(a + b)``): its rows."""
     if g is ZERO:
         return None
+    if hasattr(g, "shape") and g.ndim and g.shape[0] == n:
+        return list(g)
     if not isinstance(g, (list, tuple)):
         raise UnsupportedValueError(
             f"{what}: the adjoint of a Python sequence is not a sequence "
@@ -68,26 +75,61 @@ def _dense(gs, xs):
     return SeqAdjoint(zeros_like(x) if g is ZERO else g for g, x in zip(gs, xs))
 
 
-def sequence_head(g, a):
-    """Adjoint of ``a`` in ``a + b`` (concatenation): the first ``len(a)`` entries."""
-    g = _entries(g, "a + b")
+def _is_sequence(v):
+    return isinstance(v, (list, tuple))
+
+
+def _is_count(v):
+    """Does ``seq * v`` repeat ``seq``? For a Python int or bool and a numpy integer scalar; an
+    array (even a 0-d one) makes numpy multiply the entries."""
+    return isinstance(v, (int, np.integer))
+
+
+def _array_operand_adjoint(g, operand):
+    """The adjoint of one operand of numpy's elementwise ``+`` or ``*`` (after the other's
+    factor): summed over the axes broadcasting added; a list or tuple operand, which numpy made
+    an array, gets it entry by entry."""
+    if g is ZERO:
+        return ZERO
+    if _is_sequence(operand):
+        return unstack_entries(unbroadcast(g, np.empty(_shape(operand))), operand)
+    return unbroadcast(g, operand)
+
+
+def sequence_head(g, a, b):
+    """Adjoint of ``a`` in ``a + b``: where both are lists or tuples (concatenation), the first
+    ``len(a)`` entries; otherwise numpy added them (a list and an array), and ``a`` gets its
+    share of the sum. Which it was is decided here, from the values: the compiler chose this
+    primitive where it could not tell."""
+    if not (_is_sequence(a) and _is_sequence(b)):
+        return _array_operand_adjoint(g, a)
+    g = _entries(g, "a + b", len(a) + len(b))
     return _dense([ZERO] * len(a) if g is None else g[: len(a)], a)
 
 
 def sequence_tail(g, a, b):
-    """Adjoint of ``b`` in ``a + b`` (concatenation): the entries after ``len(a)``."""
-    g = _entries(g, "a + b")
+    """Adjoint of ``b`` in ``a + b``: the entries after ``len(a)`` of a concatenation, or its
+    share of numpy's sum (``sequence_head``)."""
+    if not (_is_sequence(a) and _is_sequence(b)):
+        return _array_operand_adjoint(g, b)
+    g = _entries(g, "a + b", len(a) + len(b))
     return _dense([ZERO] * len(b) if g is None else g[len(a) :], b)
 
 
 def unrepeat_sequence(g, x, y, which):
-    """Adjoint of the sequence in ``x * y`` (one of them a list or tuple, the other a count):
-    each entry appears once per copy, so its adjoint is the sum over the copies."""
-    seq = x if which == 0 else y
-    if not isinstance(seq, (list, tuple)):
+    """Adjoint of operand ``which`` of ``x * y``. A list or tuple times a Python int repeats it:
+    each entry appears once per copy, so its adjoint is the sum over the copies (the count's is
+    zero). Any other operands numpy multiplied elementwise (``x * [2.0, 3.0]`` of an array ``x``),
+    and each gets ``g`` times the other."""
+    seq, count = (x, y) if which == 0 else (y, x)
+    if not (_is_sequence(x) and _is_count(y) or _is_count(x) and _is_sequence(y)):
+        if g is ZERO:
+            return ZERO
+        return _array_operand_adjoint(g * np.asarray(count), seq)
+    if not _is_sequence(seq):
         return ZERO  # the count
-    g = _entries(g, "seq * n")
     n = len(seq)
+    g = _entries(g, "seq * n", n * max(int(count), 0))
     if g is None or n == 0:
         return _dense([ZERO] * n, seq)
     total = SeqAdjoint(g[:n])

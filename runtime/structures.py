@@ -27,7 +27,9 @@ import dataclasses
 
 import numpy as np
 
-from . import ZERO, MapAdjoint, SeqAdjoint, finalize as _finalize_leaf
+from .errors import UnsupportedValueError
+from .values import finalize as _finalize_leaf
+from .zeros import MapAdjoint, SeqAdjoint, ZERO
 
 __all__ = [
     "register_structure",
@@ -130,7 +132,7 @@ def differentiable_children(x, static=False):
     if entry is not None:
         children, _ = entry[0](x)
         if not isinstance(children, dict):
-            raise _error(
+            raise UnsupportedValueError(
                 f"the flatten function registered for {type(x).__name__} must return "
                 f"(dict of children, aux), got {type(children).__name__} children"
             )
@@ -172,7 +174,7 @@ def field_adjoint(g, obj, name):
         out[type(obj)._fields.index(name)] = g
         return out
     if hasattr(obj, "shape") and hasattr(obj, "dtype") and not is_structure(obj):
-        raise _error(
+        raise UnsupportedValueError(
             f"the attribute .{name} of an array carries no gradient: sourcegrad differentiates attribute reads "
             "of dataclasses, namedtuples and registered structures (sourcegrad.register_structure) only"
         )
@@ -214,7 +216,7 @@ def _finalize_structure(g, like):
         }
         return replace_children(like, out)
     if g is not ZERO and not isinstance(g, MapAdjoint):
-        raise _error(
+        raise UnsupportedValueError(
             f"the gradient of a {kind} reached it as a {type(g).__name__}: a {kind} can be "
             "read by attribute (obj.name) only in a differentiated function"
         )
@@ -249,17 +251,9 @@ def replace_children(obj, children):
     return new
 
 
-def _error(message):
-    """``UnsupportedValueError``, looked up when raised (``sourcegrad.errors`` replaces the runtime's
-    with its own subclass of ``SourcegradError`` when it is imported)."""
-    from . import UnsupportedValueError
-
-    return UnsupportedValueError(message)
-
-
 def _refuse_gradient(kind, names):
     listed = ", ".join(f".{n}" for n in names)
-    raise _error(
+    raise UnsupportedValueError(
         f"a gradient reached {listed} of a {kind}, which is not one of its differentiable fields (a property, "
         "an attribute set outside the fields, or a child its registered flatten does not return): sourcegrad "
         "would have to drop it. Read the fields themselves, or register the class with "
@@ -273,7 +267,7 @@ def check_method(obj, name, fn, where):
     it, or one whose instance attribute shadows it, rather than differentiate the wrong code."""
     got = getattr(type(obj), name, None)
     if got is not fn or name in getattr(obj, "__dict__", ()):
-        raise _error(
+        raise UnsupportedValueError(
             f"{where}: self.{name} is {getattr(got, '__qualname__', got)!r} for this {type(obj).__name__}, but the "
             f"gradient was compiled with {fn.__qualname__} (a subclass overrides it, or an instance attribute "
             "shadows it); differentiate the subclass's own method (sourcegrad.grad(obj.method) resolves methods "

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import ZERO, _float_dtype, array_module, reduce_max_mask, zeros_like
+from .backend import _float_dtype, array_module
+from .broadcast import reduce_max_mask
+from .zeros import ZERO, zeros_like
 
 __all__ = [
     "tangent_zeros",

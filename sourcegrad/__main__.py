@@ -22,7 +22,7 @@ import types
 
 import numpy as np
 
-from . import api
+from . import api, compiled
 from .errors import SourcegradError
 
 _COLORS = {
@@ -68,7 +68,7 @@ def load(spec):
         owner, obj = obj, getattr(obj, part, None)
         if obj is None:
             raise CommandError(f"{path} has no {name!r}")
-    if isinstance(obj, api._Compiled):  # already decorated with @grad: show that function
+    if isinstance(obj, compiled._Compiled):  # already decorated with @grad: show that function
         return Target(obj.fn, wrt=obj.wrt)
     if isinstance(obj, types.MethodType):  # a classmethod: cls comes first, as self does
         return Target(obj.__func__, method=True)

@@ -58,7 +58,7 @@ def data_parallel(gradient_function, over=("x", "y")):
 
     Raises ``RowMixingError`` (at the first call with new shapes) for a loss that does not separate
     over rows."""
-    from .api import Grad, ValueAndGrad
+    from .transformations import Grad, ValueAndGrad
 
     if not isinstance(gradient_function, (Grad, ValueAndGrad)):
         raise UsageError(
@@ -163,7 +163,7 @@ class _DataParallel:
 
     def kind(self, values):
         """``"sum"`` or ``"mean"`` for these arguments' shapes (raises ``RowMixingError``)."""
-        from .api import _all_positional
+        from .arguments import _all_positional
 
         args, _ = _all_positional(self.gf.fn, (), values)
         key = tuple(_arg_key(a) for a in args)
@@ -186,7 +186,7 @@ class _DataParallel:
             g = _lazy_tree(grads, values[names[0]])
         else:
             g = tuple(_lazy_tree(grads[k], values[name]) for k, name in enumerate(names))
-        from .api import Grad
+        from .transformations import Grad
 
         return g if isinstance(gf, Grad) else (value, g)
 

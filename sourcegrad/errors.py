@@ -1,15 +1,37 @@
-"""The exceptions sourcegrad raises. A small flat hierarchy: catch ``SourcegradError`` for all."""
+"""The exceptions sourcegrad raises. A small flat hierarchy: catch ``SourcegradError`` for all.
+
+The errors generated code raises as it runs (and their base, ``SourcegradError``) are defined in
+the runtime, which imports nothing of the compiler's (``runtime/errors.py``); this module exports
+those same classes beside the compiler's and the API's own."""
 
 from __future__ import annotations
 
 import os
 import sys
 
-import sourcegrad.runtime as _runtime
+from .runtime.errors import (
+    CustomGradientError,
+    NonScalarOutputError,
+    SourcegradError,
+    UnsupportedValueError,
+)
 
-
-class SourcegradError(Exception):
-    """Base class of every error sourcegrad raises on purpose."""
+__all__ = [
+    "SourcegradError",
+    "LocatedError",
+    "UnsupportedSyntaxError",
+    "MissingAdjointError",
+    "MissingTangentError",
+    "NonScalarOutputError",
+    "UnsupportedValueError",
+    "CustomGradientError",
+    "NoSourceError",
+    "WrtError",
+    "UsageError",
+    "PullbackError",
+    "InternalCompilerError",
+    "hide_internal_frames",
+]
 
 
 class LocatedError(SourcegradError):
@@ -64,26 +86,6 @@ class MissingAdjointError(LocatedError, NotImplementedError):
 
 class MissingTangentError(MissingAdjointError):
     """Forward mode: a primitive with no tangent rule reached by a value with a tangent."""
-
-
-class NonScalarOutputError(SourcegradError, ValueError):
-    """``grad`` of a function whose value is not a scalar."""
-
-
-class UnsupportedValueError(SourcegradError, TypeError):
-    """A value the generated code refuses at run time (a dict where a sequence is looped over)."""
-
-
-class CustomGradientError(SourcegradError, ValueError):
-    """A custom ``Function``'s backward returned the wrong thing: the wrong number of gradients,
-    a gradient that is not an array, or one shaped unlike its input. Raised as the backward runs,
-    naming the Function, the input and both shapes."""
-
-
-# The runtime imports nothing of ours, so it raises whatever classes it is given here.
-_runtime.NonScalarOutputError = NonScalarOutputError
-_runtime.UnsupportedValueError = UnsupportedValueError
-_runtime.CustomGradientError = CustomGradientError
 
 
 class NoSourceError(SourcegradError, TypeError):

@@ -14,17 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .api import (
-    Grad,
-    Hvp,
-    UsageError,
-    ValueAndGrad,
-    _all_positional,
-    _check_tangent,
-    _describe,
-    _wrt_names,
-)
-from .errors import SourcegradError, hide_internal_frames
+from .arguments import _all_positional, _check_tangent, _describe, _wrt_names
+from .errors import SourcegradError, UsageError, hide_internal_frames
+from .transformations import Grad, Hvp, ValueAndGrad
 from .runtime import ZERO, zeros_like
 from .runtime.structures import finalize
 

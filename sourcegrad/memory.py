@@ -83,7 +83,8 @@ def memory(g, *args, **kwargs):
         report.lines()             # per line of the user's function
         report.peak                # the most held at once, in bytes
     """
-    from .api import _Compiled, _all_positional, signature_of
+    from .arguments import _all_positional
+    from .compiled import _Compiled, signature_of
     from .runtime import meter
     from .transforms import compile_gradient
 

@@ -32,7 +32,8 @@ _STYLE = """
 def html(g, *args, **kwargs):
     """The page for ``g`` (made by ``grad``, ``value_and_grad``, ``vjp``, ``jvp``, ...): its general
     code, or with example ``args`` the code specialized to their shapes."""
-    from .api import _Compiled, _current_compiled
+    from .api import _current_compiled
+    from .compiled import _Compiled
 
     if not isinstance(g, _Compiled):
         raise TypeError(

@@ -12,6 +12,9 @@ def fd_grad(f, args, i, h=1e-6):
     args = list(args)
     x0 = args[i]
     is_float = isinstance(x0, float)
+    # a list or tuple stays one, entry by entry (Python concatenates and repeats lists where
+    # numpy would add and multiply)
+    back = isinstance(x0, (list, tuple))
     x = np.array(x0, dtype=np.float64)
     g = np.zeros_like(x)
     for k in np.ndindex(x.shape):
@@ -20,12 +23,21 @@ def fd_grad(f, args, i, h=1e-6):
         xp[k] += step
         xm = x.copy()
         xm[k] -= step
-        args[i] = float(xp) if is_float else xp
+        args[i] = float(xp) if is_float else _like(x0, xp) if back else xp
         fp = f(*args)
-        args[i] = float(xm) if is_float else xm
+        args[i] = float(xm) if is_float else _like(x0, xm) if back else xm
         fm = f(*args)
         g[k] = (float(fp) - float(fm)) / (2 * step)
     return float(g) if is_float else g
+
+
+def _like(template, values):
+    """``values`` (an array) in the structure of ``template``: lists, tuples, floats, arrays."""
+    if isinstance(template, (list, tuple)):
+        return type(template)(_like(t, values[k]) for k, t in enumerate(template))
+    if isinstance(template, float):
+        return float(values)
+    return np.array(values)
 
 
 def fd_vjp(f, args, i, cotangent, h=1e-6):

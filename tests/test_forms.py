@@ -5,6 +5,9 @@ the general code (``tests/corpus/harness.check``); what stays refused says where
 
 import numpy as np
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 import sourcegrad as sg
 from sourcegrad.errors import UnsupportedSyntaxError
@@ -210,3 +213,67 @@ def test_keyword_only_defaults_apply():
     assert_close(g, np.sum(V3))
     with pytest.raises(TypeError):
         sg.grad(keyword_only_itself)(V3, V3, 1.0, 0.2)  # keyword-only: as calling it would
+
+
+# ==== np.where(condition) and max/min of more than two values ======================================
+
+
+def where_indices(x, w):
+    idx = np.where(x > 0)[0]  # one argument: the indices, as np.nonzero gives them
+    return np.sum(x[idx] * w[idx]) + np.sum(w**2)
+
+
+def max_of_several(x, w):
+    return max(x[0], w[0], 0.1, x[1] * w[1]) + min(x[2], w[2], x[0] - w[1])
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.sampled_from([where_indices, max_of_several]),
+    hnp.arrays(np.float64, 3, elements=st.floats(-2, 2)),
+    hnp.arrays(np.float64, 3, elements=st.floats(-2, 2)),
+)
+def test_where_of_a_condition_and_max_of_several(f, x, w):
+    values = np.concatenate([x, w, [0.1, x[1] * w[1], x[0] - w[1]]])
+    # away from ties and from the sign change, where the derivative jumps
+    assume(np.min(np.abs(values[:, None] - values[None, :]) + np.eye(len(values))) > 1e-3)
+    assume(np.min(np.abs(x)) > 1e-3)
+    check(f, (x, w), wrt=(0, 1))
+
+
+# ==== loops over a module-level list or a literal: read by index, like a local list ================
+
+LAYERS = [np.array([0.5, -0.25, 1.0]), np.array([1.5, 0.2, -0.7])]
+SCALES = (0.5, 2.0)
+
+
+def loop_over_module_lists(x, w):
+    h = x
+    for W in LAYERS:
+        h = np.tanh(h * W + w)
+    for s in SCALES:
+        h = h * s
+    for c in [1.0, -2.0]:
+        h = h + c * x
+    return np.sum(h)
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    hnp.arrays(np.float64, 3, elements=st.floats(-2, 2)),
+    hnp.arrays(np.float64, 3, elements=st.floats(-2, 2)),
+)
+def test_loops_over_a_module_level_list_and_a_literal(x, w):
+    check(loop_over_module_lists, (x, w), wrt=(0, 1))
+
+
+def test_a_changed_module_level_list_is_read_again():
+    x, w = np.array([0.3, -0.5, 0.9]), np.array([0.1, 0.2, 0.3])
+    df = sg.grad(loop_over_module_lists, wrt=(0, 1))
+    df(x, w)
+    saved = LAYERS[0]
+    try:
+        LAYERS[0] = np.array([1.0, 1.0, 1.0])
+        assert_close(df(x, w)[0], fd_grad(loop_over_module_lists, (x, w), 0))
+    finally:
+        LAYERS[0] = saved

@@ -217,7 +217,7 @@ def test_specialized_rnn_matches_finite_differences(seed, steps, batch, hidden):
 
 
 def test_one_specialization_per_signature_then_the_general_code(monkeypatch):
-    monkeypatch.setattr(api, "MAX_SPECIALIZATIONS", 2)
+    monkeypatch.setattr("sourcegrad.compiled.MAX_SPECIALIZATIONS", 2)  # where the cap is read
     df = sg.grad(rnn, wrt=(0, 1, 2))
     for steps in (1, 2, 3, 4):  # four signatures: two specialized, two on the general code
         args = rnn_args(steps=steps)
@@ -233,7 +233,9 @@ def test_keyword_calls_and_containers_run_the_general_code():
     assert df._compiled is not None and not df._specialized  # the keyword call ran the general code
     assert_close(by_keyword, df(wx, wh, b, xs)[0], 1e-12, 1e-12, what="d wx")
     assert len(df._specialized) == 1
-    assert api.signature_of(({"w": wx}, [b])) is None
+    assert api.signature_of(({"w": wx}, 2.0)) is None
+    # a list's kind is part of the key: it decides whether ``a + b`` concatenates
+    assert api.signature_of(({"w": wx}, [b])) == (None, list)
     assert api.signature_of((wx, 2.0, 3, np.float64(1.5))) == (wx.shape, float, int, ())
 
 

@@ -65,7 +65,7 @@ def test_the_checkout_imports_its_compiler_and_runtime_from_the_top_level(tmp_pa
         "import sourcegrad, sourcegrad.runtime, sourcegrad.transforms.rules, sourcegrad.errors as e\n"
         "for m in (sourcegrad, sourcegrad.runtime, sourcegrad.transforms, sourcegrad.transforms.rules):\n"
         "    print(m.__name__, m.__file__)\n"
-        "assert e._runtime is sourcegrad.runtime\n",
+        "assert e.UnsupportedValueError is sourcegrad.runtime.UnsupportedValueError\n",
         [ROOT],
         tmp_path,
     )

@@ -175,11 +175,21 @@ def f_params_added(a, b):
     return np.sum(np.stack(a + b))
 
 
+def test_two_list_arguments_are_concatenated():
+    """The code is specialized to the call, which says both parameters are lists: ``a + b`` is
+    their concatenation, each entry's adjoint its own."""
+    a, b = [np.array([0.5, 1.0])], [np.array([2.0, 3.0]), np.array([1.0, -1.0])]
+    ga, gb = sg.grad(f_params_added, wrt=(0, 1))(a, b)
+    assert len(ga) == 1 and len(gb) == 2
+    assert all(np.array_equal(g, np.ones(2)) for g in (*ga, *gb))
+
+
 def test_a_list_argument_never_reaches_an_array_rule():
-    """``a + b`` compiled for arrays, called with two lists: refused, never summed as an array."""
+    """``a + b`` compiled for arrays (the general code does not know its parameters' kinds),
+    called with two lists: refused, never summed as an array."""
     a = [np.array([0.5, 1.0])]
     with pytest.raises(sg.SourcegradError, match="list"):
-        sg.grad(f_params_added)(a, [np.array([2.0, 3.0])])
+        sg.grad(f_params_added, specialize=False)(a, [np.array([2.0, 3.0])])
 
 
 # ---- a fuzz test of list programs --------------------------------------------------------------------
@@ -243,3 +253,102 @@ def test_random_list_programs(source, seed):
     rng = np.random.default_rng(seed)
     x, y = rng.uniform(-1, 1, 2), rng.uniform(-1, 1, 2)
     check(f, x, y, wrt=(0, 1))
+
+
+# ---- a list beside an array: numpy's operation, not the list's ---------------------------------------
+# Python decides ``a + b`` and ``a * b`` by the values: two lists concatenate, a list and a Python
+# int repeat, but a list and an array (or a float, or a numpy integer) are numpy's elementwise
+# operation. Each form takes ``x`` (an array), ``xs`` (a list of floats) and ``k`` (an int).
+MIXED_FORMS = [
+    "np.sum(x * [2.0, -1.0, 0.5])",
+    "np.sum([0.5, 1.0, 2.0] + x)",
+    "np.sum(x - [1.0, 2.0, 3.0]) + np.sum((1.0, 2.0, 3.0) / (x * x + 1.0))",
+    "np.sum((x,) * 2 + (x * x,))",
+    "np.sum(np.array(xs + [x[0]]) ** 2)",
+    "np.sum(np.array(xs * k) * np.arange(len(xs) * k))",
+    "np.sum(np.stack([x] * k) * x)",
+    "np.sum(xs * x) + np.sum(x * xs)",
+    "np.sum(np.array([1.0, 2.0, 3.0] * (np.argmax(x) + 1)) * x[0])",
+    "np.sum(np.array(tuple(xs) + (x[1],)) * np.array([1.0, 2.0, 3.0, 4.0]))",
+    "np.sum(np.array([x[0]] * (len(xs) + 1))) * xs[2]",
+    "np.sum(xs + x * 2.0)",
+]
+# ``xs * k`` of two parameters: the general code knows neither kind and refuses at run time
+# (the code specialized to the call knows a list and an int: a repetition)
+GENERAL_REFUSES = {"np.sum(np.array(xs * k) * np.arange(len(xs) * k))"}
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.sampled_from(MIXED_FORMS),
+    st.lists(st.floats(-2, 2), min_size=3, max_size=3),
+    st.lists(st.floats(-2, 2), min_size=3, max_size=3),
+    st.integers(1, 3),
+)
+def test_a_list_beside_an_array_is_numpy_arithmetic(tmp_path_factory, form, x, xs, k):
+    note(form)
+    module = load(
+        f"import numpy as np\n\n\ndef f(x, xs, k):\n    return {form}\n",
+        str(tmp_path_factory.getbasetemp()),
+    )
+    x = np.array(x)
+    if form in GENERAL_REFUSES:
+        with pytest.raises(sg.SourcegradError, match="concatenation or repetition"):
+            sg.grad(module.f, wrt=(0, 1), specialize=False)(x, xs, k)
+        specialized = sg.grad(module.f, wrt=(0, 1))(x, xs, k)
+        for i, g in enumerate(specialized):
+            assert_close(g, fd_grad(module.f, (x, xs, k), i))
+    else:
+        check(module.f, x, xs, k, wrt=(0, 1))
+
+
+def f_two_lists_inside_a_list(p):
+    zs = p[0] + p[1]
+    return np.sum(np.array(zs) * np.array([1.0, 10.0]))
+
+
+def test_lists_inside_a_list_argument_are_refused_not_summed():
+    """``p[0] + p[1]``: entries of a container, whose kinds no call tells. Python concatenates
+    them; the array rule the compiler chose cannot tell that from broadcasting, and refuses."""
+    with pytest.raises(sg.SourcegradError, match="concatenation or repetition"):
+        sg.grad(f_two_lists_inside_a_list)([[1.0], [3.0]])
+
+
+# ---- second order: the tangent code of a sequence primitive, differentiated again ---------------------
+# ``hvp`` differentiates the generated tangent code, whose ``concat_sequences``/``repeat_sequence``
+# calls take sequences of tangents: they must stay sequence operations, not arrays.
+SECOND_ORDER_FORMS = [
+    "np.sum(np.stack([x] + [y * x]) ** 2)",
+    "np.sum(np.stack([x] * 3) * np.arange(1.0, 4.0)[:, None] * x)",
+    "np.sum(np.stack((x, np.sin(x)) + (y,)) ** 3)",
+    "np.sum(x * [2.0, -1.0, 0.5] * x + [1.0, 2.0, 3.0] * x ** 3)",
+]
+
+
+def fd_hvp(f, x, v, h=1e-4):
+    """(H v)_i from four values of ``f`` around ``x``, along e_i and ``v``."""
+    out = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        e = np.zeros_like(x)
+        e[i] = h
+        out[i] = (f(x + e + h * v) - f(x + e - h * v) - f(x - e + h * v) + f(x - e - h * v)) / (
+            4 * h * h
+        )
+    return out
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    st.sampled_from(SECOND_ORDER_FORMS),
+    st.lists(st.floats(-1.5, 1.5), min_size=3, max_size=3),
+    st.lists(st.floats(-1.5, 1.5), min_size=3, max_size=3),
+)
+def test_second_derivatives_through_sequences(tmp_path_factory, form, x, v):
+    note(form)
+    module = load(
+        f"import numpy as np\n\n\ndef f(x, y):\n    return {form}\n",
+        str(tmp_path_factory.getbasetemp()),
+    )
+    x, v, y = np.array(x), np.array(v), np.array([0.5, -1.0, 2.0])
+    got = sg.hvp(module.f)(x, y, v)
+    assert_close(got, fd_hvp(lambda z: module.f(z, y), x, v), rtol=1e-4, atol=1e-4, what="H v")

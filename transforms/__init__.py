@@ -1,7 +1,8 @@
-"""The compiler: source -> parse (libcst) -> fence/normalize -> analyze -> reverse -> optimize -> emit.
+"""The compiler: source -> parse (libcst) -> fence/normalize -> exits -> analyze -> reverse ->
+optimize -> emit.
 
-``compile_gradient(fn, wrt, mode)`` is the one entry point. Each pass lives in its own module and
-states what it expects and guarantees.
+``compile_gradient(fn, wrt, mode)`` is the one entry point; ``_front`` runs the passes both modes
+share, in order. Each pass lives in its own module and states what it expects and guarantees.
 """
 
 from __future__ import annotations
@@ -9,21 +10,19 @@ from __future__ import annotations
 import gc
 import sys
 
-import libcst as cst
-
 from sourcegrad.errors import (
     InternalCompilerError,
     MissingAdjointError,
     SourcegradError,
     UnsupportedSyntaxError,
-    UsageError,
 )
 
-from . import aliasing, checkpoints, fence, gate, ir, optimize, sequences, shapes
+from . import aliasing, checkpoints, exits, fence, gate, ir, optimize, sequences, shapes
 from . import rules as R
 from .analyze import Analysis, bind
 from .emit import load, render
 from .normalize import Normalizer
+from .normalize.aux import AuxNormalizer
 from .reverse import reverse
 from .source import get_source
 
@@ -54,7 +53,7 @@ def compile_gradient(
     Python number, None for anything else); with it, shape inference specializes the backward
     (``shapes.py``), and the caller must use the result only for calls that match it. Returns
     an ``emit.Compiled``. ``has_aux``: ``fn`` returns a pair ``(loss, aux)``; ``loss`` is
-    differentiated and ``aux`` is returned as computed, with no gradient (``_AuxNormalizer``).
+    differentiated and ``aux`` is returned as computed, with no gradient (``normalize/aux.py``).
     ``meter``: the forward counts what each of its saves keeps (``sourcegrad.memory``).
     ``checkpoint``: True or a number of snapshots: every loop outside other loops keeps snapshots
     of its state instead of a tape, as loops marked ``sourcegrad.checkpointed(range(...))`` do
@@ -66,7 +65,7 @@ def compile_gradient(
     of ``runtime.jit.STAND_INS`` bound for ``reversed``, ``finalize`` and ``check_scalar``."""
     with _stages(fn) as stage:
         src, normalizer, irfn, analysis = _front(
-            stage, fn, wrt, unroll, signature, _AuxNormalizer if has_aux else Normalizer
+            stage, fn, wrt, unroll, signature, AuxNormalizer if has_aux else Normalizer
         )
         bind = normalizer.captures.bind
         stage.name = "checkpoints"
@@ -117,11 +116,12 @@ def compile_gradient(
         return compiled
 
 
-def compile_jvp(fn, wrt, unroll=8, tangent_first=False):
+def compile_jvp(fn, wrt, unroll=8, tangent_first=False, jit=False):
     """Compile ``fn``'s forward mode for the parameters named in ``wrt``: a function of ``fn``'s
     parameters (all by position) followed by one tangent per ``wrt`` parameter, that returns
     ``(value, tangent of the value)`` (``forward.py``), or ``(tangent, value)`` with
-    ``tangent_first`` (what ``hvp`` differentiates, with ``has_aux``). Returns an ``emit.Compiled``."""
+    ``tangent_first`` (what ``hvp`` differentiates, with ``has_aux``). Returns an ``emit.Compiled``.
+    ``jit``: the variant numba compiles, with the stand-ins of ``runtime.jit.STAND_INS`` bound."""
     from .forward import forward
 
     with _stages(fn) as stage:
@@ -133,19 +133,26 @@ def compile_jvp(fn, wrt, unroll=8, tangent_first=False):
         lines = render(
             irfn.name, fwd, "jvp", normalizer.naming, normalizer.captures.bind, irfn.body[-1].pos
         )
-        return load(fn, irfn.qualname, "jvp", lines, normalizer.extra_ns)
+        stand_ins = None
+        if jit:
+            from sourcegrad.runtime.jit import STAND_INS as stand_ins
+        return load(
+            fn, irfn.qualname, "jvp numba" if jit else "jvp", lines, normalizer.extra_ns, stand_ins
+        )
 
 
 def _front(stage, fn, wrt, unroll, signature, normalizer_class):
-    """The passes both modes share, in order: source, normalize, sequences, bind, shapes (with a
-    ``signature``), analyze, gate, aliasing. Returns (source, normalizer, IR, analysis)."""
+    """The passes both modes share, in order: source, normalize, exits, sequences, bind, shapes
+    (with a ``signature``), analyze, gate, aliasing. Returns (source, normalizer, IR, analysis)."""
     stage.name = "source"
     src = get_source(fn)
     stage.name = "normalize"
     normalizer = normalizer_class(src, options={"unroll": unroll})
-    irfn = normalizer.run()
+    body = normalizer.lower()
+    stage.name = "exits"
+    irfn = normalizer.function(exits.lower_function(body, normalizer.naming))
     stage.name = "sequences"
-    sequences.rewrite(src, irfn, normalizer.naming)
+    sequences.rewrite(src, irfn, normalizer.naming, signature)
     stage.name = "bind"
     bindings = _bind_all(src, irfn)
     stage.name = "shapes"
@@ -254,96 +261,3 @@ def _bind_all(src, irfn):
                     "or register your own rule with @sourcegrad.adjoint",
                 ) from None
     return out
-
-
-class _AuxNormalizer(Normalizer):
-    """For ``grad(f, has_aux=True)``: each ``return loss, aux`` of ``f`` itself (not of the
-    functions it calls) becomes ``aux = <aux>`` followed by ``return loss``, so the one value
-    reversed is the loss, and ``aux`` (one variable, bound on every path) reaches no output: the
-    analysis gives it no adjoint. A return of a variable holding the pair is checked to be a pair
-    when it runs, then read by index. ``return helper(...)`` of a function of the user's (or a
-    local def) inlines the helper with the same treatment of its own returns, so the pair may
-    come from a helper (a helper's tuple anywhere else is refused, as without has_aux)."""
-
-    aux_var = None
-    aux_of = None  # the function differentiated with has_aux (named in messages)
-    _aux_call = None  # the call node of the ``return helper(...)`` being lowered
-    _aux_inlined = False  # was that call inlined with its returns giving the pair?
-
-    def _small_Return(self, s):
-        if s.value is None or (self.parent is not None and self.aux_of is None):
-            return super()._small_Return(s)
-        pos = self._pos(s)
-        if self.aux_var is None:
-            self.aux_var = self.naming.unique("aux")
-            self.aux_of = self.fn.__qualname__
-        value = s.value
-        if isinstance(value, cst.Tuple):
-            elements = value.elements
-            if len(elements) != 2 or any(isinstance(e, cst.StarredElement) for e in elements):
-                raise fence.located(
-                    UnsupportedSyntaxError,
-                    self.src,
-                    s,
-                    f"{self._aux_whose()} must return a pair (loss, aux), but this return gives {len(elements)} values",
-                    "return (loss, aux): put the other values in aux, e.g. return loss, (a, b)",
-                )
-            loss = self._atom(elements[0].value)
-            self._assign_expr(self.aux_var, elements[1].value, pos)
-            self._emit(ir.Return(loss, pos))
-            return
-        self._aux_call, self._aux_inlined = (value if isinstance(value, cst.Call) else None), False
-        r = self._atom(value)
-        inlined, self._aux_call, self._aux_inlined = self._aux_inlined, None, False
-        if inlined:  # return helper(...): the helper's own returns bound aux and gave the loss
-            self._emit(ir.Return(r, pos))
-            return
-        if not isinstance(r, ir.Name):
-            raise fence.located(
-                UnsupportedSyntaxError,
-                self.src,
-                s,
-                f"{self._aux_whose()} must return a pair (loss, aux), not a single value",
-                "return loss, aux",
-            )
-        check = self.captures.bind("check_aux_pair", check_aux_pair)
-        via = f", {self.fn.__qualname__!r}" if self.parent is not None else ""
-        self._emit(ir.Effect(ir.Text(f"{check}({r.id}, {self.aux_of!r}{via})", (r.id,)), pos))
-        loss = self.naming.unique("loss")
-        self._emit(ir.Assign(loss, self._getitem_op(r, ir.Index((ir.Const(0, "0"),), False)), pos))
-        self._emit(
-            ir.Assign(self.aux_var, self._getitem_op(r, ir.Index((ir.Const(1, "1"),), False)), pos)
-        )
-        self._emit(ir.Return(ir.Name(loss), pos))
-
-    def _aux_whose(self):
-        if self.parent is None:
-            return f"{self.fn.__qualname__} is differentiated with has_aux=True, so it"
-        return (
-            f"{self.fn.__qualname__} gives the value of {self.aux_of}, which is differentiated with "
-            "has_aux=True, so it"
-        )
-
-    def _inline_call(self, node, child, signature, callee, args, kwargs):
-        if node is not None and node is self._aux_call:
-            # the helper's returns give (loss, aux): it is lowered as this class, sharing aux
-            child.__class__ = _AuxNormalizer
-            child.aux_var, child.aux_of = self.aux_var, self.aux_of
-            self._aux_inlined = True
-        return super()._inline_call(node, child, signature, callee, args, kwargs)
-
-
-def check_aux_pair(value, name, via=None):
-    """``has_aux=True``: the function's value must be a pair ``(loss, aux)`` (``via``: the helper
-    whose return gives it)."""
-    if not isinstance(value, tuple) or len(value) != 2:
-        what = (
-            f"a tuple of {len(value)} values"
-            if isinstance(value, tuple)
-            else f"a {type(value).__name__}"
-        )
-        who = f"{name} is" if via is None else f"{via} gives the value of {name}, which is"
-        raise UsageError(
-            f"{who} differentiated with has_aux=True, so it must return a pair (loss, aux), "
-            f"but it returned {what}"
-        )

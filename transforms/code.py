@@ -127,7 +127,7 @@ def atom(a):
         return name(a.id)
     if isinstance(a, ir.Index):
         return index_value(a)
-    if isinstance(a, tuple):  # a tuple/list literal of atoms (normalize.Tup)
+    if isinstance(a, tuple):  # a tuple/list literal of atoms (ir.Tup)
         inner = join([atom(x) for x in a])
         if getattr(a, "is_list", False):
             return of("[", inner, "]")

@@ -1,7 +1,9 @@
 """Lower ``break``, ``continue`` and early ``return`` to flags, so every loop iteration and every
 function body has one exit.
 
-Expects: IR straight from ``normalize`` (``Break``/``Continue``/``Return`` anywhere). Guarantees:
+Expects: a function body straight from ``normalize`` (``Break``/``Continue``/``Return``
+anywhere): the compile's own function (``transforms._front``), or a helper being inlined
+(``normalize/inline.py``), whose one return then gives the call's value. Guarantees:
 the only ``Return`` is the last statement of the function; an exit sets flags (``_stop`` skips the
 rest of an iteration, ``_brk`` leaves the loop, ``_done`` leaves the function) and the statements
 after any ``if`` that may exit run under ``if not <flag>:``; loops that may be left early end
@@ -106,12 +108,21 @@ class _Lowering:
         return before + [replace(s, body=tuple(body))], returns
 
 
-def lower_exits(stmts, naming, ret_var=None):
-    """Lower the exits of a function body. Returns (statements, the variable holding the result)."""
+def lower_function(stmts, naming):
+    """The exits of a function body lowered: its statements, the one ``Return`` last."""
+    body, ret = lower_exits(stmts, naming)
+    if ret is not None:
+        body.append(ir.Return(ir.Name(ret), body[-1].pos))
+    return body
+
+
+def lower_exits(stmts, naming):
+    """Lower the exits of a function body. Returns (statements, the variable holding the result,
+    None when the body's last statement is its only return)."""
     has_early = _has_early_return(stmts)
     if not has_early and not _has_loop_exits(stmts):
         return list(stmts), None
-    ret = ret_var or naming.temp("ret")
+    ret = naming.temp("ret")
     low = _Lowering(naming, ret)
     if not has_early:
         body, _ = low.block(stmts[:-1])

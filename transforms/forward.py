@@ -25,7 +25,7 @@ from sourcegrad.runtime import tangents as _rt_tangents
 
 from . import code, fence, ir
 from .code import Ref, fmt, lit, of
-from .normalize import Tup
+from .ir import Tup
 from .rules import tangents as TR
 from .templates import Template, instantiate
 

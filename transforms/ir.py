@@ -1,6 +1,6 @@
 """The intermediate representation the compiler reverses: one operation per statement.
 
-After normalization (``normalize.py``) every operand is an ``Atom``: a ``Name`` or a ``Const``.
+After normalization (``normalize/``) every operand is an ``Atom``: a ``Name`` or a ``Const``.
 Index expressions are ``Index`` values whose parts are atoms, slices of atoms, ``None`` or
 ``...``. Conditions and loop bounds, which are never differentiated, are kept as source text.
 Nodes are frozen dataclasses; passes build new ones rather than mutating.
@@ -292,3 +292,36 @@ def walk(stmts):
             yield from walk(s.orelse)
         elif isinstance(s, (For, While)):
             yield from walk(s.body)
+
+
+def dump(stmts, indent=""):
+    """The statements as Python-like text, one per line (a block's body indented under it): the
+    IR as a reader or a test sees it. ``# nondiff`` marks an operation never differentiated,
+    ``# inplace`` one written ``x += v``."""
+    lines = []
+    for s in stmts:
+        lines.extend(_dump_one(s, indent))
+    return "\n".join(lines or [indent + "pass"])
+
+
+def _dump_one(s, indent):
+    if isinstance(s, Assign):
+        tags = (["nondiff"] if s.op.kind == "nondiff" else []) + (["inplace"] if s.inplace else [])
+        return [f"{indent}{s.target} = {s.op.text}" + (f"  # {', '.join(tags)}" if tags else "")]
+    if isinstance(s, If):
+        head = [f"{indent}if {s.test}:", dump(s.body, indent + "    ")]
+        return head + ([f"{indent}else:", dump(s.orelse, indent + "    ")] if s.orelse else [])
+    if isinstance(s, (For, While)):
+        head = f"for {s.target} in {s.range_text}:" if isinstance(s, For) else f"while {s.test}:"
+        mark = f"  # checkpointed: {s.checkpoint}" if getattr(s, "checkpoint", None) else ""
+        return [indent + head + mark, dump(s.body, indent + "    ")]
+    simple = {
+        SetItem: lambda: f"{s.target}[{s.index.render()}] = {s.value.render()}",
+        Append: lambda: f"{s.target}.append({s.value.render()})",
+        Effect: lambda: str(s.text),
+        Return: lambda: f"return {s.value.render()}",
+        Break: lambda: "break",
+        Continue: lambda: "continue",
+        LoopExit: lambda: f"if {s.test}: break  # loop exit",
+    }
+    return [indent + simple[type(s)]()]

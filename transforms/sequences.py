@@ -8,10 +8,19 @@ appended list of per-step losses); ``max``/``min`` of one sequence pick its extr
 
 Which names hold sequences is known statically, flow-insensitively (a name is a sequence when
 every definition makes one: a list or tuple literal, a comprehension, ``append``, ``list(...)``,
-a concatenation, a slice of a sequence, ``np.split``...). Where it cannot be known (a parameter,
-an entry of a container) the operation is compiled as numpy's, and the runtime refuses a list or
-tuple that reaches an array rule's adjoint (``unbroadcast``), so a sequence is never summed as
-an array silently.
+a concatenation, a slice of a sequence, ``np.split``...), and so is which hold Python ints
+(``len``, ``int``, loop counters, int literals): ``seq * n`` repeats only for a Python int, while
+an array, a float or a numpy integer makes numpy multiply the entries (``x * [2.0, 3.0]``). A
+parameter's kind comes from the call the code is specialized to (``signature``).
+
+Python decides ``a + b`` and ``a * b`` by the values, so the compiler may choose only what every
+value it can see agrees on: concatenation where both operands are sequences, numpy's operation
+where one is an array or float. Where one is a sequence and the other unknown (a parameter of
+the general code, an entry of a container), the sequence primitive is kept, and its adjoint
+decides from the values which operation ran (``runtime/sequences.py``). Where neither is known,
+the operation is compiled as numpy's, and the runtime refuses a list or tuple that reaches an
+array rule's adjoint in a shape broadcasting changed (``unbroadcast``), so a concatenation is
+never summed as an array silently.
 """
 
 from __future__ import annotations
@@ -35,7 +44,9 @@ from . import rules as R
 from .analyze import bind
 from .ir import ATTRIBUTE_READ, Tup
 
-SEQ, NOT = "sequence", "not a sequence"
+# NOT: an array or a float, with which a list is numpy's operand (an array's entry, a numpy
+# integer, may repeat a list as a Python int does, so it is not NOT but unknown)
+SEQ, INT, NOT = "sequence", "int", "an array or a float"
 
 # functions whose result is a list or tuple
 _MAKE_SEQUENCE = {
@@ -50,13 +61,16 @@ _MAKE_SEQUENCE = {
     concat_sequences,
     repeat_sequence,
 }
+# the primitives this pass makes: they take their sequences as such
+_PRIMITIVES = {concat_sequences, repeat_sequence, max_of_sequence, min_of_sequence, stack_entries}
 # rule parameters that take a sequence of arrays as such (np.stack's arrays, sum's iterable)
 _SEQUENCE_PARAMS = {"arrays", "tup", "iterable", "xs", "condlist", "choicelist"}
 
 
-def rewrite(src, irfn, naming):
-    """Give sequence operations their own primitives (see the module docstring)."""
-    kinds = _kinds(irfn)
+def rewrite(src, irfn, naming, signature=None):
+    """Give sequence operations their own primitives (see the module docstring). ``signature``:
+    what the call the code is specialized to records of each parameter (``api.signature_of``)."""
+    kinds = _kinds(irfn, _parameter_kinds(irfn.params, signature))
     for s in ir.walk(irfn.body):
         if (
             isinstance(s, ir.SetItem)
@@ -78,15 +92,34 @@ def rewrite(src, irfn, naming):
 _BOTTOM = "no definition seen yet"
 
 
-def _kinds(irfn):
-    """Each defined name's kind: SEQ, NOT, or None (unknown: its definitions disagree or do not
-    say). An optimistic fixpoint (every name starts with no kind), so ``xs = xs * 2`` after
-    ``xs = [x]`` is a repetition."""
+def _parameter_kinds(params, signature):
+    """Each parameter's kind on entry, from the call's signature (None: unknown)."""
+    if signature is None:
+        return dict.fromkeys(params)
+    out = {}
+    for p, k in zip(params, signature):
+        if k is list or k is tuple:
+            out[p] = SEQ
+        elif k is int:
+            out[p] = INT
+        elif k is float or type(k) is tuple:
+            out[p] = NOT  # a float, or an array's shape
+        else:
+            out[p] = None
+    return out
+
+
+def _kinds(irfn, entry):
+    """Each name's kind: SEQ, INT, NOT, or None (unknown: its definitions disagree or do not
+    say). ``entry``: the parameters' kinds on entry. An optimistic fixpoint (every defined name
+    starts with no kind), so ``xs = xs * 2`` after ``xs = [x]`` is a repetition."""
     defs = {}
     for s in ir.walk(irfn.body):
         if isinstance(s, (ir.Assign, ir.Append, ir.SetItem, ir.For)):
             defs.setdefault(s.target, []).append(s)
     kinds = dict.fromkeys(defs, _BOTTOM)
+    for p, k in entry.items():
+        kinds.setdefault(p, k)
     # a name's kind follows from the kinds of the names its definitions read: where none of those
     # changed since it was last worked out, it would come out the same, and is not worked out again
     reads = {name: {n for d in ds for n in _read_by(d)} for name, ds in defs.items()}
@@ -101,6 +134,8 @@ def _kinds(irfn):
             step += 1
             seen_at[name] = step
             seen = {_kind_of_def(d, kinds) for d in ds} - {_BOTTOM}
+            if name in entry:
+                seen.add(entry[name])  # a parameter the body assigns again
             k = (seen.pop() if len(seen) == 1 else None) if seen else _BOTTOM
             if kinds[name] != k:
                 kinds[name] = k
@@ -122,7 +157,7 @@ def _kind_of_def(s, kinds):
     if isinstance(s, ir.Append):
         return SEQ
     if isinstance(s, ir.For):
-        return NOT  # the loop counter
+        return INT  # the loop counter
     if isinstance(s, ir.SetItem):
         return kinds.get(s.target)
     op = s.op
@@ -131,34 +166,62 @@ def _kind_of_def(s, kinds):
     key = op.key
     if _member(key, _MAKE_SEQUENCE):
         return SEQ
-    if key is operator.add or key is operator.mul:
-        ks = [kind_of(a, kinds) for a in op.args]
-        if SEQ in ks:
-            return SEQ
-        return _BOTTOM if _BOTTOM in ks else (NOT if all(k == NOT for k in ks) else None)
+    if _member(key, _MAKE_INT):
+        return INT
+    if _member(key, _ARITHMETIC):
+        return _arithmetic(key, [kind_of(a, kinds) for a in op.args])
     if key is operator.getitem:
         base, index = op.args
         kb = kind_of(base, kinds)
         if kb == SEQ and any(isinstance(p, ir.Slice) for p in index.parts):
             return SEQ
-        return kb if kb in (NOT, _BOTTOM) else None
-    if (
-        key is ATTRIBUTE_READ
-        or op.kind == "nondiff"
-        and R.lookup(key) is None
-        and not R.is_nondiff(key)
-    ):
-        return None  # x.shape is a tuple; a function without a rule may return anything
-    return NOT
+        return _BOTTOM if kb is _BOTTOM else None  # an entry: a numpy integer repeats a list
+    # anything else: x.shape is a tuple, a function without a rule may return anything, and a
+    # numpy function's result may be a numpy integer (which repeats a list as an int does)
+    return None
+
+
+# the result is a Python int when every operand is one
+_MAKE_INT = {builtins.len, builtins.int, operator.index}
+_INT_PRESERVING = {
+    operator.add,
+    operator.sub,
+    operator.mul,
+    operator.floordiv,
+    operator.mod,
+    operator.neg,
+    operator.pos,
+}
+_ARITHMETIC = _INT_PRESERVING | {operator.truediv, operator.pow}
+
+
+def _arithmetic(key, ks):
+    """The kind of an arithmetic operation's result, from its operands' kinds."""
+    if _BOTTOM in ks:
+        return _BOTTOM
+    if key is operator.add and all(k == SEQ for k in ks):
+        return SEQ  # concatenation
+    if key is operator.mul and SEQ in ks and INT in ks:
+        return SEQ  # repetition
+    if key in (operator.add, operator.mul) and SEQ in ks and None in ks:
+        return None  # which one, the values decide
+    if NOT in ks:
+        return NOT  # numpy's (or a float's) arithmetic; a sequence operand is made an array
+    if all(k == INT for k in ks):
+        return INT if key in _INT_PRESERVING else None
+    return None
 
 
 def kind_of(atom, kinds):
     if isinstance(atom, Tup):
         return SEQ
     if isinstance(atom, ir.Name):
-        return kinds.get(atom.id)  # a parameter: unknown
+        return kinds.get(atom.id)  # a parameter of unknown kind: None
     if isinstance(atom, ir.Const):
-        return SEQ if isinstance(atom.value, (list, tuple)) else NOT
+        v = atom.value
+        if isinstance(v, (list, tuple)):
+            return SEQ
+        return INT if type(v) is int or type(v) is bool else NOT
     return None
 
 
@@ -204,14 +267,14 @@ def _assign(s, kinds, naming):
         return [s]
     key = op.key
     ks = [kind_of(a, kinds) for a in op.args]
-    if key is operator.add and ks.count(SEQ) >= 1 and not op.kwargs:
-        return [_with_key(s, concat_sequences)]
-    if key is operator.mul and SEQ in ks and not op.kwargs:
-        return [_with_key(s, repeat_sequence)]
+    if key is operator.add and SEQ in ks and not op.kwargs and all(k in (SEQ, None) for k in ks):
+        return [_with_key(s, concat_sequences)]  # concatenation, or one the values decide
+    if key is operator.mul and SEQ in ks and not op.kwargs and (INT in ks or None in ks):
+        return [_with_key(s, repeat_sequence)]  # repetition, or one the values decide
     if (key is builtins.max or key is builtins.min) and len(op.args) == 1 and not op.kwargs:
         return [_with_key(s, max_of_sequence if key is builtins.max else min_of_sequence)]
-    if key is operator.getitem or isinstance(key, str):
-        return [s]
+    if key is operator.getitem or isinstance(key, str) or _member(key, _PRIMITIVES):
+        return [s]  # (a sequence primitive in code sourcegrad generated: a jvp differentiated)
     return _stack_arguments(s, kinds, naming)
 
 
@@ -248,12 +311,28 @@ def _stack_arguments(s, kinds, naming):
         new[k] = ir.Name(t)
     args = tuple(new.get(_key(a), a) for a in op.args)
     kwargs = tuple((k, new.get(_key(a), a)) for k, a in op.kwargs)
-    text = op.text
-    for k, v in convert.items():
-        text = _replace_atom(text, v.render(), new[k].id)
+    symbol = _BINARY.get(op.key) if len(args) == 2 and not kwargs else None
+    if symbol is not None:  # ``a * b``: written anew from its operands
+        text = f"{args[0].render()} {symbol} {args[1].render()}"
+    else:
+        text = op.text
+        for k, v in convert.items():
+            text = _replace_atom(text, v.render(), new[k].id)
     return pre + [
         ir.Assign(s.target, ir.Op(op.key, args, kwargs, text, op.kind), s.pos, s.inplace, s.node)
     ]
+
+
+_BINARY = {
+    operator.add: "+",
+    operator.sub: "-",
+    operator.mul: "*",
+    operator.truediv: "/",
+    operator.floordiv: "//",
+    operator.mod: "%",
+    operator.pow: "**",
+    operator.matmul: "@",
+}
 
 
 def _key(atom):

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import LikeModule, _float_dtype, _shape, array_module, zeros_like
+from ..backend import LikeModule, _float_dtype, _shape, array_module
+from ..zeros import zeros_like
 
 
 def _nd(x):

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from .. import zeros_like
+from ..zeros import zeros_like
 from .common import _is_complex, share
 
 

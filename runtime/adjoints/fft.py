@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from .. import _shape, array_module
+from ..backend import _shape, array_module
 from .common import _is_complex, _nd
 from .elementwise import real_part
 

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _float_dtype, _scatter_add, _shape, unbroadcast, zeros_like
+from ..backend import _float_dtype, _shape
+from ..broadcast import unbroadcast
+from ..scatter import _scatter_add
+from ..zeros import zeros_like
 from .common import _nd, _unpermute, share
 
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import ZERO, _float_dtype, as_array_like, zeros_like
+from ..backend import _float_dtype
+from ..broadcast import as_array_like
+from ..zeros import ZERO, zeros_like
 from .common import _nd
 from .reductions import prod_of_others
 

@@ -12,7 +12,9 @@ import math
 
 import numpy as np
 
-from .. import _float_dtype, _shape, array_module, as_array_like, unbroadcast, zeros_like
+from ..backend import _float_dtype, _shape, array_module
+from ..broadcast import as_array_like, unbroadcast
+from ..zeros import zeros_like
 from .common import _nd
 
 

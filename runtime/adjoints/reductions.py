@@ -11,7 +11,10 @@ import math
 
 import numpy as np
 
-from .. import SeqAdjoint, _float_dtype, _norm_axes, _shape, as_array_like, unbroadcast, unreduce
+from ..backend import _float_dtype, _norm_axes, _shape
+from ..broadcast import as_array_like, unbroadcast, unreduce
+from ..errors import UnsupportedValueError
+from ..zeros import SeqAdjoint
 from .common import _nd, share
 from .elementwise import nonzero_or_one
 
@@ -478,8 +481,6 @@ def gradient_adjoint(g, f, spacing=1.0, axis=None, edge_order=1):
     is a step or the coordinates along the axis."""
     f = np.asarray(f)
     if axis is None and f.ndim != 1 or np.ndim(axis) != 0:
-        from . import UnsupportedValueError
-
         raise UnsupportedValueError(
             f"np.gradient of a {f.ndim}-d array along several axes gives a list of arrays, which sourcegrad "
             "does not differentiate: call it once per axis, np.gradient(f, axis=k)"
@@ -494,8 +495,6 @@ def gradient_spacing_adjoint(g, y, spacing):
     """Adjoint of a scalar step ``h`` of ``y = np.gradient(f, h)``: ``y`` is the unit-step result
     divided by ``h``, so ``dy/dh = -y / h``. Coordinates given as an array are not differentiated."""
     if np.ndim(spacing) != 0:
-        from . import UnsupportedValueError
-
         raise UnsupportedValueError(
             "np.gradient's coordinates along the axis are differentiated only as one step "
             "(a number); pass the coordinates as a constant"

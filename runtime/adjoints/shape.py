@@ -11,7 +11,10 @@ import math
 
 import numpy as np
 
-from .. import SeqAdjoint, ZERO, _float_dtype, _scatter_add, _shape, unbroadcast, zeros_like
+from ..backend import _float_dtype, _shape
+from ..broadcast import unbroadcast
+from ..scatter import _scatter_add
+from ..zeros import SeqAdjoint, ZERO, zeros_like
 from .common import _nd, _unpermute
 
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _float_dtype, unbroadcast, unreduce
+from ..backend import _float_dtype
+from ..broadcast import unbroadcast, unreduce
 from .indexing import cast_like
 
 

@@ -13,7 +13,9 @@ from sourcegrad.runtime import (
 from . import rule
 
 rule(
-    concat_sequences, "z, a, b", "d[a] += sequence_head(d[z], a)\nd[b] += sequence_tail(d[z], a, b)"
+    concat_sequences,
+    "z, a, b",
+    "d[a] += sequence_head(d[z], a, b)\nd[b] += sequence_tail(d[z], a, b)",
 )
 rule(
     repeat_sequence,

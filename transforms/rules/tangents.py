@@ -371,6 +371,8 @@ multilinear(
     getattr(LA, "vecdot", None),
     getattr(np, "matvec", None),
     getattr(np, "vecmat", None),
+    # ``seq * n`` or, where the values make it numpy's, ``a * b``: either is bilinear
+    _seq.repeat_sequence,
 )
 
 multilinear(np.convolve, np.correlate)

@@ -1,0 +1,58 @@
+"""Checks generated code makes at run time, each raising the error a user can act on: a
+scalar value for ``grad``, a sequence (not a dict) to loop over, the count of an unpacking, and
+(``check_finite=True``) an adjoint free of NaN and inf.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .backend import array_module
+from .errors import NonScalarOutputError, UnsupportedValueError
+from .zeros import ZERO, MapAdjoint, SeqAdjoint
+
+__all__ = ["check_scalar", "check_sequence", "check_unpack", "check_finite"]
+
+
+def check_scalar(value, name):
+    """``grad`` needs a scalar: refuse anything else before running the backward."""
+    if type(value) is np.float64 or type(value) is float:  # the common cases, first and cheap
+        return
+    shape = getattr(value, "shape", None)
+    if shape is None:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    else:
+        ok = shape == () and value.dtype.kind in "fiu"
+    if not ok:
+        raise NonScalarOutputError(
+            f"grad needs {name} to return a real scalar, but it returned "
+            f"{type(value).__name__}{' of shape ' + str(shape) if shape else ''}. "
+            "For a non-scalar output use sourcegrad.vjp(f) and pass a cotangent to the pullback."
+        )
+
+
+def check_sequence(seq):
+    """``for x in seq`` is compiled as indexing ``seq[0], seq[1], ...``: refuse a dict, whose
+    iteration yields keys, not items by position."""
+    if isinstance(seq, dict):
+        raise UnsupportedValueError(
+            "a differentiated function cannot loop over a dict directly; "
+            "loop over d.items(), d.keys() or d.values()"
+        )
+
+
+def check_unpack(value, n):
+    """``a, b = value`` unpacks by indexing: first check the count, as Python would."""
+    if len(value) != n:
+        raise ValueError(f"cannot unpack {len(value)} values into {n} targets")
+
+
+def check_finite(g, where):
+    """Raise ``FloatingPointError`` naming the user's line when ``g`` holds NaN or inf.
+    (Debugging only: the test synchronizes with the device.)"""
+    if g is ZERO or isinstance(g, (SeqAdjoint, MapAdjoint)):
+        return g
+    xp = array_module(g)
+    if not bool(xp.all(xp.isfinite(g))):
+        raise FloatingPointError(f"the gradient became non-finite: {where} holds NaN or inf")
+    return g

@@ -1,0 +1,167 @@
+"""Lower a libcst function to the IR: one operation per statement (A-normal form).
+
+Expects: a parsed ``Source``. Guarantees (of ``Normalizer.lower``): every operand of every ``Op``
+is an atom (a ``Name`` or a ``Const``, or an ``Index``/``Tup`` of atoms); every call is resolved
+to the object whose rule applies (or refused with ``MissingAdjointError``); augmented assignment
+is plain assignment; tuple unpacking is indexing; ``for`` over a sequence is ``for`` over
+``range`` with indexing; the user's own functions are inlined; conditions and loop bounds, which
+are never differentiated, are kept as source text. ``Break``, ``Continue`` and ``Return`` may be
+anywhere: ``exits.py``, the next stage, lowers them. Anything not handled here is refused
+through ``fence.refuse`` (deny by default).
+
+Resolving names, desugaring, inlining and A-normal form happen in one walk over the tree (a name
+means what it means where the walk is: inside an inlined helper, a comprehension or a loop the
+walk unrolls). The ``Normalizer`` is made of one class per concern, each in its own module:
+
+- ``resolve``: what a name means (a local, or the module-level object it holds now);
+- ``anf``: the walk, and expressions lowered to atoms and temporaries;
+- ``statements``, ``assign``: statements and assignments;
+- ``loops``, ``dicts``: loops, comprehensions and dicts, desugared to loops over a range;
+- ``calls``, ``attributes``: calls and attribute reads, resolved to what differentiates them;
+- ``inline``: the user's own functions, lowered where they are called;
+- ``syntax``: what the others read off libcst nodes.
+
+``aux`` is the ``Normalizer`` of a function differentiated with ``has_aux=True``.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from sourcegrad.runtime import structures as _structures
+
+from .. import fence, ir
+from .. import rules as R
+from ..captures import KEY as _CAPTURES, Captures
+from ..exits import lower_function
+from ..naming import Naming
+from .anf import ANF
+from .assign import Assignments
+from .attributes import Attributes
+from .calls import Calls
+from .dicts import Dicts
+from .inline import Inlining
+from .loops import Loops
+from .resolve import Locals, Resolve, method_class
+from .statements import Statements
+
+__all__ = ["Normalizer"]
+
+
+class Normalizer(Inlining, Calls, Attributes, Dicts, Loops, Assignments, Statements, ANF, Resolve):
+    """The lowering of one function (``parent``: the normalizer of the function it is inlined
+    into, whose naming, captures and namespace it shares).
+
+    Its state, read and written by the modules of this package: ``params``, ``locals`` (every
+    name the function binds), ``assigned``, ``bind_counts``; ``rename`` (a local's name in the
+    generated code) and ``subst`` (an inlined parameter read as the caller's atom); ``static_locals``
+    (locals bound once to a module-level callable); ``local_defs`` and ``defs_inlining`` (the defs
+    and lambdas written in the function); ``dicts`` and ``dict_keys`` (local dict literals);
+    ``block`` (where statements are emitted), ``no_grad``, ``_loop_depth`` and ``_cur_pos``."""
+
+    def __init__(self, src, parent=None, options=None):
+        self.src = src
+        self.fn = src.fn
+        _check_signature(src)
+        params = src.tree.params
+        # keyword-only parameters last: the compiled code takes them by position (api.parameters_of)
+        self.params = [p.name.value for p in (*params.params, *params.kwonly_params)]
+        finder = Locals(src.ast_fn)
+        self.locals = set(self.params) | finder.names
+        self.assigned = finder.names
+        self.bind_counts = finder.counts
+        self.local_defs = {}  # name -> (libcst def, ast def, node) of a def or lambda written in the function
+        self.defs_inlining = frozenset()  # the local functions being inlined (no recursion)
+        self.static_locals = {}  # local names bound once to a module-level callable (relu = F.apply)
+        self.subst = {}  # parameter -> the caller's atom, for inlined parameters never rebound
+        self.dicts = {}  # local dict literal (its keys all string constants) -> {key: local name}
+        self.dict_keys = {}  # local dict -> the keys written so far (reading another is refused)
+        self.block = []
+        self._loop_depth = 0
+        self._cur_pos = None
+        self.no_grad = False
+        self.parent = parent
+        # a method's class, when this function is one (found by its qualified name) and never
+        # rebinds its first parameter: ``self.helper(z)`` is then inlined (``_self_method_call``)
+        self.self_class = (
+            method_class(self.fn)
+            if parent is None and self.params and self.params[0] not in finder.names
+            else None
+        )
+        self.options = parent.options if parent is not None else dict(options or {})
+        if parent is None:
+            self._root(finder)
+        else:
+            self._inlined_into(parent, finder)
+        self.captures.record_function(self.fn)
+
+    def _root(self, finder):
+        """The state of the compiled function's own normalizer."""
+        self.naming = Naming(finder.all_names | set(self.params))
+        self.naming.root_locals = self.locals
+        self.extra_ns = {}  # names the generated code needs beyond the user's globals
+        self.inlining = [self.fn]
+        # (the gradient's ``finalize`` also rebuilds dataclasses, namedtuples and registered objects)
+        reserved = {**R.NAMESPACE, "finalize": _structures.finalize}
+        self.captures = self.extra_ns[_CAPTURES] = Captures(
+            self.fn, self.locals, self.naming, reserved
+        )
+        self.rename = {}  # the user's own names stay: sourcegrad's names make room (Captures.bind)
+
+    def _inlined_into(self, parent, finder):
+        """The state of a helper's normalizer: its parent's naming, namespace and captures."""
+        self.naming = parent.naming
+        self.extra_ns = parent.extra_ns
+        self.captures = parent.captures
+        self.inlining = parent.inlining + [self.fn]
+        self.rename = self._inline_names(finder.all_names)
+
+    def _child(self, src):
+        """The normalizer of a function inlined into this one."""
+        return Normalizer(src, parent=self)
+
+    def lower(self):
+        """The function body in A-normal form (its exits not yet lowered: ``exits.py``)."""
+        body = self._block(self.src.tree.body)
+        if not any(isinstance(s, ir.Return) for s in ir.walk(body)):
+            fence.refuse(
+                self.src,
+                self.src.tree,
+                msg="the function must end with a return statement",
+                hint="return the value to differentiate",
+            )
+        return body
+
+    def function(self, body):
+        """The ``ir.Function`` of this function with ``body``."""
+        name = self.fn.__name__ if self.fn.__name__ != "<lambda>" else "lambda"
+        return ir.Function(name, self.params, tuple(body), self.src.filename, self.fn.__qualname__)
+
+    def run(self):
+        """``lower`` then ``exits.lower_function``, the first two stages of the compile
+        (``transforms._front``), for the analyses that need only the IR."""
+        return self.function(lower_function(self.lower(), self.naming))
+
+
+def _check_signature(src):
+    """Refuse ``*args``, ``**kwargs``, positional-only parameters and ``async def``."""
+    tree = src.tree
+    params = tree.params
+    if (
+        isinstance(params.star_arg, cst.Param)
+        or params.star_kwarg is not None
+        or params.posonly_params
+    ):
+        node = (
+            params.star_arg
+            if isinstance(params.star_arg, cst.Param)
+            else (params.star_kwarg or tree)
+        )
+        fence.refuse(
+            src,
+            node,
+            msg="*args, **kwargs and positional-only parameters are not supported",
+            hint="list the parameters one by one",
+        )
+    if tree.asynchronous is not None:
+        fence.refuse(src, tree, kind="AsyncFunctionDef")

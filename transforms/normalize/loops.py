@@ -1,0 +1,330 @@
+"""Loops and comprehensions, desugared: every loop is ``for <index> in range(...)`` or ``while``.
+
+Expects: the walk of ``anf`` and its state. Guarantees: ``for`` over a range with bounds known
+now (literals or module constants) and at most ``options["unroll"]`` trips, and no exit in its
+body, is unrolled; any other ``for`` is an ``ir.For`` over a range whose body first binds the
+user's targets by index: over a sequence (a snapshot of it when the body rebinds its name),
+``enumerate``, ``zip``, ``reversed``, a dict's keys, values or items (``dicts``), or
+``sourcegrad.checkpointed(range(...))`` (the loop's ``checkpoint``); a comprehension is a list
+built by such a loop, its names renamed so they stay inside it.
+"""
+
+from __future__ import annotations
+
+import builtins
+
+import libcst as cst
+
+from sourcegrad.runtime import checkpointed
+
+from .. import fence, ir
+from .syntax import assigned_in, find_node, indexes_by, target_names, tup
+
+
+class Loops:
+    """The loop and comprehension methods of the ``Normalizer``."""
+
+    def _stmt_For(self, s):
+        """``for``: unrolled, or an ``ir.For`` over a range (``_loop_iter``)."""
+        pos = self._pos(s)
+        if s.orelse is not None:
+            fence.refuse(
+                self.src,
+                s.orelse,
+                msg="for/else is not supported",
+                hint="use a flag variable and an if after the loop",
+            )
+        if s.asynchronous is not None:
+            fence.refuse(self.src, s, kind="AsyncFunctionDef")
+        s, checkpoint = self._checkpoint_marker(s)
+        trips = self._static_trips(s) if checkpoint is None else None
+        if trips is not None:
+            self._unroll(s, trips, pos)
+            return
+        range_text, target, prologue = self._loop_iter(s)
+        with self._in_loop(), self._collecting() as body:
+            for build in prologue:
+                build()
+            for stmt in s.body.body:
+                self._stmt(stmt)
+        self._emit(ir.For(target, range_text, tuple(body), pos, checkpoint))
+
+    def _checkpoint_marker(self, s):
+        """``for t in sourcegrad.checkpointed(range(...), snapshots=n):``: the loop over the range
+        and its checkpoint (n, or True for the default); ``(s, None)`` for any other loop."""
+        it = s.iter
+        if not (isinstance(it, cst.Call) and self._static_callee(it.func) is checkpointed):
+            return s, None
+        usage = (
+            "for t in sourcegrad.checkpointed(range(steps)):  or  ...(range(steps), snapshots=20)"
+        )
+        positional = [a for a in it.args if a.keyword is None]
+        keywords = {a.keyword.value: a.value for a in it.args if a.keyword is not None}
+        if len(positional) != 1 or positional[0].star or set(keywords) - {"snapshots"}:
+            fence.refuse(
+                self.src,
+                it,
+                msg="sourcegrad.checkpointed takes a range and, optionally, snapshots=n",
+                hint=usage,
+            )
+        inner = positional[0].value
+        if not (isinstance(inner, cst.Call) and self._static_callee(inner.func) is builtins.range):
+            fence.refuse(
+                self.src,
+                inner,
+                msg="sourcegrad.checkpointed marks a loop over range(...) only",
+                hint="loop over the indices: for i in sourcegrad.checkpointed(range(len(xs))): x = xs[i]",
+            )
+        loop = s.with_changes(iter=inner)
+        self.src.alias(loop, s)
+        return loop, self._snapshots(keywords.get("snapshots"), usage)
+
+    def _snapshots(self, node, usage):
+        """The ``snapshots=`` of a checkpointed loop: a positive int written there or a module
+        constant (True when absent or None)."""
+        if node is None or (isinstance(node, cst.Name) and node.value == "None"):
+            return True
+        if isinstance(node, cst.Integer):
+            value = int(node.evaluated_value)
+        elif isinstance(node, (cst.Name, cst.Attribute)) and not self._is_local_expr(node):
+            value = self._static_value(node)
+        else:
+            value = None
+        if type(value) is not int or value < 1:
+            fence.refuse(
+                self.src,
+                node,
+                msg="snapshots= must be a positive int known when the function is compiled "
+                "(written there, or a module constant)",
+                hint=usage,
+            )
+        return value
+
+    def _static_trips(self, s):
+        """The values of ``for i in range(...)`` when its bounds are literals or module-level
+        constants, the trip count is at most the unroll limit, and the body has no exit."""
+        it = s.iter
+        if not (
+            isinstance(it, cst.Call)
+            and isinstance(s.target, cst.Name)
+            and self._static_callee(it.func) is builtins.range
+            and 1 <= len(it.args) <= 3
+        ):
+            return None
+        if find_node(s.body, (cst.Break, cst.Continue, cst.Return)) is not None:
+            return None
+        bounds, captured = [], []
+        for a in it.args:
+            v = a.value
+            if a.keyword is not None or a.star:
+                return None
+            if isinstance(v, cst.Integer):
+                bounds.append(int(v.evaluated_value))
+            elif (
+                isinstance(v, cst.UnaryOperation)
+                and isinstance(v.operator, cst.Minus)
+                and isinstance(v.expression, cst.Integer)
+            ):
+                bounds.append(-int(v.expression.evaluated_value))
+            elif isinstance(v, (cst.Name, cst.Attribute)) and not self._is_local_expr(v):
+                value = self._static_value(v, record=False)
+                if type(value) is not int:
+                    return None
+                bounds.append(value)
+                captured.append(v)
+            else:
+                return None
+        trips = range(*bounds)
+        if len(trips) > self.options.get("unroll", 0):
+            return None  # a loop: its bounds are read when it runs
+        for v in captured:  # unrolled: the code holds the bounds' values, so they must stay
+            self._static_value(v)
+        return list(trips)
+
+    def _unroll(self, s, trips, pos):
+        """A loop with a small trip count known now: its body once per value, in order."""
+        target = self._local(s.target.value)
+        for value in trips:
+            self._emit(ir.Assign(target, self._copy_op(ir.Const(value, str(value))), pos))
+            for stmt in s.body.body:
+                self._stmt(stmt)
+
+    def _loop_iter(self, s):
+        """(range text, index variable, statements that bind the user's targets per iteration)."""
+        it, target = s.iter, s.target
+        pos = self._pos(s)
+        if isinstance(it, cst.Call) and self._static_callee(it.func) is builtins.range:
+            if not isinstance(target, cst.Name):
+                fence.refuse(self.src, target, msg="a range loop needs a single loop variable")
+            self._check_text(it)
+            return self._kept(it), self._local(target.value), []
+        callee = self._static_callee(it.func) if isinstance(it, cst.Call) else None
+        if callee is builtins.enumerate:
+            return self._enumerate_loop(it, target, s, pos)
+        if callee is builtins.zip:
+            k = self.naming.temp("k")
+            n, binders = self._zip_binders(it, target, k, s, pos)
+            return self._range(n), k, binders
+        if callee is builtins.reversed:
+            seq = self._iterated(self._atom(it.args[0].value), s, pos)
+            k = self.naming.temp("k")
+            rng = ir.text(
+                f"{self.captures.bind('range')}({self.captures.bind('len')}({{}}) - 1, -1, -1)", seq
+            )
+            return rng, k, [lambda: self._bind_elem(target, seq, k, pos)]
+        return self._sequence_loop(it, target, callee, s, pos)
+
+    def _enumerate_loop(self, it, target, s, pos):
+        """``for i, x in enumerate(xs)`` (or ``enumerate(zip(xs, ys))``): ``i`` is the index."""
+        if not isinstance(target, cst.Tuple) or len(target.elements) != 2:
+            fence.refuse(
+                self.src,
+                target,
+                msg="enumerate(...) needs two loop targets: index, value",
+                hint="for i, x in enumerate(xs):",
+            )
+        idx_target, value_target = target.elements[0].value, target.elements[1].value
+        if not isinstance(idx_target, cst.Name):
+            fence.refuse(self.src, idx_target, msg="the index of enumerate must be a plain name")
+        if len(it.args) != 1 or it.args[0].keyword is not None or it.args[0].star:
+            fence.refuse(
+                self.src,
+                it,
+                msg="enumerate takes one sequence here (no start=)",
+                hint="for i, x in enumerate(xs): and add the offset to i in the body",
+            )
+        k = self._local(idx_target.value)
+        inner = it.args[0].value
+        if isinstance(inner, cst.Call) and self._static_callee(inner.func) is builtins.zip:
+            # enumerate(zip(xs, ys))
+            n, binders = self._zip_binders(inner, value_target, k, s, pos)
+            return self._range(n), k, binders
+        seq = self._iterated(self._atom(inner), s, pos)
+        return self._range_len(seq), k, [lambda: self._bind_elem(value_target, seq, k, pos)]
+
+    def _sequence_loop(self, it, target, callee, s, pos):
+        """``for x in <value>``: a dict's keys, values or items, or a sequence read by index."""
+        if (
+            isinstance(it, cst.Call)
+            and isinstance(it.func, cst.Attribute)
+            and isinstance(it.func.value, cst.Name)
+            and it.func.value.value in self.dicts
+        ):
+            self._refuse_dict_value(it.func.value)
+        if isinstance(it, cst.Name) and it.value in self.dicts:
+            self._refuse_dict_value(it)
+        if (
+            isinstance(it, cst.Name)
+            and it.value in self.locals
+            and isinstance(target, cst.Name)
+            and isinstance(self.subst.get(it.value, ir.Name("")), ir.Name)
+            and indexes_by(s.body, it.value, target.value)
+        ):
+            return self._dict_or_sequence_loop(it, target, s, pos)
+        if (
+            callee is None
+            and isinstance(it, cst.Call)
+            and isinstance(it.func, cst.Attribute)
+            and it.func.attr.value in ("items", "keys", "values")
+            and not it.args
+            and isinstance(it.func.value, cst.Name)
+            and it.func.value.value in self.locals
+        ):
+            return self._dict_loop(it.func.attr.value, self._atom(it.func.value), target, pos)
+        seq = self._atom(it)
+        if isinstance(seq, ir.Name):
+            seq = self._iterated(seq, s, pos)
+            self._emit(
+                ir.Effect(ir.text(f"{self.captures.bind('check_sequence')}({{}})", seq), pos)
+            )
+        if isinstance(seq, ir.Const):  # a module-level list, or a literal: read by index
+            held = self.naming.temp("seq")
+            self._emit(ir.Assign(held, self._copy_op(seq), pos))
+            seq = ir.Name(held)
+        k = self.naming.temp("k")
+        return self._range_len(seq), k, [lambda: self._bind_elem(target, seq, k, pos)]
+
+    def _zip_binders(self, it, target, k, s, pos):
+        """``zip(xs, ys)`` read at index ``k``: (trip count text, one binder per loop target)."""
+        seqs = [self._iterated(self._atom(a.value), s, pos) for a in it.args]
+        if not isinstance(target, (cst.Tuple, cst.List)) or len(target.elements) != len(seqs):
+            fence.refuse(
+                self.src,
+                target,
+                msg="zip(...) needs one loop target per sequence",
+                hint="for a, b in zip(xs, ys):",
+            )
+        length = self.captures.bind("len")
+        n = ", ".join(f"{length}({q.render()})" for q in seqs)
+        trips = ir.Text(
+            f"{self.captures.bind('min')}({n})", [x for q in seqs for x in ir.atom_names(q)]
+        )
+        return trips, [
+            (lambda el=el, q=q: self._bind_elem(el.value, q, k, pos))
+            for el, q in zip(target.elements, seqs)
+        ]
+
+    def _iterated(self, seq, s, pos):
+        """The sequence loop ``s`` reads by index: ``seq``, or a snapshot of it when the body
+        rebinds the name (Python iterates the object the name held when the loop began)."""
+        rebound = {self._local(n) for n in assigned_in(s.body) if n in self.locals}
+        if isinstance(seq, ir.Name) and seq.id in rebound:
+            snapshot = self.naming.temp("seq")
+            self.naming.snapshots[snapshot] = seq.id
+            self._emit(ir.Assign(snapshot, self._copy_op(seq), pos))
+            return ir.Name(snapshot)
+        return seq
+
+    def _expr_ListComp(self, node):
+        return self._comprehension(node)
+
+    def _expr_GeneratorExp(self, node):
+        return self._comprehension(node)
+
+    def _comprehension(self, node):
+        """``[elt for x in xs if c]``: a list built by a loop (its names stay inside it)."""
+        result = self.naming.temp("list")
+        pos = self._pos(node)
+        self._emit(ir.Assign(result, self._copy_op(tup([], True)), pos))
+        saved_locals, saved_rename = set(self.locals), dict(self.rename)
+        try:
+            self._comp_loops(node, node.for_in, result, pos)
+        finally:
+            self.locals, self.rename = saved_locals, saved_rename
+        return ir.Name(result)
+
+    def _comp_loops(self, node, comp_for, result, pos):
+        """The loop of one ``for`` clause (and, inside it, of those after it)."""
+        if comp_for.asynchronous is not None:
+            fence.refuse(self.src, comp_for, kind="AsyncFunctionDef")
+        for name in target_names(comp_for.target):
+            self.locals.add(name)
+            self.rename[name] = self.naming.unique(name)
+        # read by _loop_iter: [params[k] for k in params] is over a dict's keys
+        elt = getattr(node, "elt", None)
+        fake = cst.For(
+            target=comp_for.target,
+            iter=comp_for.iter,
+            body=cst.IndentedBlock(
+                body=[cst.SimpleStatementLine([cst.Expr(elt)])] if elt is not None else []
+            ),
+        )
+        self.src.alias(fake, comp_for)  # its positions are the comprehension's
+        range_text, target, prologue = self._loop_iter(fake)
+        with self._in_loop(), self._collecting() as body:
+            for build in prologue:
+                build()
+            self._comp_body(node, comp_for, list(comp_for.ifs), result, pos)
+        self._emit(ir.For(target, range_text, tuple(body), pos))
+
+    def _comp_body(self, node, comp_for, ifs, result, pos):
+        """Inside a clause's loop: its ``if`` conditions, then the next clause or the append."""
+        if ifs:
+            test = self._test(ifs[0].test)
+            with self._collecting() as body:
+                self._comp_body(node, comp_for, ifs[1:], result, pos)
+            self._emit(ir.If(test, tuple(body), (), pos))
+        elif comp_for.inner_for_in is not None:
+            self._comp_loops(node, comp_for.inner_for_in, result, pos)
+        else:
+            self._emit(ir.Append(result, self._atom(node.elt), pos))

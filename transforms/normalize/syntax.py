@@ -1,0 +1,225 @@
+"""What the normalizer's passes read off libcst nodes: operator tables, a node's source text,
+literal values, the names a subtree reads or binds, the first node of a kind.
+
+Expects: libcst nodes of the user's function. Guarantees: nothing is changed; every function
+here is pure (``code_of`` and ``literal_value`` give the text and value Python would).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import operator
+import re
+
+import libcst as cst
+
+from .. import ir
+from ..ir import Tup
+
+BINOPS = {
+    cst.Add: (operator.add, "+"),
+    cst.Subtract: (operator.sub, "-"),
+    cst.Multiply: (operator.mul, "*"),
+    cst.Divide: (operator.truediv, "/"),
+    cst.FloorDivide: (operator.floordiv, "//"),
+    cst.Modulo: (operator.mod, "%"),
+    cst.Power: (operator.pow, "**"),
+    cst.MatrixMultiply: (operator.matmul, "@"),
+    cst.BitAnd: (operator.and_, "&"),
+    cst.BitOr: (operator.or_, "|"),
+    cst.BitXor: (operator.xor, "^"),
+}
+
+
+AUGOPS = {
+    cst.AddAssign: cst.Add,
+    cst.SubtractAssign: cst.Subtract,
+    cst.MultiplyAssign: cst.Multiply,
+    cst.DivideAssign: cst.Divide,
+    cst.FloorDivideAssign: cst.FloorDivide,
+    cst.ModuloAssign: cst.Modulo,
+    cst.PowerAssign: cst.Power,
+    cst.MatrixMultiplyAssign: cst.MatrixMultiply,
+}
+
+
+UNOPS = {
+    cst.Minus: (operator.neg, "-"),
+    cst.Plus: (operator.pos, "+"),
+    cst.Not: (operator.not_, "not "),
+    cst.BitInvert: (operator.invert, "~"),
+}
+
+
+CMPOPS = {
+    cst.LessThan: (operator.lt, "<"),
+    cst.LessThanEqual: (operator.le, "<="),
+    cst.GreaterThan: (operator.gt, ">"),
+    cst.GreaterThanEqual: (operator.ge, ">="),
+    cst.Equal: (operator.eq, "=="),
+    cst.NotEqual: (operator.ne, "!="),
+    cst.Is: (operator.is_, "is"),
+    cst.IsNot: (operator.is_not, "is not"),
+}
+
+
+def code_of(node):
+    """The source text of ``node``."""
+    if isinstance(node, cst.Name):  # fast paths: libcst's code generation is slow
+        return node.value
+    if isinstance(node, cst.Attribute) and not node.lpar and not node.rpar:
+        base = code_of(node.value)
+        if base is not None:
+            return f"{base}.{node.attr.value}"
+    return _EMPTY.code_for_node(node)
+
+
+_EMPTY = cst.Module([])
+
+
+@functools.lru_cache(maxsize=4096)
+def literal_value(text):
+    """The value of a number or string literal's text, as libcst's ``evaluated_value`` gives it
+    (``ast.literal_eval``, which parses and compiles the text): the same literals recur."""
+    return ast.literal_eval(text)
+
+
+def names_read(node):
+    """The names ``node`` reads (not attribute names or keyword labels): what a condition or a
+    bound kept as text reads. Names a comprehension binds are included (an over-estimate)."""
+    names, labels = set(), set()
+
+    class V(cst.CSTVisitor):
+        def visit_Attribute(self, n):
+            labels.add(id(n.attr))
+
+        def visit_Arg(self, n):
+            if n.keyword is not None:
+                labels.add(id(n.keyword))
+
+        def visit_Name(self, n):
+            if id(n) not in labels:
+                names.add(n.value)
+
+    node.visit(V())
+    return names
+
+
+class Renamer(cst.CSTTransformer):
+    """Rewrites the names of a tree (``rename``: old -> new name, or the text of a constant), not
+    attribute names or keyword labels."""
+
+    def __init__(self, rename):
+        self.rename = rename
+
+    def leave_Name(self, original, updated):
+        new = self.rename.get(updated.value)
+        if not new:
+            return updated
+        if new.isidentifier():
+            return updated.with_changes(value=new)
+        return cst.parse_expression(new)  # an inlined parameter bound to a constant
+
+    def leave_Attribute(self, original, updated):
+        return updated.with_changes(attr=original.attr)
+
+    def leave_Arg(self, original, updated):
+        return updated.with_changes(keyword=original.keyword)
+
+
+def literal_const(t):
+    """A literal whose entries are all constants, as one ``Const`` of its nested Python value."""
+    if not isinstance(t, Tup):
+        return t
+    entries = [literal_const(a) for a in t]
+    if not all(isinstance(a, ir.Const) for a in entries):
+        return None
+    value = [a.value for a in entries] if t.is_list else tuple(a.value for a in entries)
+    return _LiteralConst(value, tup(entries, t.is_list).render())
+
+
+class _LiteralConst(ir.Const):
+    """A constant nested literal: its value may hold lists, so it hashes by its text."""
+
+    def __hash__(self):
+        return hash(self.text)
+
+
+def tup(items, is_list):
+    """A tuple (or, ``is_list``, list) literal of atoms."""
+    t = Tup(items)
+    t.is_list = is_list
+    return t
+
+
+def op_text(op):
+    """An operator node as Python writes it (``<<=``, ``&``)."""
+    return _code_op(op).strip() or type(op).__name__
+
+
+def _code_op(op):
+    tok = getattr(op, "_get_token", None)
+    return tok() if tok else ""
+
+
+def assigned_in(node):
+    """Names bound anywhere in a libcst subtree."""
+    out = set()
+
+    class V(cst.CSTVisitor):
+        def visit_AssignTarget(self, n):
+            out.update(target_names(n.target))
+
+        def visit_AugAssign(self, n):
+            out.update(target_names(n.target))
+
+        def visit_For(self, n):
+            out.update(target_names(n.target))
+
+    node.visit(V())
+    return out
+
+
+def target_names(target):
+    """The names an assignment or loop target binds (``a, (b, c)``)."""
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for el in target.elements for n in target_names(el.value)]
+    return []
+
+
+def indexes_by(body, seq, key):
+    """Whether ``body`` reads ``seq[key]`` (``for k in params: ... params[k]``: a dict's keys)."""
+    return (
+        re.search(rf"\b{re.escape(seq)}\s*\[\s*{re.escape(key)}\s*\]", _EMPTY.code_for_node(body))
+        is not None
+    )
+
+
+def find_name(node, names):
+    """The first ``Name`` in ``node`` spelled as one of ``names``, or None."""
+    found = []
+
+    class V(cst.CSTVisitor):
+        def visit_Name(self, n):
+            if not found and n.value in names:
+                found.append(n)
+
+    node.visit(V())
+    return found[0] if found else None
+
+
+def find_node(node, kind):
+    """The first node of type ``kind`` in ``node`` (depth first), or None."""
+    found = []
+
+    class V(cst.CSTVisitor):
+        def on_visit(self, n):
+            if isinstance(n, kind) and not found:
+                found.append(n)
+            return not found
+
+    node.visit(V())
+    return found[0] if found else None
