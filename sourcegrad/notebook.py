@@ -15,6 +15,8 @@ import html as _html
 import inspect
 import os
 
+from .transforms.naming import PREFIX
+
 _STYLE = """
 .sg-page { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12px; }
 .sg-page .sg-cols { display: flex; gap: 1.5em; align-items: flex-start; }
@@ -99,7 +101,7 @@ def _sweep(text, k):
         return "forward"
     if stripped.startswith("def ") and "_pullback(" in stripped:
         return "backward"
-    if stripped.startswith(("check_scalar(", "_sg_check_scalar(")):
+    if stripped.startswith(("check_scalar(", f"{PREFIX}check_scalar(")):
         return "backward"
     return ""
 

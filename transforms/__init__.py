@@ -57,7 +57,8 @@ def compile_gradient(
     ``meter``: the forward counts what each of its saves keeps (``sourcegrad.memory``).
     ``checkpoint``: True or a number of snapshots: every loop outside other loops keeps snapshots
     of its state instead of a tape, as loops marked ``sourcegrad.checkpointed(range(...))`` do
-    without it, and the backward runs its iterations again (``checkpoints.py``, ``reverse.py``).
+    without it, and the backward runs its iterations again (``checkpoints.py``,
+    ``reverse_checkpointed.py``).
     ``lazy``: the code for lazy arrays (dask): before each data-dependent test it persists the
     values the rest of the computation reads (``runtime/lazy.py``). ``Compiled.tests`` says whether
     the function has such tests at all (without, the lazy code would be the same).

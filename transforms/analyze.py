@@ -15,6 +15,7 @@ keep a value that is not needed, never drop one that is.
 from __future__ import annotations
 
 import inspect
+from functools import cached_property
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -375,10 +376,7 @@ class Analysis:
                     walk(s.body, around | {id(s)})
 
         walk(self.fn.body, frozenset())
-        readers = self._readers = {}  # every statement that reads a name, not only assignments
-        for s in self.stmts:
-            for n in ir.reads(s):
-                readers.setdefault(n, []).append(s)
+        readers = self._readers
         out = set()
         for t in temps & self.active:
             d = defs.get(t, ())
@@ -399,28 +397,35 @@ class Analysis:
                 out.add(t)
         return out
 
+    @cached_property
+    def _readers(self):
+        """name -> every statement that reads it, not only assignments."""
+        readers = {}
+        for s in self.stmts:
+            for n in ir.reads(s):
+                readers.setdefault(n, []).append(s)
+        return readers
+
     def binding(self, op):
         return self.bindings.get(id(op))
 
+    @cached_property
     def _edges(self):
         """(target, differentiable source names) for every definition."""
-        if not hasattr(self, "_edge_list"):
-            self._edge_list = list(self._compute_edges())
-        return self._edge_list
-
-    def _compute_edges(self):
+        edges = []
         for s in self.stmts:
             if isinstance(s, ir.Assign):
-                yield s.target, diff_operands(s.op, self.binding(s.op))
+                edges.append((s.target, diff_operands(s.op, self.binding(s.op))))
             elif isinstance(s, (ir.SetItem, ir.Append)):
-                yield s.target, set(_names(s.value)) | {s.target}
+                edges.append((s.target, set(_names(s.value)) | {s.target}))
+        return edges
 
     def _varied(self):
         varied = set(self.wrt)
         changed = True
         while changed:
             changed = False
-            for target, sources in self._edges():
+            for target, sources in self._edges:
                 if target not in varied and sources & varied:
                     varied.add(target)
                     changed = True
@@ -434,7 +439,7 @@ class Analysis:
         changed = True
         while changed:  # usefulness flows backward: visiting the edges in reverse converges fast
             changed = False
-            for target, sources in reversed(self._edges()):
+            for target, sources in reversed(self._edges):
                 if target in useful and not sources <= useful:
                     useful |= sources
                     changed = True
@@ -456,16 +461,21 @@ class Analysis:
 
     def backward_reads(self):
         """Names whose values some adjoint statement reads (see ``shape_reads`` for the rest)."""
-        return self._reads()[0]
+        return self._reads[0]
 
     def shape_reads(self):
         """Names the backward reads only for their shape and dtype."""
-        values, shapes = self._reads()
+        values, shapes, _ = self._reads
         return shapes - values
 
+    @property
+    def read_sites(self):
+        """name -> [(a statement whose adjoint reads it, does it read the value it defines?)]."""
+        return self._reads[2]
+
+    @cached_property
     def _reads(self):
-        if hasattr(self, "_reads_cache"):
-            return self._reads_cache
+        """(names the backward reads the values of, names it reads the shapes of, read_sites)."""
         reads, shapes = _Sites(), _Sites()
         for s in self.stmts:
             if not self.is_active_stmt(s):
@@ -498,9 +508,8 @@ class Analysis:
                         into.add(s.target, result=True)
                     else:
                         into.update(ir.atom_names(b.values[p]))
-        self.read_sites = {}
+        read_sites = {}
         for sites in (reads, shapes):
             for n, stmts in sites.sites.items():
-                self.read_sites.setdefault(n, []).extend(stmts)
-        self._reads_cache = (set(reads), set(shapes))
-        return self._reads_cache
+                read_sites.setdefault(n, []).extend(stmts)
+        return set(reads), set(shapes), read_sites

@@ -25,6 +25,8 @@ import sys
 import types
 from dataclasses import dataclass
 
+from .naming import PREFIX
+
 KEY = "<captures>"  # the Captures' key in the normalizer's extra namespace (never an identifier)
 
 
@@ -153,7 +155,7 @@ class Captures:
         key = (name, id(obj))
         chosen = self._bound_names.get(key)
         if chosen is None:
-            chosen = name if self._may_bind(name, obj) else self.naming.unique(f"_sg_{name}")
+            chosen = name if self._may_bind(name, obj) else self.naming.unique(f"{PREFIX}{name}")
             self._take(chosen, ("object", id(obj)))
             self.bound[chosen] = obj
             self._bound_names[key] = chosen

@@ -7,6 +7,16 @@ never collides with one of the user's.
 
 from __future__ import annotations
 
+TAPE = (
+    "_tape"  # the per-call tape of the reverse sweeps (``_tape_1`` where the user binds ``_tape``)
+)
+PREFIX = "_sg_"  # a name of sourcegrad's own that the user's code means otherwise: ``_sg_np``
+
+
+def placeholder(name):
+    """A name in a template's text that no user's name can be: ``__sg_x__``."""
+    return f"_{PREFIX}{name}__"
+
 
 class Naming:
     def __init__(self, reserved=()):
