@@ -7,6 +7,8 @@ review the diff like any other code change.
 import difflib
 import os
 import pathlib
+import subprocess
+import sys
 
 import pytest
 
@@ -49,3 +51,28 @@ def test_two_layer_reads_like_the_hand_written_backward():
     assert "= ZERO" not in src and "zeros_like" not in src  # no zero-initialised accumulators
     assert "# functions.py:" in src  # statements mapped to the user's lines
     assert "h_relu_bar" in src and "w1_bar" in src  # the user's names
+
+
+_SOURCES = """
+import hashlib, sourcegrad as sg
+from tests import test_sequences as t, test_second_order as s
+from tests.golden import functions as F
+text = sg.source(sg.grad(t.f_tuple_concat)) + sg.source(sg.hvp(s.piecewise_linear))
+text += sg.source(sg.grad(F.rnn)) + sg.source(sg.vjp(F.doubling))
+print(hashlib.sha256(text.encode()).hexdigest())
+"""
+
+
+def test_generated_code_is_the_same_in_every_process():
+    """Nothing the compiler names depends on the order of a set of strings, which Python's
+    hash seed changes from one process to the next."""
+    root = pathlib.Path(__file__).resolve().parents[1]
+    digests = set()
+    for seed in ("1", "2", "3"):
+        env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(root)}
+        proc = subprocess.run(
+            [sys.executable, "-c", _SOURCES], capture_output=True, text=True, env=env, cwd=root
+        )
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        digests.add(proc.stdout.strip())
+    assert len(digests) == 1

@@ -67,7 +67,7 @@ def _ufunc_signature(ufunc):
 class Binding:
     template: object
     values: dict  # template parameter -> atom (Const for defaults)
-    diff: frozenset  # parameters the template accumulates into
+    diff: tuple  # parameters the template accumulates into, in its order
 
 
 _TEMPLATE_SIGNATURES = {}
@@ -149,7 +149,9 @@ def _plan(op, template):
 
 
 def _diff(template):
-    return frozenset(s.target for s in template.stmts if s.accumulate)
+    # in the order the template writes them (not a set's, which the hash seed orders): the
+    # temporaries named while going through them are then the same in every process
+    return tuple(dict.fromkeys(s.target for s in template.stmts if s.accumulate))
 
 
 def _bind(op, template):
