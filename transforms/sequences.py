@@ -42,7 +42,7 @@ from sourcegrad.runtime import (
 from . import fence, ir
 from . import rules as R
 from .analyze import bind
-from .ir import ATTRIBUTE_READ, Tup
+from .ir import Tup
 
 # NOT: an array or a float, with which a list is numpy's operand (an array's entry, a numpy
 # integer, may repeat a list as a Python int does, so it is not NOT but unknown)
