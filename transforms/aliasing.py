@@ -73,72 +73,85 @@ def check(fn, src, naming, varied):
     )
     in_lists = _appended(fn.body, flags, {id(w): {w.target} for w in writes}, dead)
     for w in writes:
-        a = w.target
         env = objects.get(id(w), {})  # (none: no way reaches the write)
-        written = env.get(a, _NONE)[0]  # the write changes the memory (or the list) a is
-        inplace = isinstance(w, ir.Assign)
-        for p in sorted(o[1] for o in written if o[0] == _ARG):
-            scatter = _scatter_of(w) if inplace else None
-            sym = _augmented_symbol(w) if inplace and scatter is None else ""
-            what = (
-                (f"{scatter} on it" if scatter else f"{sym}= on it")
-                if inplace
-                else "writing into it"
-            )
-            if p == a:
-                _refuse(
-                    src,
-                    w,
-                    f"{a!r} is an argument: {what} would change the caller's data "
-                    "(numpy updates arrays in place)",
-                    f"write {a} = {a} {sym} ... instead"
-                    if inplace and not scatter
-                    else f"work on a copy: {a} = {a}.copy()",
-                )
-            _refuse(
-                src,
-                w,
-                f"{a!r} may share memory with the argument {p!r}: {what} would change the "
-                "caller's data",
-                f"work on a copy: {a} = np.copy(...)",
-            )
+        written = env.get(w.target, _NONE)[0]  # the write changes the memory (or the list) it is
+        _refuse_argument_write(src, w, written)
         if not isinstance(w, ir.Append):
-            for lst in sorted(
-                in_lists.get(id(w), {}).get(a, frozenset()) & live_after.get(id(w), set())
-            ):
-                _refuse(
-                    src,
-                    w,
-                    f"{a!r} was appended to the list {lst!r}, which is read after this write: "
-                    "the list holds the array itself, so it would change too, unseen by the gradient",
-                    f"append a copy: {lst}.append(np.copy({a}))",
-                )
-        for n in sorted(live_after.get(id(w), set()) - {a}):
-            if not (env.get(n, _NONE)[1] & written):
-                continue
-            if naming.snapshots.get(n) == a:
-                _refuse(
-                    src,
-                    w,
-                    f"{a!r} is updated in place inside a loop over it: the loop would read the "
-                    "changed array, unseen by the gradient",
-                    f"loop over a copy (for ... in np.copy({a})), or write {a} = {a} + ... to make a new array",
-                )
-            if n in naming.temps:
-                _refuse(
-                    src,
-                    w,
-                    f"an earlier value computed from {a!r} may share its memory (a view) and is read "
-                    "after this write, so it would change too, unseen by the gradient",
-                    f"write {a} = {a} + ... (a new array) instead of updating it in place",
-                )
+            _refuse_listed(src, w, in_lists.get(id(w), {}), live_after.get(id(w), set()))
+        _refuse_shared(src, w, naming, env, written, live_after.get(id(w), set()))
+
+
+def _refuse_argument_write(src, w, written):
+    """Refuse ``w`` where it writes into memory an argument of the function may hold."""
+    a = w.target
+    inplace = isinstance(w, ir.Assign)
+    for p in sorted(o[1] for o in written if o[0] == _ARG):
+        scatter = _scatter_of(w) if inplace else None
+        sym = _augmented_symbol(w) if inplace and scatter is None else ""
+        what = (
+            (f"{scatter} on it" if scatter else f"{sym}= on it") if inplace else "writing into it"
+        )
+        if p == a:
             _refuse(
                 src,
                 w,
-                f"{n!r} may share memory with {a!r} (a view, another name for it, or a list or "
-                "tuple holding it) and is read after this write, so it would change too, unseen by the gradient",
-                f"take a copy where {n!r} is made: {n} = np.copy(...)",
+                f"{a!r} is an argument: {what} would change the caller's data "
+                "(numpy updates arrays in place)",
+                f"write {a} = {a} {sym} ... instead"
+                if inplace and not scatter
+                else f"work on a copy: {a} = {a}.copy()",
             )
+        _refuse(
+            src,
+            w,
+            f"{a!r} may share memory with the argument {p!r}: {what} would change the "
+            "caller's data",
+            f"work on a copy: {a} = np.copy(...)",
+        )
+
+
+def _refuse_listed(src, w, in_lists, live):
+    """Refuse ``w`` where the array it writes was appended to a list read after it."""
+    a = w.target
+    for lst in sorted(in_lists.get(a, frozenset()) & live):
+        _refuse(
+            src,
+            w,
+            f"{a!r} was appended to the list {lst!r}, which is read after this write: "
+            "the list holds the array itself, so it would change too, unseen by the gradient",
+            f"append a copy: {lst}.append(np.copy({a}))",
+        )
+
+
+def _refuse_shared(src, w, naming, env, written, live):
+    """Refuse ``w`` where another name read after it may share the memory it writes."""
+    a = w.target
+    for n in sorted(live - {a}):
+        if not (env.get(n, _NONE)[1] & written):
+            continue
+        if naming.snapshots.get(n) == a:
+            _refuse(
+                src,
+                w,
+                f"{a!r} is updated in place inside a loop over it: the loop would read the "
+                "changed array, unseen by the gradient",
+                f"loop over a copy (for ... in np.copy({a})), or write {a} = {a} + ... to make a new array",
+            )
+        if n in naming.temps:
+            _refuse(
+                src,
+                w,
+                f"an earlier value computed from {a!r} may share its memory (a view) and is read "
+                "after this write, so it would change too, unseen by the gradient",
+                f"write {a} = {a} + ... (a new array) instead of updating it in place",
+            )
+        _refuse(
+            src,
+            w,
+            f"{n!r} may share memory with {a!r} (a view, another name for it, or a list or "
+            "tuple holding it) and is read after this write, so it would change too, unseen by the gradient",
+            f"take a copy where {n!r} is made: {n} = np.copy(...)",
+        )
 
 
 def _is_write(s):
