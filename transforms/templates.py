@@ -295,15 +295,26 @@ def _parts(expr, params, local_names, free):
 
 def parse_template(text, params, defaults, namespace, origin):
     """Parse the body ``text`` of a template with the given parameter names."""
-    module = cst.parse_module(textwrap.dedent(text))
+    stmts, local_names = _statements(cst.parse_module(textwrap.dedent(text)), origin)
+    free = set()
+    out = [
+        _template_stmt(tname, accumulate, expr, params, local_names, free)
+        for tname, accumulate, expr in stmts
+    ]
+    missing = {n for n in free if n not in namespace and not hasattr(builtins, n)}
+    if missing:
+        raise ValueError(f"{origin}: template uses undefined names {sorted(missing)}")
+    return Template(tuple(params), dict(defaults), tuple(out), frozenset(free), namespace, origin)
+
+
+def _statements(module, origin):
+    """The template's statements as (target, accumulates?, expression), and its local names."""
     local_names = set()
     stmts = []
-    free = set()
+    shape = f"{origin}: a template statement must be `d[x] += expr` or `name = expr`"
     for line in module.body:
         if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
-            raise ValueError(
-                f"{origin}: a template statement must be `d[x] += expr` or `name = expr`"
-            )
+            raise ValueError(shape)
         small = line.body[0]
         if isinstance(small, cst.Expr) and isinstance(
             small.value, (cst.SimpleString, cst.ConcatenatedString)
@@ -317,8 +328,7 @@ def parse_template(text, params, defaults, namespace, origin):
                 and target.value.value == "d"
             ):
                 raise ValueError(f"{origin}: only d[x] += ... accumulates")
-            tname = target.slice[0].slice.value.value
-            stmts.append((tname, True, small.value))
+            stmts.append((target.slice[0].slice.value.value, True, small.value))
         elif (
             isinstance(small, cst.Assign)
             and len(small.targets) == 1
@@ -328,35 +338,30 @@ def parse_template(text, params, defaults, namespace, origin):
             local_names.add(tname)
             stmts.append((tname, False, small.value))
         else:
-            raise ValueError(
-                f"{origin}: a template statement must be `d[x] += expr` or `name = expr`"
-            )
-    out = []
-    for tname, accumulate, expr in stmts:
-        parts = _parts(expr, params, local_names, free)
-        fields = [p for p in parts if type(p) is tuple]
-        inner = _outer_unbroadcast(expr, tname) if accumulate else None
-        values = frozenset(n for k, n in fields if k == "V")
-        out.append(
-            TemplateStmt(
-                target=tname,
-                accumulate=accumulate,
-                parts=parts,
-                reads_values=values,
-                shape_only=frozenset(n for n in values if _shape_only_uses(expr, n)),
-                reads_adjoints=frozenset(n for k, n in fields if k == "A"),
-                reads_locals=frozenset(n for k, n in fields if k == "L"),
-                inner=_parts(inner, params, local_names, set()) if inner is not None else None,
-                inner_reads_target=inner is not None and _reads_name(inner, tname),
-                tight=_tight(expr),
-                inner_tight=inner is not None and _tight(inner),
-                reduces=_unreduce_of_result(expr, tname, params[0]) if accumulate else None,
-            )
-        )
-    missing = {n for n in free if n not in namespace and not hasattr(builtins, n)}
-    if missing:
-        raise ValueError(f"{origin}: template uses undefined names {sorted(missing)}")
-    return Template(tuple(params), dict(defaults), tuple(out), frozenset(free), namespace, origin)
+            raise ValueError(shape)
+    return stmts, local_names
+
+
+def _template_stmt(tname, accumulate, expr, params, local_names, free):
+    """One statement's record: its pieces, and the facts later passes read from its tree."""
+    parts = _parts(expr, params, local_names, free)
+    fields = [p for p in parts if type(p) is tuple]
+    inner = _outer_unbroadcast(expr, tname) if accumulate else None
+    values = frozenset(n for k, n in fields if k == "V")
+    return TemplateStmt(
+        target=tname,
+        accumulate=accumulate,
+        parts=parts,
+        reads_values=values,
+        shape_only=frozenset(n for n in values if _shape_only_uses(expr, n)),
+        reads_adjoints=frozenset(n for k, n in fields if k == "A"),
+        reads_locals=frozenset(n for k, n in fields if k == "L"),
+        inner=_parts(inner, params, local_names, set()) if inner is not None else None,
+        inner_reads_target=inner is not None and _reads_name(inner, tname),
+        tight=_tight(expr),
+        inner_tight=inner is not None and _tight(inner),
+        reduces=_unreduce_of_result(expr, tname, params[0]) if accumulate else None,
+    )
 
 
 def template_from_function(fn):
