@@ -2327,6 +2327,14 @@ def f_m_astype32(x, w):
     return np.sum(x.astype(np.float32) * w)
 
 
+def f_array_dtype(x, w):
+    return np.sum(np.array(x, dtype=float) * w) + np.sum(np.asarray(x, dtype=np.float64) ** 2)
+
+
+def f_asarray_dtype32(x, w):
+    return np.sum(np.asarray(x, dtype=np.float32) * w)
+
+
 def f_m_item(x, w):
     return x.item() * w
 
@@ -2364,6 +2372,8 @@ METHODS = [
     Row(f_m_copy, M323),
     Row(f_m_astype, M323),
     Row(f_m_astype32, M323, h=1e-3),
+    Row(f_array_dtype, M323),
+    Row(f_asarray_dtype32, M323, h=1e-3),
     Row(f_m_item, unary(shapes=st.sampled_from([(), (1,), (1, 1)]), scalars=False)),
     Row(f_m_real, M323),
 ]

@@ -8,6 +8,7 @@ from sourcegrad.runtime import add_at, index_join, maximum_at, minimum_at, multi
 
 from . import (
     ATTRIBUTES,
+    add_variant,
     CONSTANT_OBJECTS,
     GENERATOR_METHODS,
     METHODS,
@@ -76,6 +77,15 @@ def _astype(x, dtype):  # stands for the method ``x.astype(dtype)``
 
 
 rule(_astype, "y, x, dtype", "d[x] += cast_like(d[y], x, y)", fresh=True)
+
+
+def _as_dtype(x, dtype=None):  # stands for ``np.array(x, dtype=...)`` and ``np.asarray``'s
+    return np.asarray(x, dtype=dtype)
+
+
+# np.array(x, dtype=float): a conversion, whose adjoint is the cast back (zero for an int dtype)
+rule(_as_dtype, "y, x, dtype=None", "d[x] += cast_like(d[y], x, y)")
+add_variant([np.array, np.asarray, np.asanyarray], ("dtype",), _as_dtype)
 
 
 # stands for the method ``x.flatten()``: a copy, where np.ravel may give a view

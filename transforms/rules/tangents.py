@@ -493,6 +493,7 @@ tangent_rule(
 )
 tangent_rule([np.absolute, builtins.abs], "y, x", "d[y] += abs_tangent(d[x], x, y)")  # abs'(0) = 0
 tangent_rule(_indexing._astype, "y, x, dtype", "d[y] += cast_tangent(d[x], y)")
+tangent_rule(_indexing._as_dtype, "y, x, dtype=None", "d[y] += cast_tangent(d[x], y)")
 tangent_rule(_indexing._item, "y, x", "d[y] += np.asarray(d[x]).item()")
 tangent_rule(_indexing._flatten, "y, x, order='C'", "d[y] += np.ravel(d[x], order=order).copy()")
 
