@@ -123,4 +123,6 @@ __all__ = [
     "InternalCompilerError",
     "UsageError",
     "PullbackError",
+    "MissingTangentError",
+    "CustomGradientError",
 ]

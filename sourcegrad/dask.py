@@ -9,7 +9,7 @@ for a mean over rows each chunk's result is weighted by its share of the rows. T
 materializes them, on a ``dask.distributed`` cluster where a ``Client`` is active.
 
 It is sound only for a loss that separates over rows, which is decided before anything runs, from
-the function's source (``transforms/batch.py``): elementwise work, ``rows @ weights``, reductions
+the function's source (``transforms/batch/``): elementwise work, ``rows @ weights``, reductions
 over other axes and per-row gathers stay per row, and the value must be a sum or a mean over rows.
 Anything that mixes rows (``x.T @ x``, ``z - np.mean(z, axis=0)``, a sort or ``cumsum`` along the
 rows, a branch on row values) raises ``RowMixingError`` naming the line.

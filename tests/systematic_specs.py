@@ -1586,6 +1586,18 @@ def indexing_specs():
                 for t in ["np.float64", "np.float32", "'float64'", "np.int64"]
             ]
         ),
+        _indexing._as_dtype: cases_of(
+            *[
+                (
+                    f"{f}(x, dtype={t})",
+                    {"x": inp(s, NONINT if "int" in t else ANY)},
+                    {"h": 1e-3 if "32" in t else H},
+                )
+                for s in [(2, 3), (), "scalar"]
+                for f in ["np.array", "np.asarray"]
+                for t in ["float", "np.float32", "'float64'", "np.int64"]
+            ]
+        ),
         _indexing._flatten: cases_of(
             *[(f"x.flatten({o})", {"x": inp(sh)}) for sh in [(2, 3), (3,), ()] for o in ["", "'F'"]]
         ),

@@ -464,14 +464,11 @@ def test_closures_methods_and_lambdas_in_their_scopes_are_not_a_change(module):
     check(sg.grad(f), f, X)
     check(sg.grad(g), g, X)
     # the method compiles in its class
-    from sourcegrad.transforms.source import (
-        _compile_in_scope,
-        _same_code,
-    )
+    from sourcegrad.transforms.sourcecheck import compile_in_scope, same_code
     import inspect
 
     meth = m.Model.loss
-    assert _same_code(_compile_in_scope(meth, inspect.getsourcelines(meth)[0]), meth.__code__)
+    assert same_code(compile_in_scope(meth, inspect.getsourcelines(meth)[0]), meth.__code__)
 
 
 def test_functools_wraps_follows_the_wrapped_function(module):

@@ -642,7 +642,7 @@ def test_hvp_refuses_a_helper_without_second_order_rule_at_the_users_line():
 
 
 def test_hvp_through_in_place_writes():
-    # the tangent code writes into a_dot = tangent_zeros(a), fresh memory (aliasing.py's _FRESH)
+    # the tangent code writes into a_dot = tangent_zeros(a), fresh memory (rules.FRESH)
     x, v = np.array([0.1, -0.3, 0.4]), np.array([0.5, 1.0, -2.0])
     got = sg.hvp(s_buffer)(x, v)
     g = sg.grad(s_buffer)

@@ -2327,6 +2327,14 @@ def f_m_astype32(x, w):
     return np.sum(x.astype(np.float32) * w)
 
 
+def f_array_dtype(x, w):
+    return np.sum(np.array(x, dtype=float) * w) + np.sum(np.asarray(x, dtype=np.float64) ** 2)
+
+
+def f_asarray_dtype32(x, w):
+    return np.sum(np.asarray(x, dtype=np.float32) * w)
+
+
 def f_m_item(x, w):
     return x.item() * w
 
@@ -2364,6 +2372,8 @@ METHODS = [
     Row(f_m_copy, M323),
     Row(f_m_astype, M323),
     Row(f_m_astype32, M323, h=1e-3),
+    Row(f_array_dtype, M323),
+    Row(f_asarray_dtype32, M323, h=1e-3),
     Row(f_m_item, unary(shapes=st.sampled_from([(), (1,), (1, 1)]), scalars=False)),
     Row(f_m_real, M323),
 ]
@@ -3025,6 +3035,17 @@ def test_templates_use_only_numpy_and_runtime_names():
         assert not extra, f"{template.origin} uses {sorted(extra)}"
         for name in template.free_names & allowed:
             assert template.namespace[name] is (np if name == "np" else getattr(runtime, name))
+
+
+def test_declared_shape_kinds_are_rules_of_shape_inference():
+    """``rule(..., shape="reduction")`` names a function of ``transforms/shapes.py``; a primitive
+    declared fresh has a rule or a declared reason it carries no gradient (one place for both)."""
+    from sourcegrad.transforms import shapes
+    from sourcegrad.transforms.rules import tangents  # noqa: F401  (forward mode's helpers)
+
+    assert set(R.SHAPES.values()) <= set(shapes._KINDS)
+    for fn in set(R.SHAPES) | R.FRESH:
+        assert fn in R.RULES or fn in R.NONDIFF, fn
 
 
 def scaled(x, factor=None):

@@ -352,3 +352,46 @@ def test_second_derivatives_through_sequences(tmp_path_factory, form, x, v):
     x, v, y = np.array(x), np.array(v), np.array([0.5, -1.0, 2.0])
     got = sg.hvp(module.f)(x, y, v)
     assert_close(got, fd_hvp(lambda z: module.f(z, y), x, v), rtol=1e-4, atol=1e-4, what="H v")
+
+
+# ---- every pairing of operand kinds under + and * --------------------------------------------------
+# An array, a list argument, list and tuple literals, an int argument and literal, a float, a
+# numpy float and a numpy integer, a list and a tuple made from values: Python decides what
+# ``a + b`` and ``a * b`` are from these, and the gradient must follow (or the call be refused).
+OPERANDS = [
+    "x",
+    "xs",
+    "[x[0], x[1], x[2]]",
+    "(1.0, 2.0, 3.0)",
+    "k",
+    "2",
+    "2.0",
+    "np.sum(x)",
+    "list(x)",
+    "tuple(xs)",
+    "np.argmax(x)",
+    "x[0]",
+]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(OPERANDS), st.sampled_from(OPERANDS), st.sampled_from("+*"), st.booleans())
+def test_every_pairing_of_operand_kinds(tmp_path_factory, a, b, op, specialize):
+    source = (
+        "import numpy as np\n\n\ndef f(x, xs, k):\n"
+        f"    z = ({a}) {op} ({b})\n"
+        "    return np.sum(np.array(z) ** 2)\n"
+    )
+    note(source)
+    module = load(source, str(tmp_path_factory.getbasetemp()))
+    args = (np.array([0.3, -0.5, 0.9]), [0.2, 0.4, -0.1], 2)
+    try:
+        module.f(*args)
+    except (TypeError, ValueError):
+        return  # Python or numpy refuses these operands themselves
+    try:
+        gx, gxs = sg.grad(module.f, wrt=(0, 1), specialize=specialize)(*args)
+    except sg.SourcegradError:
+        return  # refused, with its reason: never a wrong number
+    assert_close(gx, fd_grad(module.f, args, 0), what="d/dx")
+    assert_close(np.asarray(gxs, dtype=float), fd_grad(module.f, args, 1), what="d/dxs")

@@ -42,7 +42,7 @@ from sourcegrad.runtime import (
 from . import fence, ir
 from . import rules as R
 from .analyze import bind
-from .ir import ATTRIBUTE_READ, Tup
+from .ir import Tup
 
 # NOT: an array or a float, with which a list is numpy's operand (an array's entry, a numpy
 # integer, may repeat a list as a Python int does, so it is not NOT but unknown)
@@ -70,7 +70,11 @@ _SEQUENCE_PARAMS = {"arrays", "tup", "iterable", "xs", "condlist", "choicelist"}
 def rewrite(src, irfn, naming, signature=None):
     """Give sequence operations their own primitives (see the module docstring). ``signature``:
     what the call the code is specialized to records of each parameter (``api.signature_of``)."""
-    kinds = _kinds(irfn, _parameter_kinds(irfn.params, signature))
+    entry = _parameter_kinds(irfn.params, signature)
+    if SEQ not in entry.values() and not _makes_sequences(irfn.body):
+        irfn.info["sequences"] = set()  # no name can hold a sequence: nothing to rewrite
+        return irfn
+    kinds = _kinds(irfn, entry)
     for s in ir.walk(irfn.body):
         if (
             isinstance(s, ir.SetItem)
@@ -90,6 +94,23 @@ def rewrite(src, irfn, naming, signature=None):
 
 
 _BOTTOM = "no definition seen yet"
+
+
+def _makes_sequences(body):
+    """Does anything in ``body`` make a list or tuple (a literal, ``append``, a function that
+    returns one)? Where nothing does, and no parameter is one, no name holds a sequence."""
+    for s in ir.walk(body):
+        if isinstance(s, ir.Append):
+            return True
+        op = getattr(s, "op", None)
+        if op is None:
+            continue
+        if _member(op.key, _MAKE_SEQUENCE):
+            return True
+        for a in (*op.args, *(v for _, v in op.kwargs)):
+            if isinstance(a, Tup) or isinstance(a, ir.Const) and isinstance(a.value, (list, tuple)):
+                return True
+    return False
 
 
 def _parameter_kinds(params, signature):

@@ -10,7 +10,8 @@ Sound by construction: the analysis is flow-insensitive (a name's shape is the j
 definitions, through loops and branches, so no path can give another shape), it knows a short
 list of primitives whose result shape follows from their operands' shapes alone (ufuncs,
 broadcasting operators, reductions with literal axes, ``dot``/``matmul``, transposes, reshapes,
-basic indexing, ``zeros``/``*_like``, ``x.shape``), and everything else is unknown. Integer
+basic indexing, ``zeros``/``*_like``, ``x.shape``; each declares its kind of shape with its rule,
+``rule(np.sum, ..., shape="reduction")``), and everything else is unknown. Integer
 values are tracked where they come from literals and shapes (``np.zeros((x.shape[0], 3))``);
 a Python int argument's value is never assumed, so the result holds for any value.
 
@@ -22,14 +23,11 @@ as ``jax.jit`` does, and the general code for everything else.
 
 from __future__ import annotations
 
-import builtins
 import math
 import operator
 from dataclasses import dataclass
 
 import numpy as np
-
-from sourcegrad.runtime import tangents as _rt_tangents
 
 from . import ir
 from . import rules as R
@@ -102,7 +100,7 @@ def _broadcast(values):
         return TOP  # the forward raises; nothing to specialize
 
 
-# ---- the primitives whose result shape the analysis knows -------------------------------------
+# ---- integer arithmetic: values the analysis computes, not only shapes ---------------------------
 
 _INT_OPS = {
     operator.add: operator.add,
@@ -114,45 +112,6 @@ _INT_OPS = {
     np.subtract: operator.sub,
     np.multiply: operator.mul,
 }
-_PY_BINARY = {
-    operator.add,
-    operator.sub,
-    operator.mul,
-    operator.truediv,
-    operator.floordiv,
-    operator.mod,
-    operator.pow,
-    operator.lt,
-    operator.le,
-    operator.gt,
-    operator.ge,
-    operator.eq,
-    operator.ne,
-    builtins.pow,
-}
-_PY_UNARY = {operator.neg, operator.pos, builtins.abs}
-_REDUCTIONS = {
-    np.sum,
-    np.mean,
-    np.prod,
-    np.max,
-    np.min,
-    np.amax,
-    np.amin,
-    np.std,
-    np.var,
-    np.nansum,
-    np.nanmean,
-    np.nanmax,
-    np.nanmin,
-    np.linalg.norm,
-}
-_CREATE = {np.zeros, np.ones, np.empty, np.full}
-_LIKE = {np.zeros_like, np.ones_like, np.empty_like, np.full_like}
-_SAME = {np.copy, np.ascontiguousarray}  # same shape as the operand, for arrays of rank >= 1
-_SCATTERS = set(R.UFUNC_AT.values())  # buf = add_at(buf, idx, v): buf keeps its shape
-# forward-mode code's zeros_like (what hvp differentiates)
-_TANGENT_ZEROS = _rt_tangents.tangent_zeros
 
 
 class Shapes:
@@ -343,80 +302,128 @@ def _const(binding, name, default=None):
     return None, False
 
 
+# ---- the primitives whose result shape the analysis knows -------------------------------------
+# A primitive declares its kind of shape where its rule is registered (``transforms/rules/``:
+# ``rule(np.sum, ..., shape="reduction")``); each kind is one function below, called with the
+# primitive, its operands' abstract values, the operation, its binding and ``atom``.
+
+
 def _call(key, args, op, binding, atom):
     # elementwise (not a gufunc: matmul, vecdot)
     if isinstance(key, np.ufunc) and key.signature is None:
-        if op.kwargs and any(k != "dtype" for k, _ in op.kwargs):
-            return TOP  # out=, where=: not a plain elementwise call
-        if key.nout != 1 or len(args) != key.nin:
-            return TOP
-        if key in _INT_OPS and all(isinstance(a, Int) for a in args):
-            return _int_op(key, args)
-        return _broadcast(args)
-    if key in _PY_BINARY and len(args) == 2:
-        if all(isinstance(a, Int) for a in args):
-            return _int_op(key, args) if key in _INT_OPS else TOP
-        if any(isinstance(a, Seq) for a in args):
-            if key is operator.add and all(isinstance(a, Seq) for a in args):
-                return Seq(args[0].items + args[1].items)
-            return TOP  # tuple repetition and the like
-        return _broadcast(args)
-    if key in _PY_UNARY and len(args) == 1:
-        if isinstance(args[0], Int):
-            return Int(key(args[0].value)) if args[0].value is not None else Int()
-        return _broadcast(args)
+        return _ufunc(key, args, op)
+    kind = R.SHAPES.get(key)
+    if kind is not None:
+        return _KINDS[kind](key, args, op, binding, atom)
     if getattr(key, "__module__", None) == "math" and all(isinstance(a, (Arr, Int)) for a in args):
         return Arr(())  # math functions return Python floats (or fail on arrays)
-    if key in (np.dot, operator.matmul, np.matmul):
-        if op.kwargs or len(args) != 2:
-            return TOP
-        return _product(key, args)
-    if key is np.transpose:
-        axes, known = _const(binding, "axes")
-        if not known or not isinstance(args[0], Arr):
-            return TOP
-        shape = args[0].shape
-        return Arr(tuple(reversed(shape)) if axes is None else tuple(shape[a] for a in axes))
-    if key is np.swapaxes:
-        (a1, k1), (a2, k2) = _const(binding, "axis1"), _const(binding, "axis2")
-        if (
-            not (k1 and k2 and isinstance(args[0], Arr))
-            or type(a1) is not int
-            or type(a2) is not int
-        ):
-            return TOP
-        shape = list(args[0].shape)
-        shape[a1], shape[a2] = shape[a2], shape[a1]
-        return Arr(tuple(shape))
-    if key is np.where and len(args) == 3 and not op.kwargs:
-        return _broadcast(args)
-    if key in _REDUCTIONS:
-        return _reduction(args[0], binding)
-    if key is np.reshape:
-        return _reshape(args[0], binding, atom)
-    if key in _CREATE:
-        shape = (
-            _int_values(atom(binding.values["shape"]))
-            if binding is not None
-            else (_int_values(args[0]) if args else None)
-        )
-        return Arr(shape) if shape is not None else TOP
-    if key in _LIKE:
-        if any(k != "dtype" for k, _ in op.kwargs) or len(args) > (2 if key is np.full_like else 1):
-            return TOP
-        return args[0] if isinstance(args[0], Arr) else TOP
-    if key is _TANGENT_ZEROS and len(args) == 1 and not op.kwargs:
-        return args[0] if isinstance(args[0], Arr) else TOP
-    if key in _SCATTERS and len(args) == 3:
-        return args[0] if isinstance(args[0], Arr) else TOP
-    if key in _SAME and len(args) == 1 and not op.kwargs:
-        return args[0] if isinstance(args[0], Arr) and len(args[0].shape) >= 1 else TOP
-    if key is builtins.len and len(args) == 1:
-        v = args[0]
-        if isinstance(v, Arr) and v.shape:
-            return Int(v.shape[0])
-        return Int(len(v.items)) if isinstance(v, Seq) else TOP
     return TOP
+
+
+def _ufunc(key, args, op):
+    if op.kwargs and any(k != "dtype" for k, _ in op.kwargs):
+        return TOP  # out=, where=: not a plain elementwise call
+    if key.nout != 1 or len(args) != key.nin:
+        return TOP
+    if key in _INT_OPS and all(isinstance(a, Int) for a in args):
+        return _int_op(key, args)
+    return _broadcast(args)
+
+
+def _operator(key, args, op, binding, atom):
+    """A Python binary operator: exact on ints, ``+`` concatenates tuples, arrays broadcast."""
+    if len(args) != 2:
+        return TOP
+    if all(isinstance(a, Int) for a in args):
+        return _int_op(key, args) if key in _INT_OPS else TOP
+    if any(isinstance(a, Seq) for a in args):
+        if key is operator.add and all(isinstance(a, Seq) for a in args):
+            return Seq(args[0].items + args[1].items)
+        return TOP  # tuple repetition and the like
+    return _broadcast(args)
+
+
+def _unary_operator(key, args, op, binding, atom):
+    if len(args) != 1:
+        return TOP
+    if isinstance(args[0], Int):
+        return Int(key(args[0].value)) if args[0].value is not None else Int()
+    return _broadcast(args)
+
+
+def _product_call(key, args, op, binding, atom):
+    if op.kwargs or len(args) != 2:
+        return TOP
+    return _product(key, args)
+
+
+def _transpose(key, args, op, binding, atom):
+    axes, known = _const(binding, "axes")
+    if not known or not isinstance(args[0], Arr):
+        return TOP
+    shape = args[0].shape
+    return Arr(tuple(reversed(shape)) if axes is None else tuple(shape[a] for a in axes))
+
+
+def _swapaxes(key, args, op, binding, atom):
+    (a1, k1), (a2, k2) = _const(binding, "axis1"), _const(binding, "axis2")
+    if not (k1 and k2 and isinstance(args[0], Arr)) or type(a1) is not int or type(a2) is not int:
+        return TOP
+    shape = list(args[0].shape)
+    shape[a1], shape[a2] = shape[a2], shape[a1]
+    return Arr(tuple(shape))
+
+
+def _where(key, args, op, binding, atom):
+    return _broadcast(args) if len(args) == 3 and not op.kwargs else TOP
+
+
+def _create(key, args, op, binding, atom):
+    """``np.zeros(shape)`` and its kin: the shape is an argument."""
+    shape = (
+        _int_values(atom(binding.values["shape"]))
+        if binding is not None
+        else (_int_values(args[0]) if args else None)
+    )
+    return Arr(shape) if shape is not None else TOP
+
+
+def _like(key, args, op, binding, atom):
+    """``np.zeros_like(a)`` and its kin: ``a``'s shape (and no ``shape=`` to override it)."""
+    if any(k != "dtype" for k, _ in op.kwargs) or len(args) > (2 if key is np.full_like else 1):
+        return TOP
+    return args[0] if isinstance(args[0], Arr) else TOP
+
+
+def _operand(key, args, op, binding, atom):
+    """The shape of the one operand."""
+    if len(args) != 1 or op.kwargs:
+        return TOP
+    return args[0] if isinstance(args[0], Arr) else TOP
+
+
+def _scatter(key, args, op, binding, atom):
+    """``buf = add_at(buf, idx, v)``: ``buf`` keeps its shape."""
+    if len(args) != 3:
+        return TOP
+    return args[0] if isinstance(args[0], Arr) else TOP
+
+
+def _copy(key, args, op, binding, atom):
+    """The operand's shape, for arrays of rank >= 1 (``np.ascontiguousarray`` makes a 0-d
+    array 1-d)."""
+    if len(args) != 1 or op.kwargs:
+        return TOP
+    return args[0] if isinstance(args[0], Arr) and len(args[0].shape) >= 1 else TOP
+
+
+def _len(key, args, op, binding, atom):
+    if len(args) != 1:
+        return TOP
+    v = args[0]
+    if isinstance(v, Arr) and v.shape:
+        return Int(v.shape[0])
+    return Int(len(v.items)) if isinstance(v, Seq) else TOP
 
 
 def _int_op(key, args):
@@ -450,6 +457,10 @@ def _product(key, args):
     return Arr(tuple(batch) + (a[-2], b[-1]))
 
 
+def _reduction_call(key, args, op, binding, atom):
+    return _reduction(args[0], binding)
+
+
 def _reduction(v, binding):
     axis, known_axis = _const(binding, "axis")
     keepdims, known_keep = _const(binding, "keepdims", False)
@@ -475,6 +486,10 @@ def _reduction(v, binding):
     return Arr(tuple(k for i, k in enumerate(v.shape) if i not in axes))
 
 
+def _reshape_call(key, args, op, binding, atom):
+    return _reshape(args[0], binding, atom)
+
+
 def _reshape(v, binding, atom):
     if binding is None or not isinstance(v, Arr):
         return TOP
@@ -494,3 +509,22 @@ def _reshape(v, binding, atom):
     if any(k < 0 for k in shape) or math.prod(shape) != size:
         return TOP
     return Arr(shape)
+
+
+# kind (as ``rules.facts`` declares it) -> the function that gives a call's result shape
+_KINDS = {
+    "operator": _operator,
+    "unary_operator": _unary_operator,
+    "product": _product_call,
+    "transpose": _transpose,
+    "swapaxes": _swapaxes,
+    "where": _where,
+    "reduction": _reduction_call,
+    "reshape": _reshape_call,
+    "create": _create,
+    "like": _like,
+    "operand": _operand,
+    "scatter": _scatter,
+    "copy": _copy,
+    "len": _len,
+}

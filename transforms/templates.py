@@ -1,8 +1,8 @@
 """Adjoint templates: rules written as Python in which ``d[x]`` means "the adjoint of x".
 
-A template is parsed once (libcst) into a list of statements whose names are format fields;
-instantiating it for one call is a ``str.format`` with the call's atoms, so the generated code
-reads like the rule. Because every operand is a name or a parenthesised constant after
+A template is parsed once (libcst) into a list of statements whose names are fields;
+instantiating it for one call (``instantiate.py``) fills the fields with the call's atoms, so the
+generated code reads like the rule. Because every operand is a name or a parenthesised constant after
 normalization, substituting it can never change operator precedence.
 
 Template statements take two forms::
@@ -17,13 +17,11 @@ import builtins
 import inspect
 import re
 import textwrap
-import weakref
 from dataclasses import dataclass
 
 import libcst as cst
 
-from . import code
-from .code import Code, Ref
+from .instantiate import Instance, instantiate  # noqa: F401  (where the passes read them)
 
 _FIELD = re.compile(r"__(V|A|L|F)_([A-Za-z0-9_]+?)__")
 
@@ -297,15 +295,26 @@ def _parts(expr, params, local_names, free):
 
 def parse_template(text, params, defaults, namespace, origin):
     """Parse the body ``text`` of a template with the given parameter names."""
-    module = cst.parse_module(textwrap.dedent(text))
+    stmts, local_names = _statements(cst.parse_module(textwrap.dedent(text)), origin)
+    free = set()
+    out = [
+        _template_stmt(tname, accumulate, expr, params, local_names, free)
+        for tname, accumulate, expr in stmts
+    ]
+    missing = {n for n in free if n not in namespace and not hasattr(builtins, n)}
+    if missing:
+        raise ValueError(f"{origin}: template uses undefined names {sorted(missing)}")
+    return Template(tuple(params), dict(defaults), tuple(out), frozenset(free), namespace, origin)
+
+
+def _statements(module, origin):
+    """The template's statements as (target, accumulates?, expression), and its local names."""
     local_names = set()
     stmts = []
-    free = set()
+    shape = f"{origin}: a template statement must be `d[x] += expr` or `name = expr`"
     for line in module.body:
         if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
-            raise ValueError(
-                f"{origin}: a template statement must be `d[x] += expr` or `name = expr`"
-            )
+            raise ValueError(shape)
         small = line.body[0]
         if isinstance(small, cst.Expr) and isinstance(
             small.value, (cst.SimpleString, cst.ConcatenatedString)
@@ -319,8 +328,7 @@ def parse_template(text, params, defaults, namespace, origin):
                 and target.value.value == "d"
             ):
                 raise ValueError(f"{origin}: only d[x] += ... accumulates")
-            tname = target.slice[0].slice.value.value
-            stmts.append((tname, True, small.value))
+            stmts.append((target.slice[0].slice.value.value, True, small.value))
         elif (
             isinstance(small, cst.Assign)
             and len(small.targets) == 1
@@ -330,35 +338,30 @@ def parse_template(text, params, defaults, namespace, origin):
             local_names.add(tname)
             stmts.append((tname, False, small.value))
         else:
-            raise ValueError(
-                f"{origin}: a template statement must be `d[x] += expr` or `name = expr`"
-            )
-    out = []
-    for tname, accumulate, expr in stmts:
-        parts = _parts(expr, params, local_names, free)
-        fields = [p for p in parts if type(p) is tuple]
-        inner = _outer_unbroadcast(expr, tname) if accumulate else None
-        values = frozenset(n for k, n in fields if k == "V")
-        out.append(
-            TemplateStmt(
-                target=tname,
-                accumulate=accumulate,
-                parts=parts,
-                reads_values=values,
-                shape_only=frozenset(n for n in values if _shape_only_uses(expr, n)),
-                reads_adjoints=frozenset(n for k, n in fields if k == "A"),
-                reads_locals=frozenset(n for k, n in fields if k == "L"),
-                inner=_parts(inner, params, local_names, set()) if inner is not None else None,
-                inner_reads_target=inner is not None and _reads_name(inner, tname),
-                tight=_tight(expr),
-                inner_tight=inner is not None and _tight(inner),
-                reduces=_unreduce_of_result(expr, tname, params[0]) if accumulate else None,
-            )
-        )
-    missing = {n for n in free if n not in namespace and not hasattr(builtins, n)}
-    if missing:
-        raise ValueError(f"{origin}: template uses undefined names {sorted(missing)}")
-    return Template(tuple(params), dict(defaults), tuple(out), frozenset(free), namespace, origin)
+            raise ValueError(shape)
+    return stmts, local_names
+
+
+def _template_stmt(tname, accumulate, expr, params, local_names, free):
+    """One statement's record: its pieces, and the facts later passes read from its tree."""
+    parts = _parts(expr, params, local_names, free)
+    fields = [p for p in parts if type(p) is tuple]
+    inner = _outer_unbroadcast(expr, tname) if accumulate else None
+    values = frozenset(n for k, n in fields if k == "V")
+    return TemplateStmt(
+        target=tname,
+        accumulate=accumulate,
+        parts=parts,
+        reads_values=values,
+        shape_only=frozenset(n for n in values if _shape_only_uses(expr, n)),
+        reads_adjoints=frozenset(n for k, n in fields if k == "A"),
+        reads_locals=frozenset(n for k, n in fields if k == "L"),
+        inner=_parts(inner, params, local_names, set()) if inner is not None else None,
+        inner_reads_target=inner is not None and _reads_name(inner, tname),
+        tight=_tight(expr),
+        inner_tight=inner is not None and _tight(inner),
+        reduces=_unreduce_of_result(expr, tname, params[0]) if accumulate else None,
+    )
 
 
 def template_from_function(fn):
@@ -374,114 +377,6 @@ def template_from_function(fn):
     body = cst.Module(list(fdef.body.body)).code
     origin = f"{fn.__module__}:{fn.__code__.co_firstlineno}"
     return parse_template(body, params, defaults, fn.__globals__, origin)
-
-
-@dataclass
-class Instance:
-    """One template statement, instantiated: target adjoint or temporary, and its expression."""
-
-    target: str  # the adjoint variable (accumulate) or fresh temporary (assign)
-    accumulate: bool
-    expr: Code
-    reads_adjoint: tuple  # adjoint variable names it reads
-    source_param: str = ""  # the template parameter it accumulates into
-    inner: Code = None  # E of ``unbroadcast(E, x)``, when that is the whole expression
-    tight: bool = False  # may ``2 * expr`` be written as it is (``inner_tight`` for ``inner``)
-    inner_tight: bool = False
-    reduces: tuple = None  # the template statement's ``reduces``
-
-
-def instantiate(template, values, adjoints, fresh, bind):
-    """Fill ``template`` for one call.
-
-    ``values``: parameter -> its operand as ``Code``; ``adjoints``: parameter -> adjoint variable
-    name, or None when that parameter is inactive (its statements are dropped); ``fresh()``: a
-    new temporary name; ``bind(name, obj)``: the name the generated code reads a global of the
-    template by (``np``, ``unbroadcast``), chosen so that it means that object there."""
-    active = tuple(s.target for s in template.stmts if s.accumulate and adjoints.get(s.target))
-    known = _KEPT.setdefault(template, {})
-    kept = known.get(active)
-    if kept is None:
-        kept = known[active] = _kept(template, active)
-    local_map = {}
-
-    def field(kind, n):
-        if kind == "V":
-            return values[n]
-        if kind == "A":
-            return Ref(adjoints[n])
-        if kind == "L":
-            return Ref(local_map[n])
-        return Ref(bind(n, template.global_object(n)))
-
-    def fill(parts):
-        return _fold(code.of(*[field(*p) if type(p) is tuple else p for p in parts]))
-
-    out = []
-    for s in kept:
-        expr = fill(s.parts)
-        reads_adjoint = tuple(adjoints[p] for p in s.reads_adjoints)
-        if s.accumulate:
-            inner = fill(s.inner) if s.inner is not None else None
-            out.append(
-                Instance(
-                    adjoints[s.target],
-                    True,
-                    expr,
-                    reads_adjoint,
-                    s.target,
-                    inner,
-                    s.tight,
-                    s.inner_tight,
-                    s.reduces,
-                )
-            )
-        else:
-            local_map[s.target] = fresh(s.target)
-            out.append(Instance(local_map[s.target], False, expr, reads_adjoint))
-    return out
-
-
-# template -> {the parameters with adjoints: its statements kept}
-_KEPT = weakref.WeakKeyDictionary()
-
-
-def _kept(template, active):
-    """The statements of ``template`` that run when the parameters in ``active`` have adjoints:
-    theirs, and the temporaries they read."""
-    live = [s for s in template.stmts if not s.accumulate or s.target in active]
-    needed = set()
-    for s in live:
-        needed |= s.reads_locals
-    kept = []
-    for s in reversed(live):  # drop temporaries nobody reads
-        if s.accumulate or s.target in needed:
-            kept.append(s)
-            needed |= s.reads_locals
-    kept.reverse()
-    return tuple(kept)
-
-
-_ARITH = re.compile(r"\((-?\d+(?:\.\d+)?) ([-+*]) (\d+(?:\.\d+)?)\)")
-_POW1 = re.compile(r" \*\* 1(?![\d.eE])")
-
-
-def _fold(expr):
-    """Fold what a constant operand leaves behind in the literal text: ``x ** (2 - 1)`` -> ``x``."""
-    parts, changed = [], False
-    for p in expr.parts:
-        if type(p) is not Ref and ("(" in p or " ** 1" in p):
-            q = _POW1.sub("", _ARITH.sub(lambda m: _num(m.group(1), m.group(2), m.group(3)), p))
-            changed = changed or q != p
-            p = q
-        parts.append(p)
-    return code.of(*parts) if changed else expr
-
-
-def _num(a, op, b):
-    x, y = (float(a), float(b)) if "." in a + b else (int(a), int(b))
-    v = x - y if op == "-" else x + y if op == "+" else x * y
-    return f"({v})" if v < 0 else str(v)
 
 
 def custom_template(cls, nargs, naming, namespace):

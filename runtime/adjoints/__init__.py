@@ -6,12 +6,22 @@ which re-exports every public function and class these modules define (``__all__
 They import the runtime's pieces from its concern modules (``..zeros``, ``..broadcast``, ...),
 never from the ``sourcegrad.runtime`` package itself, which imports them."""
 
-from . import common, elementwise, fft, indexing, linalg, reductions, shape, special
+from . import common, elementwise, fft, indexing, linalg, products, reductions, shape, special
 
 __all__ = list(
     dict.fromkeys(
         name
-        for module in (common, elementwise, reductions, linalg, shape, indexing, fft, special)
+        for module in (
+            common,
+            elementwise,
+            reductions,
+            products,
+            linalg,
+            shape,
+            indexing,
+            fft,
+            special,
+        )
         for name, value in vars(module).items()
         if not name.startswith("_")
         and callable(value)
@@ -22,6 +32,7 @@ __all__ = list(
 from .common import *  # noqa: E402,F401,F403
 from .elementwise import *  # noqa: E402,F401,F403
 from .reductions import *  # noqa: E402,F401,F403
+from .products import *  # noqa: E402,F401,F403
 from .linalg import *  # noqa: E402,F401,F403
 from .shape import *  # noqa: E402,F401,F403
 from .indexing import *  # noqa: E402,F401,F403

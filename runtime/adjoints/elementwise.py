@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from ..zeros import zeros_like
-from .common import _is_complex, share
+from .common import _is_complex
 
 
 def log_of_base(base):

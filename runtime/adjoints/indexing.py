@@ -13,7 +13,7 @@ from ..backend import _float_dtype, _shape
 from ..broadcast import unbroadcast
 from ..scatter import _scatter_add
 from ..zeros import zeros_like
-from .common import _nd, _unpermute, share
+from .common import _nd, _unpermute
 
 
 def cast_like(g, x, y=None):

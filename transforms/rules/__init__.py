@@ -14,6 +14,12 @@ common shapes of rule so most need no body:
 - ``@adjoint(fn)``                a template written as a Python function (the public form)
 - ``nondiff(*fns, reason=...)``   functions whose value is piecewise constant in every argument
 
+**A primitive's other facts are declared with its rule.** ``shape="reduction"`` names the rule of
+``transforms/shapes.py`` its result's shape follows, ``fresh=True`` says its result is new memory,
+never a view of an operand (``transforms/aliasing.py``); ``facts(fns, ...)`` declares them for
+part of a list registered together. The analyses read ``SHAPES`` and ``FRESH``, built from these
+declarations, so a new primitive is added in one place.
+
 **Non-differentiability is declared per parameter, with a reason.** A template parameter no
 ``d[p] += ...`` line accumulates into carries no gradient; it must say why in ``NONDIFF_PARAMS``
 (the conventional names: ``axis``, ``dtype``, ``shape``, ...) or in the rule's own ``nondiff=``
@@ -47,6 +53,13 @@ SIGNATURES = {}  # primitive -> inspect.Signature used to bind its call argument
 # primitive -> ((keywords, variant), ...): a call passing any of those keywords is the variant's
 # call (``np.sum(x, where=m)`` is a masked sum, with its own rule; the plain rule stays lean)
 VARIANTS = {}
+# What the compiler knows of a primitive besides its derivative, declared where it is registered
+# (``shape=``, ``fresh=``, or ``facts`` for part of a list). A ufunc needs neither: the analyses
+# know that its result is new memory and (for one that is no gufunc) broadcasts its operands.
+# primitive -> the kind of its result's shape, a rule of ``transforms/shapes.py`` (``"reduction"``)
+SHAPES = {}
+# primitives whose result never shares memory with an operand (``transforms/aliasing.py``)
+FRESH = set()
 
 # Parameters that carry no gradient wherever a rule has them, and why. A rule declares any other
 # parameter it does not differentiate in its own ``nondiff=``. None: the parameter has no adjoint
@@ -110,6 +123,21 @@ def _declare(template, nondiff, origin):
     return dataclasses.replace(template, nondiff=tuple(reasons.items()))
 
 
+def facts(fns, *, shape=None, fresh=False):
+    """Declare what shape inference and the aliasing analysis may assume of ``fns``: ``shape``
+    names the rule of ``transforms/shapes.py`` their result's shape follows (``"reduction"``:
+    the operand's shape without the literal axes reduced), ``fresh`` that the result is always
+    new memory, never a view of an operand (``np.sum``, not ``np.reshape``). Without either the
+    analyses assume nothing: the shape is unknown, the result may alias its first operand."""
+    for fn in _as_list(fns):
+        if fn is None:
+            continue
+        if shape is not None:
+            SHAPES[fn] = shape
+        if fresh:
+            FRESH.add(fn)
+
+
 def _register(fns, template, *, builtin=True, signature=None):
     for fn in _as_list(fns):
         if fn is None:
@@ -126,14 +154,25 @@ def _register(fns, template, *, builtin=True, signature=None):
 
 
 def rule(
-    fns, params, body, *, signature=None, only=None, broadcasting=False, ranks=None, nondiff=None
+    fns,
+    params,
+    body,
+    *,
+    signature=None,
+    only=None,
+    broadcasting=False,
+    ranks=None,
+    nondiff=None,
+    shape=None,
+    fresh=False,
 ):
     """Register a template given as text: ``params`` like ``"y, a, axis=None"``. ``only`` maps a
     parameter to the constant values the rule handles (``only={"mode": ("constant",)}``): a call
     with another literal value is refused when it is compiled. ``ranks`` maps the ranks of the
     differentiated operands, in order, to a body used when shape inference knows them.
     ``nondiff`` maps each parameter the body does not differentiate, beyond the conventional
-    ``NONDIFF_PARAMS``, to the reason it carries no gradient."""
+    ``NONDIFF_PARAMS``, to the reason it carries no gradient. ``shape`` and ``fresh`` are the
+    primitive's other facts (``facts``)."""
     names, defaults = _parse_params(params)
     origin = f"rule for {getattr(_as_list(fns)[0], '__name__', fns)}"
     template = parse_template(body, names, defaults, NAMESPACE, origin)
@@ -148,6 +187,7 @@ def rule(
         )
         template = dataclasses.replace(template, ranks=variants)
     _register(fns, _declare(template, nondiff, origin), signature=signature)
+    facts(fns, shape=shape, fresh=fresh)
 
 
 def _parse_params(params):
@@ -159,8 +199,8 @@ def _parse_params(params):
     return names, defaults
 
 
-def unary(fns, expr):
-    rule(fns, "y, x", f"d[x] += {expr}")
+def unary(fns, expr, *, shape=None, fresh=False):
+    rule(fns, "y, x", f"d[x] += {expr}", shape=shape, fresh=fresh)
 
 
 def binary(fns, dx, dy):
@@ -172,7 +212,7 @@ def binary(fns, dx, dy):
     )
 
 
-def nondiff(*fns, reason):
+def nondiff(*fns, reason, shape=None, fresh=False):
     """``fns`` carry no gradient through any argument: each is piecewise constant (a comparison,
     ``np.sign``, ``argmax``), or its value does not depend on its arguments' values (``len``,
     ``np.shape``, ``zeros_like``). A function with a differentiable parameter (``np.full``'s
@@ -180,14 +220,16 @@ def nondiff(*fns, reason):
     for fn in fns:
         if fn is not None:
             NONDIFF[fn] = reason
+    facts(fns, shape=shape, fresh=fresh)
 
 
-def nondiff_params(fn, reasons):
+def nondiff_params(fn, reasons, *, fresh=False):
     """``fn`` has no rule; the parameters in ``reasons`` carry no gradient for the reason given,
     and an active value passed to any other is refused (``np.random.normal``'s ``size`` is a
     shape; its ``loc`` is not)."""
     if fn is not None:
         NONDIFF[fn] = dict(reasons)
+    facts(fn, fresh=fresh)
 
 
 def adjoint(fn, *, nondiff=None):
@@ -255,7 +297,7 @@ def is_nondiff(key):
         return False
 
 
-from . import elementwise, reductions, linalg, shape, indexing, sequences, fft  # noqa: E402,F401  (registers)
+from . import elementwise, reductions, products, linalg, shape, indexing, sequences, fft  # noqa: E402,F401  (registers)
 
 try:
     from . import special  # noqa: E402,F401  (registers scipy.special's rules where scipy imports)

@@ -9,7 +9,7 @@ import numpy as np
 
 from sourcegrad.runtime import stop_gradient
 
-from . import binary, nondiff, rule, unary
+from . import binary, facts, nondiff, rule, unary
 
 LN2 = "0.6931471805599453"
 LN10 = "2.302585092994046"
@@ -21,6 +21,13 @@ binary([np.add, operator.add], "d[z]", "d[z]")
 binary([np.subtract, operator.sub], "d[z]", "-d[z]")
 binary([np.multiply, operator.mul], "d[z] * y", "d[z] * x")
 binary([np.divide, operator.truediv], "d[z] / y", "-d[z] * z / y")
+# Python's operators: ints give ints (``n - 1``), tuples concatenate, arrays broadcast
+facts(
+    [operator.add, operator.sub, operator.mul, operator.truediv],
+    shape="operator",
+    fresh=True,
+)
+facts([operator.neg, operator.pos], shape="unary_operator", fresh=True)
 rule(
     np.copysign,
     "z, x, y",
@@ -35,14 +42,18 @@ d[x] += unbroadcast(d[z] * power_slope(x, y), x)
 d[y] += unbroadcast(d[z] * power_exponent_slope(x, z), y)
 """,
 )
+facts(operator.pow, shape="operator", fresh=True)
+facts(builtins.pow, shape="operator")
 unary(np.square, "d[y] * 2.0 * x")
 unary(np.reciprocal, "-d[y] * y * y")
 unary(np.sqrt, "d[y] / (2.0 * y)")
 unary(math.sqrt, "d[y] / np.float64(2.0 * y)")  # inf at 0, as np.sqrt (a Python float would raise)
 unary(np.cbrt, "d[y] / (3.0 * y * y)")
 unary([np.absolute, builtins.abs], "abs_adjoint(d[y], x)")  # complex x too
+facts(builtins.abs, shape="unary_operator")
 unary([np.fabs, math.fabs], "d[y] * np.sign(x)")
 binary([np.remainder, operator.mod], "d[z]", "-d[z] * np.floor(x / y)")
+facts(operator.mod, shape="operator", fresh=True)
 binary([np.fmod, math.fmod], "d[z]", "-d[z] * np.trunc(x / y)")
 
 # ---- exponentials and logarithms --------------------------------------------------------------
@@ -110,7 +121,9 @@ binary(
 
 # ---- conversions that keep the value ----------------------------------------------------------
 unary([float, np.asarray, np.asanyarray, np.array, np.float64, np.float32], "d[y]")
-unary(np.ascontiguousarray, "np.reshape(d[y], np.shape(x))")  # makes a 0-d input 1-d
+facts(np.array, fresh=True)  # (np.asarray may return its operand itself)
+# makes a 0-d input 1-d; may return its operand itself
+unary(np.ascontiguousarray, "np.reshape(d[y], np.shape(x))", shape="copy")
 # complex values (JAX's convention for their adjoints: runtime/adjoints/elementwise.py); real arrays: the identity
 unary(np.real, "real_part(d[y])")
 unary(np.imag, "imag_adjoint(d[y], x)")
@@ -148,6 +161,7 @@ nondiff(
     int,
     reason="piecewise constant",
 )
+facts(operator.floordiv, shape="operator", fresh=True)
 nondiff(
     np.isfinite,
     np.isnan,
@@ -189,6 +203,12 @@ nondiff(
     bool,
     reason="a boolean or integer result (piecewise constant)",
 )
+facts(
+    [operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne],
+    shape="operator",
+    fresh=True,
+)
+facts([operator.not_, operator.and_, operator.or_, operator.xor, operator.invert], fresh=True)
 nondiff(
     builtins.len,
     builtins.range,
@@ -199,5 +219,6 @@ nondiff(
     np.iscomplexobj,
     reason="depends only on shapes and types",
 )
+facts(builtins.len, shape="len")
 nondiff(builtins.print, reason="prints; its value is None")
 nondiff(stop_gradient, reason="stops the gradient, as asked")

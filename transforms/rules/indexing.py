@@ -8,10 +8,12 @@ from sourcegrad.runtime import add_at, index_join, maximum_at, minimum_at, multi
 
 from . import (
     ATTRIBUTES,
+    add_variant,
     CONSTANT_OBJECTS,
     GENERATOR_METHODS,
     METHODS,
     UFUNC_AT,
+    facts,
     nondiff,
     nondiff_params,
     rule,
@@ -19,7 +21,7 @@ from . import (
 
 # ---- indexing -----------------------------------------------------------------------------------
 rule(operator.getitem, "y, x, index", "d[x] += unindex(d[y], x, index)")
-rule(np.take, "y, a, indices, axis=None", "d[a] += untake(d[y], a, indices, axis)")
+rule(np.take, "y, a, indices, axis=None", "d[a] += untake(d[y], a, indices, axis)", fresh=True)
 rule(
     np.take_along_axis,
     "y, arr, indices, axis",
@@ -34,6 +36,8 @@ rule(
 d[x] += unbroadcast(np.where(condition, d[z], 0.0), x)
 d[y] += unbroadcast(np.where(condition, 0.0, d[z]), y)
 """,
+    shape="where",
+    fresh=True,
 )
 # numpy 2.1+ also spells the bounds min= and max=
 rule(
@@ -48,8 +52,9 @@ d[a_max] += unbroadcast(d[y] * clip_hi_mask(a, lo, hi), a_max)
 d[min] += unbroadcast(d[y] * clip_lo_mask(a, lo, hi), min)
 d[max] += unbroadcast(d[y] * clip_hi_mask(a, lo, hi), max)
 """,
+    fresh=True,
 )
-rule(np.sort, "y, a, axis=-1", "d[a] += unsort(d[y], a, axis)")
+rule(np.sort, "y, a, axis=-1", "d[a] += unsort(d[y], a, axis)", fresh=True)
 # only None is handled
 rule(
     np.interp,
@@ -71,7 +76,16 @@ def _astype(x, dtype):  # stands for the method ``x.astype(dtype)``
     return x.astype(dtype)
 
 
-rule(_astype, "y, x, dtype", "d[x] += cast_like(d[y], x, y)")
+rule(_astype, "y, x, dtype", "d[x] += cast_like(d[y], x, y)", fresh=True)
+
+
+def _as_dtype(x, dtype=None):  # stands for ``np.array(x, dtype=...)`` and ``np.asarray``'s
+    return np.asarray(x, dtype=dtype)
+
+
+# np.array(x, dtype=float): a conversion, whose adjoint is the cast back (zero for an int dtype)
+rule(_as_dtype, "y, x, dtype=None", "d[x] += cast_like(d[y], x, y)")
+add_variant([np.array, np.asarray, np.asanyarray], ("dtype",), _as_dtype)
 
 
 # stands for the method ``x.flatten()``: a copy, where np.ravel may give a view
@@ -79,7 +93,12 @@ def _flatten(x, order="C"):
     return x.flatten(order)
 
 
-rule(_flatten, "y, x, order='C'", "d[x] += np.reshape(d[y], np.shape(x), order=order)")
+rule(
+    _flatten,
+    "y, x, order='C'",
+    "d[x] += np.reshape(d[y], np.shape(x), order=order)",
+    fresh=True,
+)
 
 
 def _item(x):  # stands for the method ``x.item()``
@@ -98,8 +117,19 @@ UFUNC_AT.update(
         np.minimum: minimum_at,
     }
 )
-rule(add_at, "y, a, indices, b", "d[a] += d[y]\nd[b] += gathered(d[y], indices, b)")
-rule(subtract_at, "y, a, indices, b", "d[a] += d[y]\nd[b] += -gathered(d[y], indices, b)")
+# buf = add_at(buf, idx, v): buf keeps its shape
+rule(
+    add_at,
+    "y, a, indices, b",
+    "d[a] += d[y]\nd[b] += gathered(d[y], indices, b)",
+    shape="scatter",
+)
+rule(
+    subtract_at,
+    "y, a, indices, b",
+    "d[a] += d[y]\nd[b] += -gathered(d[y], indices, b)",
+    shape="scatter",
+)
 rule(
     multiply_at,
     "y, a, indices, b",
@@ -107,6 +137,7 @@ rule(
 d[a] += multiply_at_adjoint(d[y], a, y, indices, b, 0)
 d[b] += multiply_at_adjoint(d[y], a, y, indices, b, 1)
 """,
+    shape="scatter",
 )
 # ties share evenly, as np.maximum's
 rule(
@@ -116,6 +147,7 @@ rule(
 d[a] += extremum_at_adjoint(d[y], a, y, indices, b, 0)
 d[b] += extremum_at_adjoint(d[y], a, y, indices, b, 1)
 """,
+    shape="scatter",
 )
 
 # ---- made from values: the values carry a gradient, shapes and counts do not --------------------
@@ -123,12 +155,16 @@ rule(
     np.full,
     "y, shape, fill_value, dtype=None, order='C'",
     "d[fill_value] += fill_adjoint(d[y], fill_value)",
+    shape="create",
+    fresh=True,
 )
 rule(
     np.full_like,
     "y, a, fill_value, dtype=None, order='K', subok=True, shape=None",
     "d[fill_value] += fill_adjoint(d[y], fill_value)",
     nondiff={"a": "only its shape and dtype are read", "subok": "a boolean flag"},
+    shape="like",
+    fresh=True,
 )
 rule(
     np.linspace,
@@ -139,6 +175,7 @@ d[stop] += linspace_adjoint(d[y], start, stop, num, endpoint, axis, 1)
 """,
     only={"retstep": (False,)},
     nondiff={"num": "an integer count", "endpoint": "a boolean flag", "retstep": "a boolean flag"},
+    fresh=True,
 )
 rule(
     np.arange,
@@ -148,6 +185,7 @@ d[start] += arange_adjoint(d[y], start, stop, step, 0)
 d[step] += arange_adjoint(d[y], start, stop, step, 2)
 """,
     nondiff={"stop": "piecewise constant (it sets only the length)"},
+    fresh=True,
 )
 rule(
     np.meshgrid,
@@ -211,24 +249,11 @@ nondiff(
     np.digitize,
     reason="piecewise constant",
 )
-nondiff(
-    np.zeros_like,
-    np.ones_like,
-    np.empty_like,
-    np.zeros,
-    np.ones,
-    np.empty,
-    np.eye,
-    np.identity,
-    np.tri,
-    np.indices,
-    np.result_type,
-    np.finfo,
-    np.iinfo,
-    np.random.randn,
-    np.random.rand,
-    reason="depends only on shapes and dtypes",
-)
+_SHAPES_ONLY = "depends only on shapes and dtypes"
+nondiff(np.zeros_like, np.ones_like, np.empty_like, reason=_SHAPES_ONLY, shape="like", fresh=True)
+nondiff(np.zeros, np.ones, np.empty, reason=_SHAPES_ONLY, shape="create", fresh=True)
+nondiff(np.eye, np.identity, np.random.randn, np.random.rand, reason=_SHAPES_ONLY, fresh=True)
+nondiff(np.tri, np.indices, np.result_type, np.finfo, np.iinfo, reason=_SHAPES_ONLY)
 # a random draw carries no gradient through its shape; its distribution's parameters would (the
 # draw moves with them), and so would the values it picks from or shuffles: an active value
 # passed to any of those is refused
@@ -241,6 +266,7 @@ for _draw in (
     np.random.permutation,
 ):
     nondiff_params(_draw, {"size": "a shape", "replace": "a boolean flag"})
+facts([np.random.normal, np.random.uniform], fresh=True)
 nondiff_params(
     np.random.randint, {"size": "a shape", "low": "integer bounds", "high": "integer bounds"}
 )

@@ -6,29 +6,35 @@ import inspect
 
 import numpy as np
 
-from . import add_variant, rule
+from . import add_variant, facts, rule
 
 # ---- sums, means, products ----------------------------------------------------------------------
 rule(
     np.sum,
     "y, a, axis=None, dtype=None, keepdims=False",
     "d[a] += unreduce(d[y], a, axis, keepdims)",
+    shape="reduction",
+    fresh=True,
 )
 rule(
     np.nansum,
     "y, a, axis=None, dtype=None, keepdims=False",
     "d[a] += unreduce(d[y], a, axis, keepdims) * ~np.isnan(a)",
+    shape="reduction",
 )
 # (counts from a's shape: no np.size of a lazy y)
 rule(
     np.mean,
     "y, a, axis=None, dtype=None, keepdims=False",
     "d[a] += unreduce(d[y], a, axis, keepdims, mean=True)",
+    shape="reduction",
+    fresh=True,
 )
 rule(
     np.nanmean,
     "y, a, axis=None, dtype=None, keepdims=False",
     "d[a] += unreduce(d[y], a, axis, keepdims) * share(~np.isnan(a), axis, a)",
+    shape="reduction",
 )
 rule(
     np.average,
@@ -42,6 +48,8 @@ rule(
     np.prod,
     "y, a, axis=None, dtype=None, keepdims=False",
     "d[a] += unreduce(d[y], a, axis, keepdims) * prod_of_others(a, axis)",
+    shape="reduction",
+    fresh=True,
 )
 rule(
     builtins.sum,
@@ -54,7 +62,9 @@ rule(
     [np.max, np.amax, np.min, np.amin, np.nanmax, np.nanmin],
     "y, a, axis=None, keepdims=False",
     "d[a] += unreduce(d[y], a, axis, keepdims) * reduce_max_mask(a, y, axis, keepdims)",
+    shape="reduction",
 )
+facts([np.max, np.min], fresh=True)
 
 
 # ---- where= and initial=: masked reductions, each a variant of the plain one (its rule stays lean)
@@ -146,6 +156,8 @@ rule(
 d[a] += unreduce(d[y], a, axis, keepdims) * var_slope(a, axis, ddof)
 d[ddof] += unbroadcast(d[y] * y / (np.size(a) / np.size(y) - ddof), ddof)
 """,
+    shape="reduction",
+    fresh=True,
 )
 # d[a]: 0 at zero variance
 rule(
@@ -155,6 +167,8 @@ rule(
 d[a] += unreduce(d[y], a, axis, keepdims) * std_slope(a, y, axis, ddof, keepdims)
 d[ddof] += unbroadcast(d[y] * y / (2.0 * (np.size(a) / np.size(y) - ddof)), ddof)
 """,
+    shape="reduction",
+    fresh=True,
 )
 
 # ---- norms --------------------------------------------------------------------------------------
@@ -165,6 +179,7 @@ rule(
 d[x] += norm_adjoint(d[y], x, y, ord, axis, keepdims)
 d[ord] += norm_order_adjoint(d[y], x, y, ord, axis, keepdims)
 """,
+    shape="reduction",
 )
 rule(
     getattr(np.linalg, "vector_norm", None),
@@ -182,7 +197,7 @@ rule(
 )
 
 # ---- running sums and products, differences, integrals ------------------------------------------
-rule(np.cumsum, "y, a, axis=None, dtype=None", "d[a] += reverse_cumsum(d[y], a, axis)")
+rule(np.cumsum, "y, a, axis=None, dtype=None", "d[a] += reverse_cumsum(d[y], a, axis)", fresh=True)
 rule(
     np.nancumsum,
     "y, a, axis=None, dtype=None",
@@ -204,6 +219,7 @@ d[a] += diff_adjoint(d[y], a, n, axis, prepend, append, 0)
 d[prepend] += diff_adjoint(d[y], a, n, axis, prepend, append, 1)
 d[append] += diff_adjoint(d[y], a, n, axis, prepend, append, 2)
 """,
+    fresh=True,
 )
 # np.gradient(f, *varargs, axis, edge_order) along one axis, with one step or coordinate array
 rule(

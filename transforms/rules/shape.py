@@ -7,17 +7,25 @@ from . import rule, unary
 # ---- same entries, new shape --------------------------------------------------------------------
 unary([np.atleast_1d, np.atleast_2d, np.atleast_3d], "np.reshape(d[y], np.shape(x))")
 rule(
-    np.reshape, "y, a, shape=None, order='C'", "d[a] += np.reshape(d[y], np.shape(a), order=order)"
+    np.reshape,
+    "y, a, shape=None, order='C'",
+    "d[a] += np.reshape(d[y], np.shape(a), order=order)",
+    shape="reshape",
 )
 rule(np.ravel, "y, a, order='C'", "d[a] += np.reshape(d[y], np.shape(a), order=order)")
 rule(np.squeeze, "y, a, axis=None", "d[a] += np.reshape(d[y], np.shape(a))")
 rule(np.expand_dims, "y, a, axis", "d[a] += np.reshape(d[y], np.shape(a))")
 rule(np.broadcast_to, "y, array, shape", "d[array] += unbroadcast(d[y], array)")
-rule(np.copy, "y, a", "d[a] += d[y]")
+rule(np.copy, "y, a", "d[a] += d[y]", shape="copy", fresh=True)
 
 # ---- axes and order -----------------------------------------------------------------------------
-rule(np.transpose, "y, a, axes=None", "d[a] += untranspose(d[y], axes)")
-rule(np.swapaxes, "y, a, axis1, axis2", "d[a] += np.swapaxes(d[y], axis1, axis2)")
+rule(np.transpose, "y, a, axes=None", "d[a] += untranspose(d[y], axes)", shape="transpose")
+rule(
+    np.swapaxes,
+    "y, a, axis1, axis2",
+    "d[a] += np.swapaxes(d[y], axis1, axis2)",
+    shape="swapaxes",
+)
 rule(np.moveaxis, "y, a, source, destination", "d[a] += np.moveaxis(d[y], destination, source)")
 rule(
     [getattr(np, "matrix_transpose", None), getattr(np.linalg, "matrix_transpose", None)],
@@ -31,8 +39,13 @@ rule(np.roll, "y, a, shift, axis=None", "d[a] += np.roll(d[y], np.negative(shift
 rule(np.rot90, "y, m, k=1, axes=(0, 1)", "d[m] += np.rot90(d[y], -k, axes)")
 
 # ---- copies of entries --------------------------------------------------------------------------
-rule(np.tile, "y, A, reps", "d[A] += untile(d[y], A, reps)")
-rule(np.repeat, "y, a, repeats, axis=None", "d[a] += unrepeat(d[y], a, repeats, axis)")
+rule(np.tile, "y, A, reps", "d[A] += untile(d[y], A, reps)", fresh=True)
+rule(
+    np.repeat,
+    "y, a, repeats, axis=None",
+    "d[a] += unrepeat(d[y], a, repeats, axis)",
+    fresh=True,
+)
 rule(
     np.pad,
     "y, array, pad_width, mode='constant', constant_values=0",
@@ -41,14 +54,20 @@ d[array] += unpad(d[y], array, pad_width, mode)
 d[constant_values] += pad_values_adjoint(d[y], array, pad_width, mode, constant_values)
 """,
     only={"mode": ("constant", "edge", "reflect", "symmetric", "wrap")},
+    fresh=True,
 )
 rule(np.delete, "y, arr, obj, axis=None", "d[arr] += undelete(d[y], arr, obj, axis)")
 
 # ---- joining and splitting: the adjoint of a list argument is a list ----------------------------
-rule(np.concatenate, "y, arrays, axis=0", "d[arrays] += unconcatenate(d[y], arrays, axis)")
-rule(np.stack, "y, arrays, axis=0", "d[arrays] += unstack(d[y], arrays, axis)")
-rule(np.hstack, "y, tup", "d[tup] += unhstack(d[y], tup)")
-rule(np.vstack, "y, tup", "d[tup] += unvstack(d[y], tup)")
+rule(
+    np.concatenate,
+    "y, arrays, axis=0",
+    "d[arrays] += unconcatenate(d[y], arrays, axis)",
+    fresh=True,
+)
+rule(np.stack, "y, arrays, axis=0", "d[arrays] += unstack(d[y], arrays, axis)", fresh=True)
+rule(np.hstack, "y, tup", "d[tup] += unhstack(d[y], tup)", fresh=True)
+rule(np.vstack, "y, tup", "d[tup] += unvstack(d[y], tup)", fresh=True)
 rule(getattr(np, "row_stack", None), "y, tup", "d[tup] += unvstack(d[y], tup)")
 rule(np.dstack, "y, tup", "d[tup] += undstack(d[y], tup)")
 rule(np.column_stack, "y, tup", "d[tup] += uncolumn_stack(d[y], tup)")
