@@ -29,7 +29,9 @@ __all__ = [
     "eigh_tangent",
     "cast_tangent",
     "power_curvature",
-    "real_sign",
+    "abs_tangent_slope",
+    "abs_tangent_point",
+    "abs_tangent_scale",
     "log_softmax_tangent",
     "logsumexp_tangent",
 ]
@@ -187,13 +189,36 @@ def power_curvature(x, y):
     return y * (y - 1) * x ** (y2 - 2) * ((y != 0) & (y != 1))
 
 
-def real_sign(x):
-    """``sign(x)`` for real ``x``: the slope of ``abs_tangent`` in its tangent. (For complex
-    ``x`` that slope is no product with a sign: the second-order rule refuses it.)"""
+# ``r = abs_tangent(t, x, y)`` differentiated again (``rules/second_order.py``). For real ``x``,
+# ``r = sign(x) t``: linear in ``t``, and ``x`` is read only for its sign (zero slope). For complex
+# ``x = a + ib``, ``r = Re(conj(x) t) / y`` with ``y = |x|`` an operand of its own: its adjoints,
+# in the convention of ``abs_adjoint`` (``d/da - i d/db``), are ``g conj(x) / y`` for ``t``,
+# ``g conj(t) / y`` for ``x`` and ``-g Re(conj(x) t) / y**2`` for ``y`` (all 0 where ``y`` is 0).
+def abs_tangent_slope(g, x, y):
+    """The adjoint of ``t`` in ``abs_tangent(t, x, y)``: ``g sign(x)``, or ``g conj(x) / |x|``."""
     xp = array_module(x)
-    if xp.iscomplexobj(x):
-        raise TypeError("hvp through abs of complex values is not supported")
-    return xp.sign(x)
+    if not xp.iscomplexobj(x):
+        return g * xp.sign(x)
+    return xp.real(g) * xp.conj(x) / xp.where(y == 0, 1.0, y) * (y != 0)
+
+
+def abs_tangent_point(g, t, x, y):
+    """The adjoint of ``x`` in ``abs_tangent(t, x, y)``: zero for real ``x`` (its sign is
+    locally constant), ``g conj(t) / |x|`` for complex ``x``."""
+    xp = array_module(x, t)
+    if not xp.iscomplexobj(x):
+        return zeros_like(x)
+    return xp.real(g) * xp.conj(t) / xp.where(y == 0, 1.0, y) * (y != 0)
+
+
+def abs_tangent_scale(g, t, x, y):
+    """The adjoint of ``y = |x|`` in ``abs_tangent(t, x, y)``: zero for real ``x`` (the tangent
+    does not divide by it), ``-g Re(conj(x) t) / |x|**2`` for complex ``x``."""
+    xp = array_module(x, t)
+    if not xp.iscomplexobj(x):
+        return zeros_like(y)
+    safe = xp.where(y == 0, 1.0, y)
+    return -xp.real(g) * xp.real(xp.conj(x) * t) / (safe * safe) * (y != 0)
 
 
 # ---- scipy.special's reductions over an axis --------------------------------------------------------

@@ -107,6 +107,8 @@ def finalize(g, like):
     if not hasattr(g, "shape") or g.shape != like.shape:
         g = _broadcast_to(g, like)
     if g.dtype != like.dtype and like.dtype.kind in "fc":
+        if g.dtype.kind == "c" and like.dtype.kind == "f":
+            g = g.real  # a real argument's adjoint is the real part (numpy would warn in astype)
         g = g.astype(like.dtype)
     if not getattr(getattr(g, "flags", None), "writeable", True):  # (a lazy array has no flags)
         g = g.copy()

@@ -261,3 +261,29 @@ def test_hvp_code_names_the_users_lines():
     lines = {int(n) for n in re.findall(rf"# {os.path.basename(__file__)}:(\d+)", text)}
     assert lines and lines <= {first, first + 1}, text
     assert "jvp #" not in text, text
+
+
+# ---- abs of complex values: |z| is smooth away from 0, not piecewise linear ----------------------
+
+
+def abs_of_spectrum(x):
+    return np.sum(np.abs(np.fft.fft(x)))
+
+
+def power_of_spectrum(x):
+    return np.sum(np.abs(np.fft.fft(x * np.linspace(0.5, 1.5, x.size))) ** 2)
+
+
+def abs_of_complex(x):
+    return np.sum(np.abs(x + 1j * x**2) ** 3)
+
+
+@pytest.mark.parametrize(
+    "f", [abs_of_spectrum, power_of_spectrum, abs_of_complex], ids=lambda f: f.__name__
+)
+@settings(max_examples=12, deadline=None)
+@given(x=hnp.arrays(np.float64, st.integers(2, 5), elements=SPREAD), data=st.data())
+def test_hvp_through_abs_of_complex_values(f, x, data):
+    assume(np.min(np.abs(np.fft.fft(x))) > 0.05)  # away from |z| = 0, where abs has a kink
+    v = data.draw(hnp.arrays(np.float64, x.shape, elements=st.floats(-1.0, 1.0)))
+    _check(f, x, v)

@@ -79,11 +79,13 @@ _helper_rule(
     {"x": "piecewise constant", "y": "piecewise constant"},
 )
 _helper_rule(_runtime.either, "r, a, b", "d[a] += d[r]\nd[b] += d[r]")
+# for real x only its sign is read (zero slope); for complex x, Re(conj(x) t) / |x| (tangents.py)
 _helper_rule(
     _rt.abs_tangent,
     "r, t, x, y",
-    "d[t] += d[r] * real_sign(x)",
-    {"x": "only its sign is read (piecewise constant)", "y": "only where it is 0 is read"},
+    """d[t] += abs_tangent_slope(d[r], x, y)
+d[x] += abs_tangent_point(d[r], t, x, y)
+d[y] += abs_tangent_scale(d[r], t, x, y)""",
 )
 # the slopes of reductions (std, var, prod, norms) that the tangent rules above multiply by; a slope
 # of a piecewise-linear function (ptp, quantiles, interp in x) is piecewise constant. Their ``g`` is
