@@ -121,15 +121,15 @@ def unrepeat_sequence(g, x, y, which):
     each entry appears once per copy, so its adjoint is the sum over the copies (the count's is
     zero). Any other operands numpy multiplied elementwise (``x * [2.0, 3.0]`` of an array ``x``),
     and each gets ``g`` times the other."""
-    seq, count = (x, y) if which == 0 else (y, x)
+    mine, other = (x, y) if which == 0 else (y, x)
     if not (_is_sequence(x) and _is_count(y) or _is_count(x) and _is_sequence(y)):
         if g is ZERO:
             return ZERO
-        return _array_operand_adjoint(g * np.asarray(count), seq)
-    if not _is_sequence(seq):
+        return _array_operand_adjoint(g * np.asarray(other), mine)
+    if not _is_sequence(mine):
         return ZERO  # the count
-    n = len(seq)
-    g = _entries(g, "seq * n", n * max(int(count), 0))
+    seq, n = mine, len(mine)
+    g = _entries(g, "seq * n", n * max(int(other), 0))
     if g is None or n == 0:
         return _dense([ZERO] * n, seq)
     total = SeqAdjoint(g[:n])

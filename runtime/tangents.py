@@ -29,7 +29,6 @@ __all__ = [
     "eigh_tangent",
     "cast_tangent",
     "power_curvature",
-    "abs_tangent_slope",
     "abs_tangent_point",
     "abs_tangent_scale",
     "log_softmax_tangent",
@@ -192,16 +191,9 @@ def power_curvature(x, y):
 # ``r = abs_tangent(t, x, y)`` differentiated again (``rules/second_order.py``). For real ``x``,
 # ``r = sign(x) t``: linear in ``t``, and ``x`` is read only for its sign (zero slope). For complex
 # ``x = a + ib``, ``r = Re(conj(x) t) / y`` with ``y = |x|`` an operand of its own: its adjoints,
-# in the convention of ``abs_adjoint`` (``d/da - i d/db``), are ``g conj(x) / y`` for ``t``,
-# ``g conj(t) / y`` for ``x`` and ``-g Re(conj(x) t) / y**2`` for ``y`` (all 0 where ``y`` is 0).
-def abs_tangent_slope(g, x, y):
-    """The adjoint of ``t`` in ``abs_tangent(t, x, y)``: ``g sign(x)``, or ``g conj(x) / |x|``."""
-    xp = array_module(x)
-    if not xp.iscomplexobj(x):
-        return g * xp.sign(x)
-    return xp.real(g) * xp.conj(x) / xp.where(y == 0, 1.0, y) * (y != 0)
-
-
+# in the convention of ``abs_adjoint`` (``d/da - i d/db``), are ``g conj(x) / y`` for ``t`` (that
+# is ``abs_adjoint`` itself), ``g conj(t) / y`` for ``x`` and ``-g Re(conj(x) t) / y**2`` for
+# ``y`` (all 0 where ``y`` is 0).
 def abs_tangent_point(g, t, x, y):
     """The adjoint of ``x`` in ``abs_tangent(t, x, y)``: zero for real ``x`` (its sign is
     locally constant), ``g conj(t) / |x|`` for complex ``x``."""

@@ -43,6 +43,7 @@ from . import fence, ir
 from . import rules as R
 from .analyze import bind
 from .ir import Tup
+from .normalize.syntax import BINOPS
 
 # NOT: an array or a float, with which a list is numpy's operand (an array's entry, a numpy
 # integer, may repeat a list as a Python int does, so it is not NOT but unknown)
@@ -344,16 +345,8 @@ def _stack_arguments(s, kinds, naming):
     ]
 
 
-_BINARY = {
-    operator.add: "+",
-    operator.sub: "-",
-    operator.mul: "*",
-    operator.truediv: "/",
-    operator.floordiv: "//",
-    operator.mod: "%",
-    operator.pow: "**",
-    operator.matmul: "@",
-}
+# operator -> its symbol, from the normalizer's table of the binary operators it lowers
+_BINARY = {fn: symbol for fn, symbol in BINOPS.values()}
 
 
 def _key(atom):

@@ -83,7 +83,7 @@ _helper_rule(_runtime.either, "r, a, b", "d[a] += d[r]\nd[b] += d[r]")
 _helper_rule(
     _rt.abs_tangent,
     "r, t, x, y",
-    """d[t] += abs_tangent_slope(d[r], x, y)
+    """d[t] += abs_adjoint(d[r], x)
 d[x] += abs_tangent_point(d[r], t, x, y)
 d[y] += abs_tangent_scale(d[r], t, x, y)""",
 )
