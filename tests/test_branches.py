@@ -7,6 +7,8 @@ import numpy as np
 import pytest
 from hypothesis import given
 
+import sourcegrad as sg
+
 from .corpus.harness import check
 from .flow import SEEDS, SIZES, rng_of, with_sum
 
@@ -201,3 +203,43 @@ def test_every_branch_is_driven():
 def test_branch_on_scalar_wrt_both():
     check(scalar_branch, (0.9, np.array([0.3, -0.2])), wrt=(0, 1))
     check(scalar_branch, (0.1, np.array([0.3, -0.2])), wrt=(0, 1))
+
+
+# ==== raise: argument checks in the differentiated function ======================================
+
+
+def _checked_sqrt(v, floor):
+    if np.min(v) < floor:
+        raise ValueError(f"values below {floor}: {np.min(v):.3f}")
+    return np.sqrt(v - floor)
+
+
+def validated(x, w):
+    if x.ndim != 1:
+        raise ValueError(f"expected a vector, got shape {x.shape}")
+    total = 0.0
+    for i in range(x.shape[0]):
+        if x[i] > 100.0:
+            raise OverflowError("an entry is too large") from None
+        total = total + w * x[i] ** 2
+    return total + np.sum(_checked_sqrt(x * x + 1.0, 0.5))
+
+
+@given(seed=SEEDS, n=SIZES)
+def test_raise_in_a_branch_runs_in_the_forward_and_has_no_backward(seed, n):
+    rng = rng_of(seed)
+    check(validated, (rng.uniform(-2.0, 2.0, n), float(rng.uniform(-1.0, 1.0))), wrt=(0, 1))
+
+
+@pytest.mark.parametrize("specialize", [True, False])
+def test_raise_reaches_the_caller_with_its_message(specialize):
+    g = sg.grad(validated, wrt=(0, 1), specialize=specialize)
+    with pytest.raises(ValueError, match=r"expected a vector, got shape \(2, 2\)"):
+        g(np.ones((2, 2)), 0.5)
+    with pytest.raises(OverflowError, match="too large") as info:
+        g(np.array([1.0, 200.0]), 0.5)
+    assert info.value.__cause__ is None and info.value.__suppress_context__
+    with pytest.raises(ValueError, match="values below 0.5"):  # raised by an inlined helper
+        sg.grad(_checked_sqrt)(np.array([0.1, 0.9]), 0.5)
+    with pytest.raises(ValueError, match="values below"):  # forward mode runs it too
+        sg.jvp(_checked_sqrt)(np.array([0.1, 0.9]), 0.5, np.ones(2))

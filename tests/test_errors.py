@@ -104,7 +104,7 @@ CATALOGUE = [
     R("del_stmt", US, "del", 128, "del"),
     R("import_inside", US, "import", 133, "import"),
     R("from_import_inside", US, "import", 138, "from"),
-    R("raise_stmt", US, "raise", 144, "raise"),
+    R("bare_raise", US, "bare raise", 144, "raise"),
     R("assert_walrus", US, ":=", 149, "n :="),
     R("match_stmt", US, "match", 154, "match"),
     R("nested_def_star", US, "*args", 163, "*t"),

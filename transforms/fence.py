@@ -47,10 +47,6 @@ HINTS = {
         "import inside a differentiated function is not supported",
         "import at module level",
     ),
-    "Raise": (
-        "raise is not supported inside a differentiated function",
-        "validate arguments before calling the gradient",
-    ),
     "Lambda": (
         "a lambda inside a differentiated function is supported only when assigned to a name and called",
         "name it and call it (h = lambda t: ...; h(x)), or define the function with def at module level",

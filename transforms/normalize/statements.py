@@ -1,4 +1,4 @@
-"""Statements other than assignments and loops: expression statements, ``return``, ``assert``,
+"""Statements other than assignments and loops: expression statements, ``return``, ``assert``, ``raise``,
 ``break``/``continue``, ``if``, ``while`` and ``with no_grad():``.
 
 Expects: the walk of ``anf`` and its state. Guarantees: a call made for its side effect is a
@@ -194,6 +194,22 @@ class Statements:
                 ir.Text(text, test.names | (msg.names if msg is not None else set())), self._pos(s)
             )
         )
+
+    def _small_Raise(self, s):
+        """``raise`` runs in the forward as written (argument checks: ``if x.ndim != 1: raise
+        ValueError(...)``); a call that raises has no backward, so its branch has none either."""
+        if s.exc is None:
+            fence.refuse(
+                self.src,
+                s,
+                msg="a bare raise re-raises the exception being handled, and there is none here",
+                hint="raise an exception object: raise ValueError(...)",
+            )
+        exc = self._test(s.exc)
+        cause = self._test(s.cause.item) if s.cause is not None else None
+        text = f"raise {exc}" + (f" from {cause}" if cause is not None else "")
+        names = exc.names | (cause.names if cause is not None else set())
+        self._emit(ir.Effect(ir.Text(text, names), self._pos(s)))
 
     def _small_Break(self, s):
         self._in_loop_only(s, "break")
