@@ -2,10 +2,15 @@
 comprehensions, unpacking, `zip` over lists. Each against finite differences.
 """
 
+import logging
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
+import sourcegrad as sg
 
 from .corpus.harness import check
 from .flow import SEEDS, SIZES, rng_of
@@ -248,3 +253,30 @@ def test_print_inside_differentiated_code(capsys):
     x = np.array([0.5, -1.0, 2.0])
     check(with_print, (x,))
     assert "step 2" in capsys.readouterr().out
+
+
+_log = logging.getLogger("sourcegrad.tests.logged")
+
+
+def logged(x):
+    s = np.sum(np.sin(x) * x)
+    _log.info("s=%.3f over %d entries", s, x.size)
+    if s > 0.5:
+        warnings.warn(f"s is large: {s:.2f}", RuntimeWarning)
+    return s * s
+
+
+@given(seed=SEEDS, n=SIZES)
+def test_logging_and_warnings_run_in_the_forward(seed, n):
+    rng = rng_of(seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        check(logged, (rng.normal(size=n),))
+
+
+def test_logging_and_warnings_say_what_the_forward_computed(caplog):
+    x = np.array([0.5, 1.0, 2.0])
+    with caplog.at_level(logging.INFO, logger=_log.name):
+        with pytest.warns(RuntimeWarning, match="s is large"):
+            sg.grad(logged)(x)
+    assert f"s={np.sum(np.sin(x) * x):.3f} over 3 entries" in caplog.text

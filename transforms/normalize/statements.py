@@ -1,18 +1,21 @@
-"""Statements other than assignments and loops: expression statements, ``return``, ``assert``, ``raise``,
-``break``/``continue``, ``if``, ``while`` and ``with no_grad():``.
+"""Statements other than assignments and loops: expression statements, ``return``, ``assert``,
+``raise``, ``break``/``continue``, ``if``, ``while`` and ``with no_grad():``.
 
 Expects: the walk of ``anf`` and its state. Guarantees: a call made for its side effect is a
 local list's ``append``/``extend`` (``Append`` statements), ``np.<ufunc>.at`` (an in-place
-``Assign``), ``print``/``breakpoint`` or one of sourcegrad's own checks (an ``Effect``), and any
-other is refused; ``break``/``continue`` appear only inside loops (``exits.py`` lowers them);
-inside ``with no_grad():`` every operation is non-differentiable.
+``Assign``), ``print``, ``breakpoint``, ``warnings.warn``, a logger's methods or one of
+sourcegrad's own checks (an ``Effect``), and any other is refused; ``break``/``continue`` appear
+only inside loops (``exits.py`` lowers them); inside ``with no_grad():`` every operation is
+non-differentiable.
 """
 
 from __future__ import annotations
 
 import builtins
 import contextlib
+import logging
 import types
+import warnings
 
 import libcst as cst
 
@@ -23,7 +26,9 @@ from .. import rules as R
 from ..ir import Tup
 from .syntax import code_of
 
-_SIDE_EFFECT_ONLY = {builtins.print, builtins.breakpoint}  # run in the forward
+# run in the forward as written: what they are given is never differentiated
+_SIDE_EFFECT_ONLY = {builtins.print, builtins.breakpoint, warnings.warn}
+_LOG_METHODS = ("debug", "info", "warning", "error", "exception", "critical", "log")
 # sourcegrad's own checks of a value (they return nothing, or raise): when the compiler reads code
 # it generated (hvp differentiates a generated jvp), they run in the forward as written
 _RUNTIME_CHECKS = {check_sequence, check_unpack}
@@ -69,7 +74,7 @@ class Statements:
         ):
             self._ufunc_at(v, R.UFUNC_AT[callee.__self__], s)
             return
-        if callee in _SIDE_EFFECT_ONLY or callee in _RUNTIME_CHECKS:
+        if callee in _SIDE_EFFECT_ONLY or callee in _RUNTIME_CHECKS or _is_logging(callee):
             self._emit(ir.Effect(self._kept(v), self._pos(s)))
             return
         self._refuse_discarded(v, s, callee)
@@ -291,3 +296,14 @@ class Statements:
             )
             return ir.SetItem(stmt.target, stmt.index, ir.Name(tmp), stmt.pos)
         return stmt
+
+
+def _is_logging(callee):
+    """``log.info(...)`` of a ``logging.Logger`` (or ``logging.info(...)``): it only writes."""
+    name = getattr(callee, "__name__", None)
+    if name not in _LOG_METHODS:
+        return False
+    owner = getattr(callee, "__self__", None)
+    return isinstance(owner, (logging.Logger, logging.LoggerAdapter)) or callee is getattr(
+        logging, name
+    )
