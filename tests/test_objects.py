@@ -445,6 +445,50 @@ def test_a_subclass_overriding_a_called_method_is_refused_not_miscompiled():
         sg.grad(Overrides().loss)(X)
 
 
+# ---- a module-level object's method (or __call__) called inside the differentiated function ----------------------
+MODEL = Model(RNG.normal(size=(3, 2)), 0.8, 2)
+
+
+class Squares(Model):
+    def loss(self, x, y):
+        return np.sum(x * x) * self.alpha
+
+
+class Dense:
+    def __init__(self, w):
+        self.w = w
+
+    def __call__(self, x):
+        return np.tanh(x @ self.w)
+
+
+LAYER = Dense(RNG.normal(size=(3, 3)))
+
+
+def uses_a_model(x, y):
+    return MODEL.loss(x, y) + np.sum(MODEL.helper(LAYER(x)) * x)
+
+
+@given(
+    x=st.lists(st.floats(-2, 2), min_size=12, max_size=12),
+    y=st.lists(st.floats(-2, 2), min_size=4, max_size=4),
+)
+def test_a_module_level_objects_method_is_inlined(x, y):
+    args = (np.array(x).reshape(4, 3), np.array(y).reshape(2, 2))
+    check(uses_a_model, args, (0, 1))
+
+
+def test_a_module_level_objects_attributes_and_class_are_read_live(monkeypatch):
+    y = RNG.normal(size=(2, 2))
+    g = sg.grad(uses_a_model)
+    g(X, y)
+    monkeypatch.setattr(MODEL, "alpha", 1.7)  # an attribute changed: read at run time
+    assert_close(g(X, y), fd_grad(uses_a_model, (X, y), 0))
+    # the name rebound to an object whose class overrides the method: compiled again
+    monkeypatch.setitem(globals(), "MODEL", Squares(MODEL.w, 0.3))
+    assert_close(g(X, y), fd_grad(uses_a_model, (X, y), 0))
+
+
 # ---- named fields of numpy's namedtuple results ------------------------------------------------------
 C = RNG.normal(size=3)
 

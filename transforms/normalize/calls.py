@@ -5,8 +5,8 @@ one ``Op`` whose ``key`` is what its adjoint is looked up by: a library function
 (``kind="call"``), one without (``"nondiff"``: the gate refuses it where a varied value flows in),
 an array method (its numpy function), a ``sourcegrad.Function`` (its own backward), or a
 gradient made by sourcegrad (its second derivatives); a call of the user's own function, a
-local def or lambda, or ``self.method`` is inlined (``inline``). ``out=``, ``*args`` and in-place
-array methods are refused.
+local def or lambda, ``self.method`` or a module-level object's ``model.method`` is inlined
+(``inline``). ``out=``, ``*args`` and in-place array methods are refused.
 """
 
 from __future__ import annotations
@@ -43,6 +43,26 @@ def _is_users(fn):
     return top not in sys.stdlib_module_names and top not in ("numpy", "scipy", "sourcegrad")
 
 
+def _users_method(callee, func):
+    """(the function, the object, the object's node) of ``obj.method(...)`` or ``obj(...)``
+    (its ``__call__``) where ``obj`` is an instance of the user's own class, else None."""
+    if isinstance(callee, types.MethodType):
+        fn, obj = callee.__func__, callee.__self__
+        node = func.value if isinstance(func, cst.Attribute) else None
+    elif isinstance(callee, (type, types.FunctionType, types.BuiltinFunctionType)):
+        return None
+    else:
+        fn, obj, node = getattr(type(callee), "__call__", None), callee, func
+    if (
+        node is None
+        or isinstance(obj, type)
+        or not isinstance(fn, types.FunctionType)
+        or not _is_users(fn)
+    ):
+        return None
+    return fn, obj, node
+
+
 class Calls:
     """The call methods of the ``Normalizer``."""
 
@@ -72,6 +92,16 @@ class Calls:
                 msg="only functions named at module level (or array methods) can be called",
                 hint="call a module-level function, or an array method",
             )
+        method = _users_method(callee, func)
+        if method is not None:
+            # model.loss(x) or layer(x) of a module-level object: its class's method, inlined with
+            # the object read where the call is (the captures' guard recompiles if it is rebound)
+            fn, obj, obj_node = method
+            this = self._atom(obj_node)
+            if not isinstance(this, ir.Name):  # a local name for it: self.w reads a field
+                const, this = this, ir.Name(self.naming.temp())
+                self._emit(ir.Assign(this.id, self._copy_op(const), self._pos(node)))
+            return self._inline(node, fn, (this,) + tuple(args), kwargs, type(obj))
         text = f"{self._text(func)}({self._render_args(args, kwargs)})"
         return self._call_op(node, callee, args, kwargs, text, code_of(func))
 
@@ -122,9 +152,9 @@ class Calls:
                     if hasattr(np, name)
                     else "supported array methods: "
                     + ", ".join(sorted(R.METHODS))
-                    + "; a method of an object is "
-                    "compiled only as self.method(...) inside a method of a module-level class: call a "
-                    "module-level function with the object's arrays instead"
+                    + "; a method of an object is compiled as self.method(...) inside a method "
+                    "of a module-level class, or as obj.method(...) of a module-level or "
+                    "closed-over obj: call a module-level function with the object's arrays instead"
                 ),
             )
         if name in ("reshape", "transpose") and len(args) > 1:
