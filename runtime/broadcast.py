@@ -15,7 +15,14 @@ from .backend import _float_dtype, _known, _norm_axes, _shape, ShapeOf, array_mo
 from .errors import UnsupportedValueError
 from .zeros import SeqAdjoint
 
-__all__ = ["unbroadcast", "unreduce", "as_array_like", "reduce_max_mask", "seed_like"]
+__all__ = [
+    "unbroadcast",
+    "unreduce",
+    "as_array_like",
+    "reduce_max_mask",
+    "seed_like",
+    "outer_operand",
+]
 
 _ndarray = np.ndarray
 
@@ -169,3 +176,9 @@ def seed_like(like, mean=False):
     is the seed 1.0: ``unreduce(1.0, x)``, the seed folded in (ones in ``x``'s shape and float dtype,
     ``1 / x.size`` each for a mean)."""
     return unreduce(1.0, like, None, False, mean)
+
+
+def outer_operand(a, b):
+    """``a`` with one new trailing axis per axis of ``b``: ``ufunc.outer(a, b)`` is
+    ``ufunc(outer_operand(a, b), b)``, so the ufunc's own broadcasting rule differentiates it."""
+    return np.reshape(a, np.shape(a) + (1,) * np.ndim(b))

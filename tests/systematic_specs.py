@@ -1709,6 +1709,17 @@ def indexing_specs():
                 {n: inp((1,), param=f"x{i + 1}") for i, n in enumerate("abcdeg")},
             ),
         ),
+        # ufunc.outer(a, b) is ufunc(outer_operand(a, b), b)
+        runtime.outer_operand: cases_of(
+            *[
+                (
+                    f"np.{u}.outer(x, y)",
+                    {"x": inp(sx, param="a"), "y": inp(sy, NONZERO if u == "divide" else ANY)},
+                )
+                for u in ["subtract", "multiply", "divide", "maximum", "arctan2"]
+                for sx, sy in [((3,), (2,)), ((2, 2), (3,)), ((), (2,)), ((3,), ()), ("py", (2,))]
+            ]
+        ),
     }
 
 

@@ -1215,6 +1215,18 @@ def f_outer(a, b, w):
     return np.sum(np.outer(a, b) * w)
 
 
+def f_subtract_outer(a, b, w):
+    return np.sum(np.subtract.outer(a, b) ** 2 * w)
+
+
+def f_multiply_outer(a, b, w):
+    return np.sum(np.multiply.outer(a, b) * w) + np.sum(np.add.outer(b, a) * w.T)
+
+
+def f_divide_outer(a, b, w):
+    return np.sum(np.divide.outer(a, b * b + 1.0) * w)
+
+
 def f_tensordot(a, b, w):
     return np.sum(np.tensordot(a, b, 1) * w)
 
@@ -1561,6 +1573,9 @@ LINALG = [
     Row(f_matmul_op, products(*MATMUL), (0, 1)),
     Row(f_inner, products("j,j", "ij,kj", "bij,j", "j,kj", ",ij"), (0, 1)),
     Row(f_outer, products("i,j", "ij,k", ",j", "bi,jk"), (0, 1)),
+    Row(f_subtract_outer, products("i,j", "ij,k", ",j", "i,", "bi,jk"), (0, 1)),
+    Row(f_multiply_outer, products("i,j", "ij,k", ",j", "i,"), (0, 1)),
+    Row(f_divide_outer, products("i,j", "ij,k", "i,"), (0, 1)),
     Row(f_tensordot, products("ij,jk", "bij,jk", "j,j", "j,jk"), (0, 1)),
     Row(f_tensordot_0, products("ij,k", ",j"), (0, 1)),
     Row(f_tensordot_2, products("bij,ijk", "ij,ij"), (0, 1)),
@@ -3089,6 +3104,10 @@ def _primitives_used(fn):
                 getattr(callee, "__self__", None), np.ufunc
             ):
                 out.add(R.UFUNC_AT.get(callee.__self__))
+            if getattr(callee, "__name__", None) == "outer" and isinstance(
+                getattr(callee, "__self__", None), np.ufunc
+            ):  # ufunc.outer(a, b) is ufunc(outer_operand(a, b), b)
+                out.update((callee.__self__, runtime.outer_operand))
         if isinstance(node, (ast.BinOp, ast.UnaryOp)) and type(node.op) in _OPERATORS:
             out.add(_OPERATORS[type(node.op)])
         elif isinstance(node, ast.Subscript):

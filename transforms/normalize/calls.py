@@ -18,7 +18,7 @@ import types
 import libcst as cst
 import numpy as np
 
-from sourcegrad.runtime import Context, Function
+from sourcegrad.runtime import Context, Function, outer_operand
 
 from .. import fence, ir
 from .. import rules as R
@@ -41,6 +41,17 @@ def _is_users(fn):
     """Is ``fn`` the user's own Python code (inlined), rather than a library's (needs a rule)?"""
     top = (fn.__module__ or "").partition(".")[0]
     return top not in sys.stdlib_module_names and top not in ("numpy", "scipy", "sourcegrad")
+
+
+def _is_outer(callee):
+    """Is ``callee`` ``ufunc.outer`` of a two-operand ufunc with a rule (``np.subtract.outer``)?"""
+    ufunc = getattr(callee, "__self__", None)
+    return (
+        getattr(callee, "__name__", None) == "outer"
+        and isinstance(ufunc, np.ufunc)
+        and ufunc.nin == 2
+        and R.lookup(ufunc) is not None
+    )
 
 
 def _users_method(callee, func):
@@ -186,6 +197,15 @@ class Calls:
             )
             args = (head, args[-1])
             text = f"{name}({head.render()}, {args[1].render()})"
+        if _is_outer(callee) and len(args) == 2 and not kwargs:
+            # np.subtract.outer(a, b) is np.subtract(a with b.ndim new trailing axes, b)
+            ufunc, (a, b) = callee.__self__, args
+            head = ir.Name(self.naming.temp())
+            helper = self.captures.bind("outer_operand")
+            op = ir.Op(outer_operand, (a, b), (), f"{helper}({a.render()}, {b.render()})")
+            self._emit(ir.Assign(head.id, op, self._pos(node), node=node))
+            callee, args = ufunc, (head, b)
+            text = f"{text.split('(')[0].rsplit('.', 1)[0]}({head.render()}, {b.render()})"
         if (
             callee is np.einsum
             and args

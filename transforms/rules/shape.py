@@ -2,6 +2,8 @@
 
 import numpy as np
 
+from sourcegrad.runtime import outer_operand
+
 from . import rule, unary
 
 # ---- same entries, new shape --------------------------------------------------------------------
@@ -16,6 +18,13 @@ rule(np.ravel, "y, a, order='C'", "d[a] += np.reshape(d[y], np.shape(a), order=o
 rule(np.squeeze, "y, a, axis=None", "d[a] += np.reshape(d[y], np.shape(a))")
 rule(np.expand_dims, "y, a, axis", "d[a] += np.reshape(d[y], np.shape(a))")
 rule(np.broadcast_to, "y, array, shape", "d[array] += unbroadcast(d[y], array)")
+# ufunc.outer(a, b) is ufunc(outer_operand(a, b), b) (normalize/calls.py)
+rule(
+    outer_operand,
+    "y, a, b",
+    "d[a] += np.reshape(d[y], np.shape(a))",
+    nondiff={"b": "only its number of axes is read"},
+)
 rule(np.copy, "y, a", "d[a] += d[y]", shape="copy", fresh=True)
 
 # ---- axes and order -----------------------------------------------------------------------------

@@ -33,6 +33,7 @@ import numpy as np
 
 from sourcegrad.runtime import sequences as _seq
 from sourcegrad.runtime import curvatures as _curvatures
+from sourcegrad.runtime import outer_operand as _outer_operand
 from sourcegrad.runtime import tangents as _rt
 
 from ..templates import parse_template
@@ -266,6 +267,7 @@ linear(
     np.squeeze,
     np.expand_dims,
     np.broadcast_to,
+    _outer_operand,
     np.copy,
     np.atleast_1d,
     np.atleast_2d,
