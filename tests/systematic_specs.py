@@ -1796,6 +1796,17 @@ def special_specs():
             cases_of(("sc.xlogy(x * 0.0, y)", {"x": inp((3,)), "y": inp((3,), POS)})),
         ),
         sc.xlog1py: binary(ANY, Dom(-0.5, 2.0), "sc.xlog1py({x}, {y})"),
+        sc.ndtr: unary(expr="sc.ndtr({x})"),
+        sc.log_ndtr: unary(Dom(-8.0, 3.0), "sc.log_ndtr({x})"),
+        sc.ndtri: unary(Dom(0.05, 0.95), "sc.ndtri({x})"),
+        sc.gamma: unary(POS, "sc.gamma({x})"),
+        sc.beta: binary(POS, POS, "sc.beta({x}, {y})"),
+        sc.betaln: binary(POS, POS, "sc.betaln({x}, {y})"),
+        sc.entr: unary(POS, "sc.entr({x})"),
+        sc.rel_entr: binary(POS, POS, "sc.rel_entr({x}, {y})"),
+        sc.kl_div: binary(POS, POS, "sc.kl_div({x}, {y})"),
+        sc.huber: binary(POS, ANY, "sc.huber({x}, {y})"),
+        sc.pseudo_huber: binary(POS, ANY, "sc.pseudo_huber({x}, {y})"),
         sc.logsumexp: cases_of(
             *[(f"sc.logsumexp(a{kw})", {"a": inp(sh)}) for kw, sh in lse]
             + [

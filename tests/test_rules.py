@@ -2675,6 +2675,34 @@ def f_xlog1py(x, y, w):
     return np.sum(sc.xlog1py(x, y) * w)
 
 
+def f_ndtr(x, w):
+    return np.sum(sc.ndtr(x) * w) + np.sum(sc.log_ndtr(x * 3.0) * w)
+
+
+def f_ndtri(x, w):
+    return np.sum(sc.ndtri(x) * w)
+
+
+def f_gamma(x, w):
+    return np.sum(sc.gamma(x) * w)
+
+
+def f_beta(x, y, w):
+    return np.sum(sc.beta(x, y) * w) + np.sum(sc.betaln(y, x) * w)
+
+
+def f_entr(x, w):
+    return np.sum(sc.entr(x) * w)
+
+
+def f_rel_entr(x, y, w):
+    return np.sum(sc.rel_entr(x, y) * w) + np.sum(sc.kl_div(y, x) * w)
+
+
+def f_huber(x, y, w):
+    return np.sum(sc.huber(x, y) * w) + np.sum(sc.pseudo_huber(x, y) * w)
+
+
 def f_logsumexp(a, axis, keepdims, w):
     return np.sum(sc.logsumexp(a, axis=axis, keepdims=keepdims) * w)
 
@@ -2701,6 +2729,13 @@ SPECIAL = (
         Row(f_digamma, unary(POS)),
         Row(f_xlogy, binary(ANY, POS), (0, 1)),
         Row(f_xlog1py, binary(ANY, Dom(-0.5, 2.0)), (0, 1)),
+        Row(f_ndtr, unary()),
+        Row(f_ndtri, unary(Dom(0.05, 0.95))),
+        Row(f_gamma, unary(POS)),
+        Row(f_beta, binary(POS, POS), (0, 1)),
+        Row(f_entr, unary(POS)),
+        Row(f_rel_entr, binary(POS, POS), (0, 1)),
+        Row(f_huber, binary(POS, ANY), (0, 1)),
         Row(
             f_logsumexp, with_args(unary(shapes=min_dims(1), scalars=False), axis_or_none, keepdims)
         ),
