@@ -1215,6 +1215,10 @@ def f_outer(a, b, w):
     return np.sum(np.outer(a, b) * w)
 
 
+def f_multi_dot(a, b, c, w):
+    return np.sum(np.linalg.multi_dot([a, b, c]) * w)
+
+
 def f_subtract_outer(a, b, w):
     return np.sum(np.subtract.outer(a, b) ** 2 * w)
 
@@ -1573,6 +1577,7 @@ LINALG = [
     Row(f_matmul_op, products(*MATMUL), (0, 1)),
     Row(f_inner, products("j,j", "ij,kj", "bij,j", "j,kj", ",ij"), (0, 1)),
     Row(f_outer, products("i,j", "ij,k", ",j", "bi,jk"), (0, 1)),
+    Row(f_multi_dot, products("ij,jk,kb", "j,jk,kb", "ij,jk,k", "j,jk,k"), (0, 1, 2)),
     Row(f_subtract_outer, products("i,j", "ij,k", ",j", "i,", "bi,jk"), (0, 1)),
     Row(f_multiply_outer, products("i,j", "ij,k", ",j", "i,"), (0, 1)),
     Row(f_divide_outer, products("i,j", "ij,k", "i,"), (0, 1)),

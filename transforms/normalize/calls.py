@@ -12,6 +12,7 @@ local def or lambda, ``self.method`` or a module-level object's ``model.method``
 from __future__ import annotations
 
 import builtins
+import operator
 import sys
 import types
 
@@ -197,6 +198,21 @@ class Calls:
             )
             args = (head, args[-1])
             text = f"{name}({head.render()}, {args[1].render()})"
+        if (
+            callee is np.linalg.multi_dot
+            and len(args) == 1
+            and isinstance(args[0], Tup)
+            and len(args[0]) >= 2
+            and not kwargs
+        ):
+            # multi_dot([a, b, c]) is a @ b @ c (its order of evaluation aside)
+            head = args[0][0]
+            for k, b in enumerate(args[0][1:], 2):
+                op = ir.Op(operator.matmul, (head, b), (), f"{head.render()} @ {b.render()}")
+                if k == len(args[0]):
+                    return op
+                head = ir.Name(self.naming.temp())
+                self._emit(ir.Assign(head.id, op, self._pos(node), node=node))
         if _is_outer(callee) and len(args) == 2 and not kwargs:
             # np.subtract.outer(a, b) is np.subtract(a with b.ndim new trailing axes, b)
             ufunc, (a, b) = callee.__self__, args
