@@ -1,5 +1,5 @@
-"""Optimizing passes: shape specialization, the closed form of geometric backward loops, and
-copy propagation in the backward.
+"""Optimizing passes: shape specialization (and the saves of values read for a shape it knows,
+which go), the closed form of geometric backward loops, and copy propagation in the backward.
 
 Shape inference (``transforms/shapes.py``) is checked against an oracle independent of it: the
 user's own function runs under ``sys.settrace``, every value each variable holds is recorded,
@@ -563,7 +563,7 @@ def test_values_read_for_a_known_shape_are_not_saved(f, args):
     assert "shape_of(" not in special, special
 
 
-def test_the_brief_example_reads_its_last_value():
+def test_a_loop_reads_the_last_value_for_its_shape():
     src = sg.source(sg.grad(loop_energy, wrt=(0, 1)), np.ones((5, 3)), np.ones(3))
     body = src.split("check_scalar", 1)
     assert "_t3 = h * h" in body[0] and "_tape.append(h)" in body[0], src
