@@ -26,6 +26,8 @@ CASES = [
     # specialized to argument shapes: no unbroadcast, no rank dispatch, no taped shapes
     ("two_layer_specialized", sg.value_and_grad(F.two_layer, wrt=(0, 1)), F.two_layer_args()),
     ("rnn_specialized", sg.grad(F.rnn), F.rnn_args()),
+    # h * h is read for its shape alone, which is known: not taped in the loop
+    ("energy_specialized", sg.grad(F.energy, wrt=(0, 1)), F.energy_args()),
 ]
 
 

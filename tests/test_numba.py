@@ -28,6 +28,7 @@ from sourcegrad.backends import BackendWarning, _Runner
 from .flow import with_sum
 from .test_branches import piecewise3
 from .test_loops import grow_until, loop_n, newton_sqrt, triangular, while_break, while_counter
+from .test_optimize import loop_energy, while_energy
 from .corpus import all_cases
 from .corpus.harness import assert_tree_close, fd_tree_grad
 from .oracle import assert_close, fd_grad
@@ -281,6 +282,14 @@ CONTROL_FLOW = [
     ("while, newton", newton_sqrt, lambda r: (r.uniform(0.1, 4.0, size=4),), 0, True),
     ("while, break", while_break, lambda r: (r.normal(size=3) * 0.3 + 0.1,), 0, None),
     ("nested, triangular", triangular, lambda r: (r.normal(size=4),), 0, None),
+    # h * h, read for its shape alone, has no tape: the backward reads the last iteration's
+    (
+        "for, a shape read",
+        loop_energy,
+        lambda r: (r.normal(size=(4, 3)), r.normal(size=3)),
+        (0, 1),
+        True,
+    ),
 ]
 
 
@@ -297,6 +306,15 @@ def test_control_flow(f, make, wrt, on_numba):
 def test_loop_tapes_match_finite_differences(seed, n):
     """A loop saving an array and a number: each on a tape of its own (one compile: n is an int)."""
     assert check(loop_n, (np.random.default_rng(seed).normal(size=4), n), 0)
+
+
+@settings(max_examples=5, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(0, 4))
+def test_values_read_for_a_known_shape_need_no_tape(seed, n):
+    """``t * t``, read for its shape alone, is not saved (``test_optimize``): the kernel reads the
+    value the loop's last iteration left, which no iteration reads when there is none."""
+    rng = np.random.default_rng(seed)
+    assert check(while_energy, (rng.normal(size=3) * 0.5, rng.normal(size=3) * 0.5, n), (0, 1))
 
 
 # ---- the corpus -----------------------------------------------------------------------------------

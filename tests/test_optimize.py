@@ -1,5 +1,5 @@
-"""Optimizing passes: shape specialization, the closed form of geometric backward loops, and
-copy propagation in the backward.
+"""Optimizing passes: shape specialization (and the saves of values read for a shape it knows,
+which go), the closed form of geometric backward loops, and copy propagation in the backward.
 
 Shape inference (``transforms/shapes.py``) is checked against an oracle independent of it: the
 user's own function runs under ``sys.settrace``, every value each variable holds is recorded,
@@ -432,6 +432,226 @@ def test_folded_seed_gradients_match_finite_differences(seed, rows, cols, mean, 
     if float32:  # the seed takes the operand's float type, as unreduce(1.0, ...) did
         gx, gw = sg.grad(f, wrt=(0, 1))(x.astype(np.float32), w.astype(np.float32))
         assert gx.dtype == np.float32 and gw.dtype == np.float32
+
+
+# ---- values read for their shape: not saved where shape inference knows it ---------------------
+
+
+def loop_energy(x, w):
+    s = 0.0
+    for i in range(x.shape[0]):
+        h = np.tanh(w * x[i] + s)
+        s = s + np.sum(h * h)  # the backward reads h * h for its shape alone
+    return s
+
+
+def while_energy(x, w, n):
+    s = 0.0
+    k = 0
+    while k < n:
+        t = np.sin(w * x + s)
+        s = s + np.sum(t * t)
+        k = k + 1
+    return s
+
+
+def nested_energy(x, w, outer, inner):
+    s = 0.0
+    for i in range(outer):
+        for j in range(inner):
+            s = s + np.sum(np.tanh(w * x + s) * x)
+        s = s * 0.5 + np.mean(x * w)
+    return s
+
+
+def branch_energy(x, w, n):
+    s = 0.0
+    for i in range(n):
+        if i % 2 == 0:
+            s = s + np.sum(np.sin(w * x) * s)
+        else:
+            s = s - np.sum(x * x * w)
+    return s
+
+
+def read_after_loop(x, w, n):
+    s = np.sum(x)
+    for i in range(n):
+        u = w * x * s
+        s = s * 0.5 + np.sum(u)
+    return s + np.sum(u)  # the backward reads u's shape after the loop and in it
+
+
+def checkpointed_energy(x, w, n):
+    s = 0.0
+    h = x
+    for i in sg.checkpointed(range(n)):
+        s = s + np.sum(h * h)
+        h = np.tanh(w * h)
+    return s
+
+
+def unrolled_energy(x, w):
+    s = 0.0
+    for i in range(3):  # unrolled: t is assigned three times, by one expression
+        t = w * x[i] + s
+        s = s + np.sum(t)
+    return s
+
+
+def carried_dtype(x, w, n):
+    h = x[0]  # float32 for a float32 x; float64 once multiplied by a float64 w
+    s = 0.0
+    for i in range(n):
+        s = s + np.sum(h * h)  # h * h: float32 in the first iteration, float64 after
+        h = np.tanh(h * w)
+    return s
+
+
+def defined_before_too(x, w, n):
+    t = x * 2.0
+    s = np.sum(t)
+    for i in range(n):
+        t = w * x
+        s = s + np.sum(t)
+    return s
+
+
+def two_branches(x, w, n):
+    s = 0.0
+    for i in range(n):
+        if i % 2 == 0:
+            t = w * x
+        else:
+            t = x + w
+        s = s + np.sum(t)
+    return s
+
+
+def slice_by_index(x, w):
+    s = 0.0
+    for i in range(x.shape[0]):
+        t = x[:i] * w[0]  # a shape that changes from one iteration to the next
+        s = s + np.sum(t)
+    return s
+
+
+def _vector_args(seed, n, trips):
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=n) * 0.5, rng.normal(size=n) * 0.5, trips
+
+
+SHAPE_ONLY_LOOPS = [
+    (loop_energy, lambda: (np.ones((4, 3)) * 0.1, np.ones(3) * 0.2)),
+    (while_energy, lambda: _vector_args(0, 3, 2)),
+    (nested_energy, lambda: _vector_args(0, 3, 2) + (3,)),
+    (branch_energy, lambda: _vector_args(0, 3, 3)),
+    (read_after_loop, lambda: _vector_args(0, 3, 2)),
+    (checkpointed_energy, lambda: _vector_args(0, 3, 4)),
+    (unrolled_energy, lambda: (np.ones((4, 3)) * 0.1, np.ones(3) * 0.2)),
+    (carried_dtype, lambda: (np.ones((2, 3), np.float32), np.ones(3) * 0.2, 3)),
+]
+
+
+@pytest.mark.parametrize("f, args", SHAPE_ONLY_LOOPS, ids=[f.__name__ for f, _ in SHAPE_ONLY_LOOPS])
+def test_values_read_for_a_known_shape_are_not_saved(f, args):
+    # before: _tape.append(shape_of(_t3)); _t3 = h * h ... _t3_bar = unreduce(s_bar, _t3, ...);
+    # _t3 = _tape.pop(). The backward reads the value the forward left: it has that shape.
+    df = sg.grad(f, wrt=(0, 1))
+    general, special = sg.source(df), sg.source(df, *args())
+    assert "shape_of(" in general  # shapes unknown: each iteration's is kept
+    assert "shape_of(" not in special, special
+
+
+def test_a_loop_reads_the_last_value_for_its_shape():
+    src = sg.source(sg.grad(loop_energy, wrt=(0, 1)), np.ones((5, 3)), np.ones(3))
+    body = src.split("check_scalar", 1)
+    assert "_t3 = h * h" in body[0] and "_tape.append(h)" in body[0], src
+    assert "_t3_bar = unreduce(s_bar, _t3, None, False)" in body[1], src
+    assert "_t3 = " not in body[1] and "_t3 = None" not in body[0], src
+
+
+@pytest.mark.parametrize(
+    "f, args",
+    [
+        (defined_before_too, (np.ones(3), np.ones(3), 2)),  # two expressions: two dtypes maybe
+        (two_branches, (np.ones(3), np.ones(3), 2)),  # likewise
+        (slice_by_index, (np.ones((4, 3)), np.ones(3))),  # a shape inference does not know
+    ],
+    ids=["defined_before_too", "two_branches", "slice_by_index"],
+)
+def test_shape_saves_that_stay(f, args):
+    special = sg.source(sg.grad(f, wrt=(0, 1)), *args)
+    assert "_tape.append(shape_of(t))" in special and "t = _tape.pop()" in special, special
+    check(f, args, wrt=(0, 1))
+
+
+@given(seed=SEEDS, rows=st.integers(0, 4), cols=DIMS)
+def test_loop_energy_matches_finite_differences(seed, rows, cols):
+    rng = np.random.default_rng(seed)
+    check(loop_energy, (rng.normal(size=(rows, cols)), rng.normal(size=cols)), wrt=(0, 1))
+
+
+@given(seed=SEEDS, n=DIMS, trips=st.integers(0, 4))
+def test_while_energy_matches_finite_differences(seed, n, trips):
+    check(while_energy, _vector_args(seed, n, trips), wrt=(0, 1))
+
+
+@given(seed=SEEDS, n=DIMS, outer=st.integers(0, 3), inner=st.integers(0, 3))
+def test_nested_energy_matches_finite_differences(seed, n, outer, inner):
+    check(nested_energy, _vector_args(seed, n, outer) + (inner,), wrt=(0, 1))
+
+
+@given(seed=SEEDS, n=DIMS, trips=st.integers(0, 5))
+def test_branch_energy_matches_finite_differences(seed, n, trips):
+    check(branch_energy, _vector_args(seed, n, trips), wrt=(0, 1))
+
+
+@given(seed=SEEDS, n=DIMS, trips=st.integers(1, 4))
+def test_read_after_loop_matches_finite_differences(seed, n, trips):
+    check(read_after_loop, _vector_args(seed, n, trips), wrt=(0, 1))
+
+
+@given(seed=SEEDS, n=DIMS, trips=st.integers(0, 6))
+def test_checkpointed_energy_matches_finite_differences(seed, n, trips):
+    check(checkpointed_energy, _vector_args(seed, n, trips), wrt=(0, 1))
+
+
+@given(seed=SEEDS, cols=DIMS)
+def test_unrolled_energy_matches_finite_differences(seed, cols):
+    rng = np.random.default_rng(seed)
+    check(unrolled_energy, (rng.normal(size=(3, cols)), rng.normal(size=cols)), wrt=(0, 1))
+
+
+@given(seed=SEEDS, rows=st.integers(0, 4), cols=DIMS)
+def test_float32_loop_energy_keeps_its_dtype(seed, rows, cols):
+    rng = np.random.default_rng(seed)
+    x, w = rng.normal(size=(rows, cols)), rng.normal(size=cols)
+    want = check(loop_energy, (x, w), wrt=(0, 1))
+    for specialize in (True, False):
+        got = sg.grad(loop_energy, wrt=(0, 1), specialize=specialize)(
+            x.astype(np.float32), w.astype(np.float32)
+        )
+        for g, v in zip(got, want):
+            assert g.dtype == np.float32
+            assert_close(g, v, 2e-3, 2e-3)
+
+
+@given(seed=SEEDS, cols=DIMS, trips=st.integers(0, 4))
+def test_a_dtype_carried_across_iterations(seed, cols, trips):
+    """float32 ``x``, float64 ``w``: ``h * h`` is float32 in the first iteration and float64 in
+    the others, and the backward makes its adjoint from the Python number 1.0. Not saved, it
+    takes the last iteration's dtype: the gradient keeps each argument's dtype and matches."""
+    rng = np.random.default_rng(seed)
+    x, w = rng.normal(size=(2, cols)), rng.normal(size=cols)
+    want = check(carried_dtype, (x, w, trips), wrt=(0, 1))
+    x32 = x.astype(np.float32)
+    general = sg.grad(carried_dtype, wrt=(0, 1), specialize=False)(x32, w, trips)
+    special = sg.grad(carried_dtype, wrt=(0, 1))(x32, w, trips)
+    for g, s, v, dtype in zip(general, special, want, (np.float32, np.float64)):
+        assert g.dtype == s.dtype == dtype
+        assert_close(s, g, 1e-6, 1e-6)
+        assert_close(s, v, 1e-4, 1e-4)
 
 
 # ---- copy propagation ----------------------------------------------------------------------------

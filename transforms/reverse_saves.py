@@ -5,8 +5,9 @@ Expects: an ``ir.Function``, its ``Analysis``, the ``wrt`` names and the checkpo
 both, never changed after. A definition saves the value it overwrites only when the backward
 reads that value somewhere that runs before the definition (``_old_value_read``); outside loops
 into a named variable (``x_saved``), inside them onto the tape. What the backward reads only for
-its shape is saved as ``shape_of(value)``. A checkpointed loop's snapshot keeps every name its
-body changes that an iteration may read before writing it.
+its shape is saved as ``shape_of(value)``, and not at all where that shape is the same on every
+iteration (``Plan.unsaved``). A checkpointed loop's snapshot keeps every name its body changes
+that an iteration may read before writing it.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ class Plan:
         self.wrt = list(wrt)
         self.reads = analysis.backward_reads() | set(self.wrt)
         self.shapes = analysis.shape_reads() - self.reads  # only shape and dtype are read
+        # of those, the ones one expression defines, of a shape known now: never saved (``_unsaved``)
+        self.unsaved = set()
         self.order = {}  # id(stmt) -> (program order, ids of the loops around it)
         self.saves = {}  # id(stmt) -> "tape" | "pop" | saved variable name
         self.shape_saves = set()  # ids of definitions that save shape_of(old value)
@@ -68,6 +71,7 @@ class _Planner:
     def run(self):
         p = self.plan
         self._number(p.fn.body, frozenset())
+        p.unsaved = self._unsaved()
         self._block(p.fn.body, set(p.fn.params), set(p.fn.params), False)
         return p
 
@@ -81,6 +85,36 @@ class _Planner:
                 self._number(s.orelse, loops)
             elif isinstance(s, (ir.For, ir.While)):
                 self._number(s.body, loops | {id(s)})
+
+    def _unsaved(self):
+        """The names the backward reads only for their shape, known from the argument shapes,
+        that one expression of the user's defines (one assignment, in a loop, or its copies in a
+        loop unrolled). Their saves go: the backward reads the value the forward left instead,
+        which is bound wherever the backward reads it (its reader ran in the forward) and has
+        the same shape (shape inference is flow-insensitive: every value of a name has the shape
+        it knows) and array module. Its dtype is that of the last value made: the same unless a
+        value carried from one iteration to the next changes dtype, and then only an adjoint
+        made from a Python number (``unreduce(1.0, t)``) takes it; ``finalize`` gives the
+        gradient its argument's dtype. Two different expressions could make two dtypes."""
+        p = self.plan
+        shapes = p.an.shapes
+        if shapes is None or not p.shapes:
+            return set()
+        defs = {}
+        for s in ir.walk(p.fn.body):
+            if isinstance(s, (ir.Assign, ir.For)):
+                defs.setdefault(s.target, []).append(s)
+        out = set()
+        for name in p.shapes - set(p.fn.params):
+            d = defs.get(name, ())
+            if (
+                d
+                and all(isinstance(t, ir.Assign) and not t.inplace for t in d)
+                and (len(d) == 1 or d[0].node is not None and all(t.node is d[0].node for t in d))
+                and shapes.of(name) is not None
+            ):
+                out.add(name)
+        return out
 
     def _old_value_read(self, name, d):
         """Does the backward read ``name`` somewhere that runs before definition ``d`` (earlier
@@ -162,7 +196,7 @@ class _Planner:
 
     def _def(self, s, name, possibly, definitely, in_loop):
         p = self.plan
-        if name not in possibly or not self._old_value_read(name, s):
+        if name not in possibly or name in p.unsaved or not self._old_value_read(name, s):
             return
         if name in p.shapes:
             p.shape_saves.add(id(s))

@@ -40,9 +40,21 @@ def doubling(x):
     return y
 
 
+def energy(x, w):
+    s = 0.0
+    for i in range(x.shape[0]):
+        h = np.tanh(w * x[i] + s)
+        s = s + np.sum(h * h)
+    return s
+
+
 def two_layer_args():
     return np.ones((1000, 100)), np.ones((100, 10)), np.ones((64, 1000)), np.zeros((64, 10))
 
 
 def rnn_args():
     return np.eye(4) * 0.5, np.ones((6, 4))
+
+
+def energy_args():
+    return np.ones((5, 3)) * 0.1, np.ones(3) * 0.2
