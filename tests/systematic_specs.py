@@ -1709,15 +1709,14 @@ def indexing_specs():
                 {n: inp((1,), param=f"x{i + 1}") for i, n in enumerate("abcdeg")},
             ),
         ),
-        # ufunc.outer(a, b) is ufunc(outer_operand(a, b), b)
+        # ufunc.outer(a, b) is ufunc(outer_operand(a, b), b); b's gradient is the ufunc's (the
+        # rule table's rows f_subtract_outer and the like check it), so b is a constant here
         runtime.outer_operand: cases_of(
             *[
-                (
-                    f"np.{u}.outer(x, y)",
-                    {"x": inp(sx, param="a"), "y": inp(sy, NONZERO if u == "divide" else ANY)},
-                )
+                (f"np.{u}.outer(x, {b})", {"x": inp(sx, param="a")})
                 for u in ["subtract", "multiply", "divide", "maximum", "arctan2"]
-                for sx, sy in [((3,), (2,)), ((2, 2), (3,)), ((), (2,)), ((3,), ()), ("py", (2,))]
+                for b in ["P3", "2.5"] + ([] if u == "divide" else ["SPREAD"])
+                for sx in [(3,), (2, 2), (), "py"]
             ]
         ),
     }
