@@ -55,6 +55,14 @@ def _is_outer(callee):
     )
 
 
+def _registered(callee):
+    """Has ``callee`` a rule, or is it declared non-differentiable?"""
+    try:
+        return R.lookup(callee) is not None or R.is_nondiff(callee)
+    except TypeError:  # unhashable (a dataclass instance): nothing is registered for it
+        return False
+
+
 def _users_method(callee, func):
     """(the function, the object, the object's node) of ``obj.method(...)`` or ``obj(...)``
     (its ``__call__``) where ``obj`` is an instance of the user's own class, else None."""
@@ -70,6 +78,7 @@ def _users_method(callee, func):
         or isinstance(obj, type)
         or not isinstance(fn, types.FunctionType)
         or not _is_users(fn)
+        or _registered(callee)  # a rule registered for it (@sourcegrad.adjoint) wins
     ):
         return None
     return fn, obj, node
