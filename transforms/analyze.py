@@ -150,8 +150,14 @@ def _plan(op, template):
 
 def _diff(template):
     # in the order the template writes them (not a set's, which the hash seed orders): the
-    # temporaries named while going through them are then the same in every process
-    return tuple(dict.fromkeys(s.target for s in template.stmts if s.accumulate))
+    # temporaries named while going through them are then the same in every process (kept on
+    # the template, compared and hashed by identity, as ``instantiate`` keeps its choices)
+    found = template.__dict__.get("_diff")
+    if found is None:
+        found = template.__dict__["_diff"] = tuple(
+            dict.fromkeys(s.target for s in template.stmts if s.accumulate)
+        )
+    return found
 
 
 def _bind(op, template):
@@ -221,6 +227,8 @@ def diff_operands(op, binding):
 
 
 def _names(atom):
+    if type(atom) is ir.Name:
+        return [atom.id]
     if isinstance(atom, ir.Name):
         return [atom.id]
     if isinstance(atom, Tup):
@@ -232,14 +240,16 @@ def others_scalar(binding, param):
     """Are all operands other than ``param`` Python numbers (so broadcasting kept its shape)?
     Operands without an adjoint broadcast too (``np.where(mask, x, 0.0)``: the mask): any of them
     that is not a constant counts."""
-    others = [
-        v
-        for p, v in binding.values.items()
-        if p != param and (p in binding.diff or not isinstance(v, ir.Const))
-    ]
-    return bool(others) and all(
-        isinstance(v, ir.Const) and type(v.value) in (int, float) for v in others
-    )
+    diff, others = binding.diff, False
+    for p, v in binding.values.items():
+        if p == param:
+            continue
+        const = type(v) is ir.Const or isinstance(v, ir.Const)
+        if p in diff or not const:
+            if not (const and type(v.value) in (int, float)):
+                return False
+            others = True
+    return others
 
 
 class _Sites(set):

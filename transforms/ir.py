@@ -266,8 +266,11 @@ def idents(t):
 
 def reads(s):
     """The names statement ``s`` itself reads (for a block: its test or range, not its body)."""
-    if isinstance(s, Assign):
-        return set(s.op.arg_names()) | ({s.target} if s.inplace else set())
+    if type(s) is Assign:
+        names = set(s.op.arg_names())
+        if s.inplace:
+            names.add(s.target)
+        return names
     if isinstance(s, SetItem):
         return {s.target, *s.index.names(), *atom_names(s.value)}
     if isinstance(s, Append):
@@ -284,14 +287,22 @@ def reads(s):
 
 
 def walk(stmts):
-    """Every statement, depth first, in program order."""
+    """Every statement, depth first, in program order (a new list: a dozen passes walk the
+    function, and a list costs a third of a generator's nested ``yield from``)."""
+    out = []
+    _walk_into(stmts, out)
+    return out
+
+
+def _walk_into(stmts, out):
     for s in stmts:
-        yield s
-        if isinstance(s, If):
-            yield from walk(s.body)
-            yield from walk(s.orelse)
-        elif isinstance(s, (For, While)):
-            yield from walk(s.body)
+        out.append(s)
+        kind = type(s)
+        if kind is If:
+            _walk_into(s.body, out)
+            _walk_into(s.orelse, out)
+        elif kind is For or kind is While:
+            _walk_into(s.body, out)
 
 
 def dump(stmts, indent=""):

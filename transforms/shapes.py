@@ -94,6 +94,12 @@ def _broadcast(values):
     shapes = [_shape(v) for v in values]
     if any(s is None for s in shapes):
         return TOP
+    arrays = [s for s in shapes if s]
+    if not arrays:
+        return Arr(())
+    first = arrays[0]
+    if all(s == first for s in arrays) and all(type(k) is int and k >= 0 for k in first):
+        return Arr(first)  # one shape and scalars: numpy's answer, without asking it
     try:
         return Arr(tuple(np.broadcast_shapes(*shapes)))
     except ValueError:
