@@ -23,9 +23,12 @@ class Ref(str):
     __slots__ = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Code:
     parts: tuple = ()  # str (literal text) | Ref
+
+    def __init__(self, parts=()):
+        self.__dict__["parts"] = parts  # (a frozen dataclass's __init__ costs twice this)
 
     def render(self):
         return "".join(self.parts)
@@ -36,14 +39,14 @@ class Code:
         # computed once, kept in the instance's dict (functools.cached_property takes a lock per read)
         found = self.__dict__.get("_names")
         if found is None:
-            found = self.__dict__["_names"] = frozenset(p for p in self.parts if type(p) is Ref)
+            found = self.__dict__["_names"] = frozenset([p for p in self.parts if type(p) is Ref])
         return found
 
     def rename(self, mapping):
-        if not any(type(p) is Ref and p in mapping for p in self.parts):
+        if self.names().isdisjoint(mapping):
             return self
         return Code(
-            tuple(Ref(mapping[p]) if type(p) is Ref and p in mapping else p for p in self.parts)
+            tuple([Ref(mapping[p]) if type(p) is Ref and p in mapping else p for p in self.parts])
         )
 
     def ref(self):
@@ -237,14 +240,24 @@ class Stmt:
 
     def renamed(self, mapping):
         def sub(names):
-            return frozenset([mapping.get(n, n) for n in names])
+            return (
+                names
+                if names.isdisjoint(mapping)
+                else frozenset([mapping.get(n, n) for n in names])
+            )
 
-        return self.but(
-            code=self.code.rename(mapping),
-            reads=sub(self.reads),
-            writes=sub(self.writes),
-            target=mapping.get(self.target, self.target) if self.target else self.target,
-            expr=self.expr.rename(mapping) if self.expr is not None else None,
+        target, expr = self.target, self.expr
+        return Stmt(
+            self.depth,
+            self.code.rename(mapping),
+            self.pos,
+            sub(self.reads),
+            sub(self.writes),
+            mapping.get(target, target) if target else target,
+            expr.rename(mapping) if expr is not None else None,
+            self.augmented,
+            self.opens,
+            self.info,
         )
 
     def at(self, depth):

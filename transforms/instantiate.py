@@ -42,7 +42,7 @@ def instantiate(template, values, adjoints, fresh, bind):
     name, or None when that parameter is inactive (its statements are dropped); ``fresh()``: a
     new temporary name; ``bind(name, obj)``: the name the generated code reads a global of the
     template by (``np``, ``unbroadcast``), chosen so that it means that object there."""
-    active = tuple(s.target for s in template.stmts if s.accumulate and adjoints.get(s.target))
+    active = tuple([s.target for s in template.stmts if s.accumulate and adjoints.get(s.target)])
     # template -> {the parameters with adjoints: its statements kept}, kept on the template
     # (compared and hashed by identity) as ``Code.names`` keeps its names
     known = template.__dict__.get("_kept")
@@ -57,6 +57,8 @@ def instantiate(template, values, adjoints, fresh, bind):
         """``code.of`` of the parts with each field replaced by its code, then folded."""
         out = []
         text = ""  # literal text not yet appended
+        names = True  # has every value filled in been a name? (then only the template's own
+        # text is literal, and folding it changes nothing where it changed nothing before)
         for p in parts:
             if type(p) is str:
                 text += p
@@ -66,6 +68,8 @@ def instantiate(template, values, adjoints, fresh, bind):
                 v = values[n]
                 if type(v) is not Code:  # a name, or literal text
                     v = Code((v,)) if type(v) is Ref else Code((v,) if v else ())
+                if not v.parts:
+                    names = False  # the texts around it join
                 for item in v.parts:
                     if type(item) is Ref:
                         if text:
@@ -74,6 +78,7 @@ def instantiate(template, values, adjoints, fresh, bind):
                         out.append(item)
                     elif item:
                         text += item
+                        names = False
                 continue
             if kind == "A":
                 ref = Ref(adjoints[n])
@@ -87,6 +92,8 @@ def instantiate(template, values, adjoints, fresh, bind):
             out.append(ref)
         if text:
             out.append(text)
+        if names and _folds_nothing(parts):
+            return Code(tuple(out))
         return _fold(out)
 
     out = []
@@ -146,6 +153,12 @@ def _fold(parts):
                     folded, changed = list(parts), True
                 folded[k] = q
     return code.of(*folded) if changed else Code(tuple(parts))
+
+
+@lru_cache(maxsize=1024)
+def _folds_nothing(parts):
+    """Does folding leave every literal text of a template statement's ``parts`` as it is?"""
+    return all(type(p) is not str or _fold_text(p) == p for p in parts)
 
 
 @lru_cache(maxsize=4096)

@@ -294,7 +294,9 @@ class ForwardSweep(CheckpointedForward):
 
 def _reads_of(stmt):
     """Every name ``stmt`` (with the statements inside it) may read."""
-    return set().union(*(ir.reads(s) for s in ir.walk([stmt])))
+    if type(stmt) is ir.Assign:
+        return ir.reads(stmt)
+    return set().union(*[ir.reads(s) for s in ir.walk([stmt])])
 
 
 def _exits_early(loop):
