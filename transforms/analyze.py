@@ -270,6 +270,22 @@ class _Sites(set):
             self.add(n)
 
 
+def _definitions(stmts, around, defs, loops):
+    """Into ``defs``: name -> the statements that define it; into ``loops``: id(statement) -> the
+    ids of the loops around it (``around`` for ``stmts``)."""
+    for s in stmts:
+        loops[id(s)] = around
+        if isinstance(s, (ir.Assign, ir.SetItem, ir.Append)):
+            defs.setdefault(s.target, []).append(s)
+        elif isinstance(s, ir.For):
+            defs.setdefault(s.target, []).append(s)
+        if isinstance(s, ir.If):
+            _definitions(s.body, around, defs, loops)
+            _definitions(s.orelse, around, defs, loops)
+        elif isinstance(s, (ir.For, ir.While)):
+            _definitions(s.body, around | {id(s)}, defs, loops)
+
+
 class Analysis:
     """Runs the analyses once for a function and a set of ``wrt`` parameter names."""
 
@@ -373,21 +389,7 @@ class Analysis:
         would be counted once per broadcast copy; the same loops, because an adjoint made
         before a loop to add into in place must have the exact shape."""
         defs, loops = {}, {}
-
-        def walk(stmts, around):
-            for s in stmts:
-                loops[id(s)] = around
-                if isinstance(s, (ir.Assign, ir.SetItem, ir.Append)):
-                    defs.setdefault(s.target, []).append(s)
-                elif isinstance(s, ir.For):
-                    defs.setdefault(s.target, []).append(s)
-                if isinstance(s, ir.If):
-                    walk(s.body, around)
-                    walk(s.orelse, around)
-                elif isinstance(s, (ir.For, ir.While)):
-                    walk(s.body, around | {id(s)})
-
-        walk(self.fn.body, frozenset())
+        _definitions(self.fn.body, frozenset(), defs, loops)
         readers = self._readers
         out = set()
         for t in temps & self.active:

@@ -23,18 +23,28 @@ class Pos:
     col: int = 0
 
 
-@dataclass(frozen=True)
+# The IR's most frequent nodes set their fields at once: a frozen dataclass's own __init__ sets
+# each through object.__setattr__, and a compile makes thousands of nodes.
+
+
+@dataclass(frozen=True, init=False)
 class Name:
     id: str
+
+    def __init__(self, id):
+        self.__dict__["id"] = id
 
     def render(self):
         return self.id
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Const:
     value: Any
     text: str
+
+    def __init__(self, value, text):
+        self.__dict__.update(value=value, text=text)
 
     def render(self):
         t = self.text
@@ -98,7 +108,7 @@ class Tup(tuple):
 ATTRIBUTE_READ = "attribute read"  # the key of x.shape, x.ndim, x.size, x.dtype
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Op:
     """A call of a primitive with atoms: what a rule is looked up by.
 
@@ -110,6 +120,9 @@ class Op:
     kwargs: tuple  # ((name, Atom), ...)
     text: str
     kind: str = "call"  # call (a rule applies) | copy (a value passed on as it is) | nondiff
+
+    def __init__(self, key, args, kwargs, text, kind="call"):
+        self.__dict__.update(key=key, args=args, kwargs=kwargs, text=text, kind=kind)
 
     def arg_names(self):
         """The local names the operands read, in order (worked out once: several passes ask)."""
@@ -135,13 +148,16 @@ def atom_names(a):
     return []
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Assign:
     target: str
     op: Op
     pos: Pos
     inplace: bool = False  # from ``x += v``: numpy would update x's array in place
     node: Any = field(default=None, compare=False, repr=False)  # for exact error columns
+
+    def __init__(self, target, op, pos, inplace=False, node=None):
+        self.__dict__.update(target=target, op=op, pos=pos, inplace=inplace, node=node)
 
 
 @dataclass(frozen=True)
