@@ -63,11 +63,15 @@ def _ufunc_signature(ufunc):
     return inspect.Signature(operands + options)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Binding:
     template: object
     values: dict  # template parameter -> atom (Const for defaults)
     diff: tuple  # parameters the template accumulates into, in its order
+
+    def __init__(self, template, values, diff):
+        # (a frozen dataclass's own __init__ sets each field through object.__setattr__)
+        self.__dict__.update(template=template, values=values, diff=diff)
 
 
 _TEMPLATE_SIGNATURES = {}

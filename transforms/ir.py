@@ -14,7 +14,11 @@ from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
 
-@dataclass(frozen=True)
+# The IR's most frequent nodes set their fields at once: a frozen dataclass's own __init__ sets
+# each through object.__setattr__, and a compile makes thousands of nodes.
+
+
+@dataclass(frozen=True, init=False)
 class Pos:
     """A place in the user's file (1-based line, 1-based column)."""
 
@@ -22,9 +26,8 @@ class Pos:
     line: int
     col: int = 0
 
-
-# The IR's most frequent nodes set their fields at once: a frozen dataclass's own __init__ sets
-# each through object.__setattr__, and a compile makes thousands of nodes.
+    def __init__(self, filename, line, col=0):
+        self.__dict__.update(filename=filename, line=line, col=col)
 
 
 @dataclass(frozen=True, init=False)
