@@ -107,18 +107,20 @@ class Resolve:
 
     def _is_local_expr(self, node):
         """Does ``node`` compute from local values (so ``node.attr`` is an array attribute)?"""
-        while isinstance(node, cst.Attribute):
+        while (
+            type(node) is cst.Attribute
+        ):  # (type(x) is: isinstance with a libcst class, an ABC, costs ten times more when false)
             node = node.value
-        if isinstance(node, cst.Name):
+        if type(node) is cst.Name:
             return node.value in self.locals
         return True
 
     def _static_callee(self, func):
         """The object a call's ``func`` names when it is known now (a module-level or closure
         value, or a local bound once to one), else None."""
-        if isinstance(func, cst.Name) and self._local(func.value) in self.static_locals:
+        if type(func) is cst.Name and self._local(func.value) in self.static_locals:
             return self.static_locals[self._local(func.value)]
-        if isinstance(func, (cst.Name, cst.Attribute)) and not self._is_local_expr(func):
+        if type(func) in (cst.Name, cst.Attribute) and not self._is_local_expr(func):
             return self._static_value(func)
         return None
 
@@ -136,9 +138,9 @@ class Resolve:
         """(value, read): read is (where, name, attrs, the value read, cut) for the part of the
         chain a guard checks, None for a builtin. The chain is cut after a library module
         (``np.tanh`` is checked as ``np``: numpy's attributes are trusted to stay)."""
-        if isinstance(node, cst.Name):
+        if type(node) is cst.Name:
             return self._lookup_global(node)
-        if isinstance(node, cst.Attribute):
+        if type(node) is cst.Attribute:
             base, read = self._resolve(node.value)
             try:
                 value = getattr(base, node.attr.value)
