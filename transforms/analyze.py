@@ -508,15 +508,16 @@ class Analysis:
             if s.op.kind != "call":
                 continue
             b = self.binding(s.op)
-            active_params = {p for p in b.diff if set(_names(b.values[p])) & self.active}
+            active = self.active
+            active_params = {p for p in b.diff if not active.isdisjoint(_names(b.values[p]))}
             for st in self.template(b).stmts:
                 if st.accumulate and st.target not in active_params:
                     continue
                 stripped = (
                     st.accumulate
-                    and self.unbroadcast_of(s, b, st.target) is not None
                     and st.outer_unbroadcast
                     and not st.inner_reads_target
+                    and self.unbroadcast_of(s, b, st.target) is not None
                 )
                 for p in st.reads_values:
                     if stripped and p == st.target:

@@ -56,6 +56,8 @@ def propagate_copies(stmts, keep=frozenset()):
     end = _block_ends(out)
     mentions, writes = _index(out)
     for i, st in enumerate(out):
+        if st.expr is None or st.augmented:
+            continue  # (not a copy: asked before copy_of, for each of thousands of statements)
         b = st.copy_of()
         a = st.target
         if b is None or a == b or a in keep or writes.get(a) != [i]:
