@@ -24,6 +24,14 @@ from .syntax import code_of
 _TARGETED = (ast.AugAssign, ast.AnnAssign, ast.For)
 
 
+_CHILD_FIELDS = {}  # ast node class -> the fields that may hold a name
+
+
+def _child_fields(kind):
+    """``kind``'s fields but a load/store context and an operator, which hold no name."""
+    return tuple(f for f in kind._fields if f not in ("ctx", "op"))
+
+
 class Locals:
     """Every name the function binds (assignment and loop targets) and every name it mentions.
 
@@ -46,7 +54,10 @@ class Locals:
                     self._bind(t)
             elif kind in _TARGETED:
                 self._bind(node.target)
-            for name in node._fields:
+            fields = _CHILD_FIELDS.get(kind)
+            if fields is None:
+                fields = _CHILD_FIELDS[kind] = _child_fields(kind)
+            for name in fields:
                 v = getattr(node, name, None)
                 if type(v) is list:
                     stack.extend(x for x in v if isinstance(x, ast.AST))
