@@ -63,11 +63,15 @@ def _ufunc_signature(ufunc):
     return inspect.Signature(operands + options)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Binding:
     template: object
     values: dict  # template parameter -> atom (Const for defaults)
     diff: tuple  # parameters the template accumulates into, in its order
+
+    def __init__(self, template, values, diff):
+        # (a frozen dataclass's own __init__ sets each field through object.__setattr__)
+        self.__dict__.update(template=template, values=values, diff=diff)
 
 
 _TEMPLATE_SIGNATURES = {}
@@ -150,8 +154,14 @@ def _plan(op, template):
 
 def _diff(template):
     # in the order the template writes them (not a set's, which the hash seed orders): the
-    # temporaries named while going through them are then the same in every process
-    return tuple(dict.fromkeys(s.target for s in template.stmts if s.accumulate))
+    # temporaries named while going through them are then the same in every process (kept on
+    # the template, compared and hashed by identity, as ``instantiate`` keeps its choices)
+    found = template.__dict__.get("_diff")
+    if found is None:
+        found = template.__dict__["_diff"] = tuple(
+            dict.fromkeys(s.target for s in template.stmts if s.accumulate)
+        )
+    return found
 
 
 def _bind(op, template):
@@ -221,6 +231,8 @@ def diff_operands(op, binding):
 
 
 def _names(atom):
+    if type(atom) is ir.Name:
+        return [atom.id]
     if isinstance(atom, ir.Name):
         return [atom.id]
     if isinstance(atom, Tup):
@@ -232,14 +244,16 @@ def others_scalar(binding, param):
     """Are all operands other than ``param`` Python numbers (so broadcasting kept its shape)?
     Operands without an adjoint broadcast too (``np.where(mask, x, 0.0)``: the mask): any of them
     that is not a constant counts."""
-    others = [
-        v
-        for p, v in binding.values.items()
-        if p != param and (p in binding.diff or not isinstance(v, ir.Const))
-    ]
-    return bool(others) and all(
-        isinstance(v, ir.Const) and type(v.value) in (int, float) for v in others
-    )
+    diff, others = binding.diff, False
+    for p, v in binding.values.items():
+        if p == param:
+            continue
+        const = type(v) is ir.Const or isinstance(v, ir.Const)
+        if p in diff or not const:
+            if not (const and type(v.value) in (int, float)):
+                return False
+            others = True
+    return others
 
 
 class _Sites(set):
@@ -258,6 +272,22 @@ class _Sites(set):
     def update(self, names):
         for n in names:
             self.add(n)
+
+
+def _definitions(stmts, around, defs, loops):
+    """Into ``defs``: name -> the statements that define it; into ``loops``: id(statement) -> the
+    ids of the loops around it (``around`` for ``stmts``)."""
+    for s in stmts:
+        loops[id(s)] = around
+        if isinstance(s, (ir.Assign, ir.SetItem, ir.Append)):
+            defs.setdefault(s.target, []).append(s)
+        elif isinstance(s, ir.For):
+            defs.setdefault(s.target, []).append(s)
+        if isinstance(s, ir.If):
+            _definitions(s.body, around, defs, loops)
+            _definitions(s.orelse, around, defs, loops)
+        elif isinstance(s, (ir.For, ir.While)):
+            _definitions(s.body, around | {id(s)}, defs, loops)
 
 
 class Analysis:
@@ -363,21 +393,7 @@ class Analysis:
         would be counted once per broadcast copy; the same loops, because an adjoint made
         before a loop to add into in place must have the exact shape."""
         defs, loops = {}, {}
-
-        def walk(stmts, around):
-            for s in stmts:
-                loops[id(s)] = around
-                if isinstance(s, (ir.Assign, ir.SetItem, ir.Append)):
-                    defs.setdefault(s.target, []).append(s)
-                elif isinstance(s, ir.For):
-                    defs.setdefault(s.target, []).append(s)
-                if isinstance(s, ir.If):
-                    walk(s.body, around)
-                    walk(s.orelse, around)
-                elif isinstance(s, (ir.For, ir.While)):
-                    walk(s.body, around | {id(s)})
-
-        walk(self.fn.body, frozenset())
+        _definitions(self.fn.body, frozenset(), defs, loops)
         readers = self._readers
         out = set()
         for t in temps & self.active:
@@ -492,15 +508,16 @@ class Analysis:
             if s.op.kind != "call":
                 continue
             b = self.binding(s.op)
-            active_params = {p for p in b.diff if set(_names(b.values[p])) & self.active}
+            active = self.active
+            active_params = {p for p in b.diff if not active.isdisjoint(_names(b.values[p]))}
             for st in self.template(b).stmts:
                 if st.accumulate and st.target not in active_params:
                     continue
                 stripped = (
                     st.accumulate
-                    and self.unbroadcast_of(s, b, st.target) is not None
                     and st.outer_unbroadcast
                     and not st.inner_reads_target
+                    and self.unbroadcast_of(s, b, st.target) is not None
                 )
                 for p in st.reads_values:
                     if stripped and p == st.target:

@@ -11,7 +11,7 @@ accident. Rendering joins the parts, once, in ``emit``.
 from __future__ import annotations
 
 import string
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from . import ir
@@ -23,9 +23,12 @@ class Ref(str):
     __slots__ = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Code:
     parts: tuple = ()  # str (literal text) | Ref
+
+    def __init__(self, parts=()):
+        self.__dict__["parts"] = parts  # (a frozen dataclass's __init__ costs twice this)
 
     def render(self):
         return "".join(self.parts)
@@ -36,14 +39,14 @@ class Code:
         # computed once, kept in the instance's dict (functools.cached_property takes a lock per read)
         found = self.__dict__.get("_names")
         if found is None:
-            found = self.__dict__["_names"] = frozenset(p for p in self.parts if type(p) is Ref)
+            found = self.__dict__["_names"] = frozenset([p for p in self.parts if type(p) is Ref])
         return found
 
     def rename(self, mapping):
-        if not any(type(p) is Ref and p in mapping for p in self.parts):
+        if self.names().isdisjoint(mapping):
             return self
         return Code(
-            tuple(Ref(mapping[p]) if type(p) is Ref and p in mapping else p for p in self.parts)
+            tuple([Ref(mapping[p]) if type(p) is Ref and p in mapping else p for p in self.parts])
         )
 
     def ref(self):
@@ -123,6 +126,8 @@ def fmt(template, **fields):
 # ---- the user's IR values as code -------------------------------------------------------------
 def atom(a):
     """An operand: a name is a ``Ref``, a constant its literal text."""
+    if type(a) is ir.Name:
+        return Code((Ref(a.id),))
     if isinstance(a, ir.Name):
         return name(a.id)
     if isinstance(a, ir.Index):
@@ -235,34 +240,75 @@ class Stmt:
 
     def renamed(self, mapping):
         def sub(names):
-            return frozenset(mapping.get(n, n) for n in names)
+            return (
+                names
+                if names.isdisjoint(mapping)
+                else frozenset([mapping.get(n, n) for n in names])
+            )
 
-        return replace(
-            self,
-            code=self.code.rename(mapping),
-            reads=sub(self.reads),
-            writes=sub(self.writes),
-            target=mapping.get(self.target, self.target) if self.target else self.target,
-            expr=self.expr.rename(mapping) if self.expr is not None else None,
+        target, expr = self.target, self.expr
+        return Stmt(
+            self.depth,
+            self.code.rename(mapping),
+            self.pos,
+            sub(self.reads),
+            sub(self.writes),
+            mapping.get(target, target) if target else target,
+            expr.rename(mapping) if expr is not None else None,
+            self.augmented,
+            self.opens,
+            self.info,
         )
 
     def at(self, depth):
-        return replace(self, depth=depth)
+        return self.but(depth=depth)
+
+    def but(self, **changes):
+        """This statement with ``changes`` (``dataclasses.replace``, without its checks: a pass
+        renames hundreds of statements)."""
+        d = self.__dict__
+        fields = {k: d[k] for k in _STMT_FIELDS}
+        fields.update(changes)
+        return Stmt(**fields)
+
+
+_STMT_FIELDS = (
+    "depth",
+    "code",
+    "pos",
+    "reads",
+    "writes",
+    "target",
+    "expr",
+    "augmented",
+    "opens",
+    "info",
+)
 
 
 def assign(depth, target, expr, pos=None):
     """``target = expr``."""
-    expr = expr if isinstance(expr, Code) else name(expr)
+    expr = expr if type(expr) is Code else name(expr)
     return Stmt(
-        depth, of(Ref(target), " = ", expr), pos, expr.names(), frozenset((target,)), target, expr
+        depth, prefixed(target, " = ", expr), pos, expr.names(), frozenset((target,)), target, expr
     )
+
+
+def prefixed(target, text, expr):
+    """``of(Ref(target), text, expr)``, made directly (a compile makes thousands)."""
+    parts = expr.parts
+    if "" in parts:  # (never made by ``of``)
+        return of(Ref(target), text, expr)
+    if parts and type(parts[0]) is not Ref:
+        return Code((Ref(target), text + parts[0], *parts[1:]))
+    return Code((Ref(target), text, *parts))
 
 
 def augment(depth, target, expr, pos=None, op="+="):
     """``target += expr`` (an in-place update of an array the backward owns)."""
     return Stmt(
         depth,
-        of(Ref(target), f" {op} ", expr),
+        prefixed(target, f" {op} ", expr),
         pos,
         expr.names() | {target},
         frozenset((target,)),
@@ -288,9 +334,14 @@ def header(depth, code, pos=None, writes=()):
 def delete(depth, names):
     """``del a, b``: a release of dead values (``info["release"]``), which changes no result."""
     names = sorted(names)
+    parts = ["del "]
+    for n in names:
+        if len(parts) > 1:
+            parts.append(", ")
+        parts.append(Ref(n))
     return Stmt(
         depth,
-        of("del ", join([Ref(n) for n in names])),
+        Code(tuple(parts)),
         None,
         frozenset(),
         frozenset(names),
@@ -298,6 +349,6 @@ def delete(depth, names):
     )
 
 
-def user(depth, text, pos=None, reads=(), writes=(), opens=False):
+def user(depth, text, pos=None, reads=(), writes=(), opens=False, info=None):
     """A line of the user's forward code: its text is printed as it is and never renamed."""
-    return Stmt(depth, lit(text), pos, frozenset(reads), frozenset(writes), opens=opens)
+    return Stmt(depth, lit(text), pos, frozenset(reads), frozenset(writes), opens=opens, info=info)

@@ -260,16 +260,28 @@ def liveness(body, at):
     A backward pass updating one set in place along straight-line code; each loop keeps its head
     (the names live at its top) as a summary, as ``Forward`` does, and reached again with nothing
     new live after it, gives its head without walking its body."""
-    after, dead, heads = {}, {}, {}
+    pass_ = _Liveness(at)
+    pass_.block(body, set())
+    return pass_.after, pass_.dead
 
-    def block(stmts, live):
+
+class _Liveness:
+    """The state of ``liveness`` (methods, not closures calling each other: those would be a
+    reference cycle keeping the function's statements alive until the garbage collector runs)."""
+
+    def __init__(self, at):
+        self.at = at
+        self.after, self.dead, self.heads = {}, {}, {}
+
+    def block(self, stmts, live):
+        at, after, dead = self.at, self.after, self.dead
         for s in reversed(stmts):
             if id(s) in at:
                 after[id(s)] = after[id(s)] | live if id(s) in after else set(live)
             work.statements += 1
             if isinstance(s, (ir.If, ir.For, ir.While)):
                 out = set(live)
-                live = branch(s, live) if isinstance(s, ir.If) else loop(s, live)
+                live = self.branch(s, live) if isinstance(s, ir.If) else self.loop(s, live)
                 dead[id(s)] = live - out
             else:
                 reads = ir.reads(s)
@@ -281,28 +293,25 @@ def liveness(body, at):
                 live |= reads
         return live
 
-    def branch(s, live):
-        other = block(s.body, set(live))
-        live = block(s.orelse, live)
+    def branch(self, s, live):
+        other = self.block(s.body, set(live))
+        live = self.block(s.orelse, live)
         live |= other
         live |= ir.reads(s)
         return live
 
-    def loop(s, live):
-        head = heads.get(id(s))
+    def loop(self, s, live):
+        head = self.heads.get(id(s))
         if head is not None and live <= head:
             return set(head)
         head = live | head if head is not None else set(live)
         while True:
-            body_in = block(s.body, set(head))
+            body_in = self.block(s.body, set(head))
             if isinstance(s, ir.For):
                 body_in.discard(s.target)
             body_in |= ir.reads(s)
             if body_in <= head:
                 break
             head |= body_in
-        heads[id(s)] = head
+        self.heads[id(s)] = head
         return set(head)
-
-    block(body, set())
-    return after, dead

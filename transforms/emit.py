@@ -20,6 +20,7 @@ import os
 import types
 import weakref
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from sourcegrad.errors import PullbackError
 
@@ -89,16 +90,23 @@ def render(name, rev, mode, naming, bind, result_pos=None, aux=None, signature=N
     the ``del`` statements that release dead values (numba compiles no ``del``)."""
     lines = []  # (text, pos)
     last = [None]  # the user line the last comment named
+    generated = {}  # filename -> is it code sourcegrad generated? (asked once per file)
 
     def add(depth, text, pos=None, comment=False):
-        mapped = _user_pos(pos)
+        mapped = pos
+        if pos is not None:
+            known = generated.get(pos.filename)
+            if known is None:
+                known = generated[pos.filename] = pos.filename in REGISTRY
+            if known:
+                mapped = _user_pos(pos)
         # lines of generated code (hvp's, from jvp code) that come from one user line: one comment
         repeat = (
             mapped is not pos and mapped is not None and (mapped.filename, mapped.line) == last[0]
         )
         pos = mapped
         if comment and pos is not None and not repeat:
-            text = f"{text}  # {os.path.basename(pos.filename)}:{pos.line}"
+            text = f"{text}  # {_basename(pos.filename)}:{pos.line}"
             last[0] = (pos.filename, pos.line)
         lines.append(("    " * depth + text, pos))
 
@@ -143,6 +151,11 @@ def render(name, rev, mode, naming, bind, result_pos=None, aux=None, signature=N
             )
         add(1, f"return {value}, {name}_pullback")
     return lines
+
+
+@lru_cache(maxsize=256)
+def _basename(filename):
+    return os.path.basename(filename)
 
 
 def _user_pos(pos):
@@ -205,9 +218,8 @@ def load(fn, qualname, mode, lines, names, replace_objects=None):
     texts = [t for t, _ in lines]
     factory_params = sorted(set(names) | set(cells))
     header = f"def _factory({', '.join(factory_params)}):"
-    body = ["    " + t for t in texts]
     inner_name = texts[0][4 : texts[0].index("(")]
-    full = "\n".join([header] + body + [f"    return {inner_name}", ""])
+    full = f"{header}\n    " + "\n    ".join(texts) + f"\n    return {inner_name}\n"
     filename = f"<sourcegrad: {fn.__module__}.{qualname} {mode} #{next(_counter)}>"
     linecache.cache[filename] = (len(full), None, full.splitlines(True), filename)
     module_code = compile(full, filename, "exec")

@@ -13,8 +13,8 @@ per template.
 from __future__ import annotations
 
 import re
-import weakref
 from dataclasses import dataclass
+from functools import lru_cache
 
 from . import code
 from .code import Code, Ref
@@ -42,29 +42,64 @@ def instantiate(template, values, adjoints, fresh, bind):
     name, or None when that parameter is inactive (its statements are dropped); ``fresh()``: a
     new temporary name; ``bind(name, obj)``: the name the generated code reads a global of the
     template by (``np``, ``unbroadcast``), chosen so that it means that object there."""
-    active = tuple(s.target for s in template.stmts if s.accumulate and adjoints.get(s.target))
-    known = _KEPT.setdefault(template, {})
+    active = tuple([s.target for s in template.stmts if s.accumulate and adjoints.get(s.target)])
+    # template -> {the parameters with adjoints: its statements kept}, kept on the template
+    # (compared and hashed by identity) as ``Code.names`` keeps its names
+    known = template.__dict__.get("_kept")
+    if known is None:
+        known = template.__dict__["_kept"] = {}
     kept = known.get(active)
     if kept is None:
         kept = known[active] = _kept(template, active)
     local_map = {}
 
-    def field(kind, n):
-        if kind == "V":
-            return values[n]
-        if kind == "A":
-            return Ref(adjoints[n])
-        if kind == "L":
-            return Ref(local_map[n])
-        return Ref(bind(n, template.global_object(n)))
-
     def fill(parts):
-        return _fold(code.of(*[field(*p) if type(p) is tuple else p for p in parts]))
+        """``code.of`` of the parts with each field replaced by its code, then folded."""
+        out = []
+        text = ""  # literal text not yet appended
+        names = True  # has every value filled in been a name? (then only the template's own
+        # text is literal, and folding it changes nothing where it changed nothing before)
+        for p in parts:
+            if type(p) is str:
+                text += p
+                continue
+            kind, n = p
+            if kind == "V":
+                v = values[n]
+                if type(v) is not Code:  # a name, or literal text
+                    v = Code((v,)) if type(v) is Ref else Code((v,) if v else ())
+                if not v.parts:
+                    names = False  # the texts around it join
+                for item in v.parts:
+                    if type(item) is Ref:
+                        if text:
+                            out.append(text)
+                            text = ""
+                        out.append(item)
+                    elif item:
+                        text += item
+                        names = False
+                continue
+            if kind == "A":
+                ref = Ref(adjoints[n])
+            elif kind == "L":
+                ref = Ref(local_map[n])
+            else:
+                ref = Ref(bind(n, template.global_object(n)))
+            if text:
+                out.append(text)
+                text = ""
+            out.append(ref)
+        if text:
+            out.append(text)
+        if names and _folds_nothing(parts):
+            return Code(tuple(out))
+        return _fold(out)
 
     out = []
     for s in kept:
         expr = fill(s.parts)
-        reads_adjoint = tuple(adjoints[p] for p in s.reads_adjoints)
+        reads_adjoint = tuple([adjoints[p] for p in s.reads_adjoints])
         if s.accumulate:
             inner = fill(s.inner) if s.inner is not None else None
             out.append(
@@ -84,10 +119,6 @@ def instantiate(template, values, adjoints, fresh, bind):
             local_map[s.target] = fresh(s.target)
             out.append(Instance(local_map[s.target], False, expr, reads_adjoint))
     return out
-
-
-# template -> {the parameters with adjoints: its statements kept}
-_KEPT = weakref.WeakKeyDictionary()
 
 
 def _kept(template, active):
@@ -110,16 +141,32 @@ _ARITH = re.compile(r"\((-?\d+(?:\.\d+)?) ([-+*]) (\d+(?:\.\d+)?)\)")
 _POW1 = re.compile(r" \*\* 1(?![\d.eE])")
 
 
-def _fold(expr):
-    """Fold what a constant operand leaves behind in the literal text: ``x ** (2 - 1)`` -> ``x``."""
-    parts, changed = [], False
-    for p in expr.parts:
+def _fold(parts):
+    """``Code`` of merged ``parts`` (literal text and ``Ref`` s), with what a constant operand
+    leaves behind in the literal text folded: ``x ** (2 - 1)`` -> ``x``."""
+    folded, changed = parts, False
+    for k, p in enumerate(parts):
         if type(p) is not Ref and ("(" in p or " ** 1" in p):
-            q = _POW1.sub("", _ARITH.sub(lambda m: _num(m.group(1), m.group(2), m.group(3)), p))
-            changed = changed or q != p
-            p = q
-        parts.append(p)
-    return code.of(*parts) if changed else expr
+            q = _fold_text(p)
+            if q != p:
+                if not changed:
+                    folded, changed = list(parts), True
+                folded[k] = q
+    return code.of(*folded) if changed else Code(tuple(parts))
+
+
+@lru_cache(maxsize=1024)
+def _folds_nothing(parts):
+    """Does folding leave every literal text of a template statement's ``parts`` as it is?"""
+    return all(type(p) is not str or _fold_text(p) == p for p in parts)
+
+
+@lru_cache(maxsize=4096)
+def _fold_text(p):
+    """``p`` folded, or ``p`` itself when nothing folds (the same few texts recur in every
+    instantiation of a template)."""
+    q = _POW1.sub("", _ARITH.sub(lambda m: _num(m.group(1), m.group(2), m.group(3)), p))
+    return p if q == p else q
 
 
 def _num(a, op, b):

@@ -14,7 +14,11 @@ from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
 
-@dataclass(frozen=True)
+# The IR's most frequent nodes set their fields at once: a frozen dataclass's own __init__ sets
+# each through object.__setattr__, and a compile makes thousands of nodes.
+
+
+@dataclass(frozen=True, init=False)
 class Pos:
     """A place in the user's file (1-based line, 1-based column)."""
 
@@ -22,19 +26,28 @@ class Pos:
     line: int
     col: int = 0
 
+    def __init__(self, filename, line, col=0):
+        self.__dict__.update(filename=filename, line=line, col=col)
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, init=False)
 class Name:
     id: str
+
+    def __init__(self, id):
+        self.__dict__["id"] = id
 
     def render(self):
         return self.id
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Const:
     value: Any
     text: str
+
+    def __init__(self, value, text):
+        self.__dict__.update(value=value, text=text)
 
     def render(self):
         t = self.text
@@ -98,7 +111,7 @@ class Tup(tuple):
 ATTRIBUTE_READ = "attribute read"  # the key of x.shape, x.ndim, x.size, x.dtype
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Op:
     """A call of a primitive with atoms: what a rule is looked up by.
 
@@ -110,6 +123,9 @@ class Op:
     kwargs: tuple  # ((name, Atom), ...)
     text: str
     kind: str = "call"  # call (a rule applies) | copy (a value passed on as it is) | nondiff
+
+    def __init__(self, key, args, kwargs, text, kind="call"):
+        self.__dict__.update(key=key, args=args, kwargs=kwargs, text=text, kind=kind)
 
     def arg_names(self):
         """The local names the operands read, in order (worked out once: several passes ask)."""
@@ -135,13 +151,16 @@ def atom_names(a):
     return []
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Assign:
     target: str
     op: Op
     pos: Pos
     inplace: bool = False  # from ``x += v``: numpy would update x's array in place
     node: Any = field(default=None, compare=False, repr=False)  # for exact error columns
+
+    def __init__(self, target, op, pos, inplace=False, node=None):
+        self.__dict__.update(target=target, op=op, pos=pos, inplace=inplace, node=node)
 
 
 @dataclass(frozen=True)
@@ -266,8 +285,11 @@ def idents(t):
 
 def reads(s):
     """The names statement ``s`` itself reads (for a block: its test or range, not its body)."""
-    if isinstance(s, Assign):
-        return set(s.op.arg_names()) | ({s.target} if s.inplace else set())
+    if type(s) is Assign:
+        names = set(s.op.arg_names())
+        if s.inplace:
+            names.add(s.target)
+        return names
     if isinstance(s, SetItem):
         return {s.target, *s.index.names(), *atom_names(s.value)}
     if isinstance(s, Append):
@@ -284,14 +306,22 @@ def reads(s):
 
 
 def walk(stmts):
-    """Every statement, depth first, in program order."""
+    """Every statement, depth first, in program order (a new list: a dozen passes walk the
+    function, and a list costs a third of a generator's nested ``yield from``)."""
+    out = []
+    _walk_into(stmts, out)
+    return out
+
+
+def _walk_into(stmts, out):
     for s in stmts:
-        yield s
-        if isinstance(s, If):
-            yield from walk(s.body)
-            yield from walk(s.orelse)
-        elif isinstance(s, (For, While)):
-            yield from walk(s.body)
+        out.append(s)
+        kind = type(s)
+        if kind is If:
+            _walk_into(s.body, out)
+            _walk_into(s.orelse, out)
+        elif kind is For or kind is While:
+            _walk_into(s.body, out)
 
 
 def dump(stmts, indent=""):

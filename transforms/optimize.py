@@ -56,6 +56,8 @@ def propagate_copies(stmts, keep=frozenset()):
     end = _block_ends(out)
     mentions, writes = _index(out)
     for i, st in enumerate(out):
+        if st.expr is None or st.augmented:
+            continue  # (not a copy: asked before copy_of, for each of thousands of statements)
         b = st.copy_of()
         a = st.target
         if b is None or a == b or a in keep or writes.get(a) != [i]:
@@ -93,7 +95,7 @@ def read_in_place(out, start, g, adj):
         if any(adj in out[i].names() for i in range(start + 1, uses[0])):
             return
         k = uses[0]
-        out[k] = replace(out[k].renamed({g: adj}), pos=out[start].pos)
+        out[k] = out[k].renamed({g: adj}).but(pos=out[start].pos)
         del out[start]
         return
     back = [i for i in uses if out[i].target == adj and out[i].copy_of() == g]
@@ -108,7 +110,7 @@ def read_in_place(out, start, g, adj):
     del out[back[0]]
     del out[start]
     if start < len(out) and out[start].pos is None:
-        out[start] = replace(out[start], pos=pos)
+        out[start] = out[start].but(pos=pos)
 
 
 def release_dead(bwd, fwd, outputs, params):

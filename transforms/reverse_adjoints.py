@@ -141,7 +141,7 @@ class Contributions:
             # a zero array made before the loop, seen by no other name
             out.append(code.augment(depth, adj, expr, pos))
         elif st == DENSE:
-            out.append(code.assign(depth, adj, of(Ref(adj), " + ", expr), pos))
+            out.append(code.assign(depth, adj, code.prefixed(adj, " + ", expr), pos))
         else:
             out.append(
                 code.assign(depth, adj, fmt("{f}({a}, {e})", f=self.rt("acc"), a=adj, e=expr), pos)

@@ -13,7 +13,7 @@ computation reads are persisted before each data-dependent test (``runtime/lazy.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from . import code, ir
 from .code import Ref, fmt, lit, of
@@ -206,8 +206,9 @@ class ForwardSweep(CheckpointedForward):
     def _stmt(self, s, depth, in_loop, out):
         if isinstance(s, ir.Assign):
             self._save(s, code.name(s.target), depth, out)
-            st = code.user(depth, f"{s.target} = {s.op.text}", s.pos, ir.reads(s), (s.target,))
-            out.append(replace(st, info={"assign": s}))  # what fusion.py reads of the operation
+            # (info: what fusion.py reads of the operation)
+            text = f"{s.target} = {s.op.text}"
+            out.append(code.user(depth, text, s.pos, ir.reads(s), (s.target,), info={"assign": s}))
         elif isinstance(s, ir.SetItem):
             entry = of(Ref(s.target), "[", code.index_subscript(s.index), "]")
             if id(s) in self.plan.saves:
@@ -293,7 +294,9 @@ class ForwardSweep(CheckpointedForward):
 
 def _reads_of(stmt):
     """Every name ``stmt`` (with the statements inside it) may read."""
-    return set().union(*(ir.reads(s) for s in ir.walk([stmt])))
+    if type(stmt) is ir.Assign:
+        return ir.reads(stmt)
+    return set().union(*[ir.reads(s) for s in ir.walk([stmt])])
 
 
 def _exits_early(loop):

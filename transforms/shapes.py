@@ -71,6 +71,14 @@ def describe(value):
     return TOP
 
 
+def _unchanged_since(step, names, changed_at):
+    """Has none of ``names`` changed after ``step``?"""
+    for n in names:
+        if changed_at.get(n, -1) >= step:
+            return False
+    return True
+
+
 def _join(a, b):
     if a is None:
         return b
@@ -91,9 +99,28 @@ def _shape(v):
 
 
 def _broadcast(values):
-    shapes = [_shape(v) for v in values]
-    if any(s is None for s in shapes):
-        return TOP
+    shapes = []
+    for v in values:
+        shape = _shape(v)
+        if shape is None:
+            return TOP
+        shapes.append(shape)
+    first = None  # numpy's answer for one shape and scalars, without asking numpy
+    for shape in shapes:
+        if not shape:
+            continue
+        if first is None:
+            first = shape
+        elif shape != first:
+            break
+    else:
+        if first is None:
+            return Arr(())
+        for k in first:
+            if type(k) is not int or k < 0:
+                break
+        else:
+            return Arr(first)
     try:
         return Arr(tuple(np.broadcast_shapes(*shapes)))
     except ValueError:
@@ -153,17 +180,20 @@ class Shapes:
         for _ in range(self.MAX_PASSES):
             changed = False
             for k, s in enumerate(self.stmts):
-                if seen_at[k] >= 0 and all(changed_at.get(n, -1) < seen_at[k] for n in reads[k]):
+                seen = seen_at[k]
+                if seen >= 0 and _unchanged_since(seen, reads[k], changed_at):
                     continue
                 step += 1
                 seen_at[k] = step
-                v = Int() if isinstance(s, ir.For) else self._eval(s)
+                loop = type(s) is ir.For
+                v = Int() if loop else self._eval(s)
                 if v is None:  # an operand has no value yet (defined later in a loop)
                     continue
-                if not isinstance(s, ir.For):
+                if not loop:
                     self._made[id(s)] = _join(self._made.get(id(s)), v)
-                new = _join(self.env.get(s.target), v)
-                if new != self.env.get(s.target):
+                old = self.env.get(s.target)
+                new = _join(old, v)
+                if old is None or new != old:
                     self.env[s.target] = new
                     changed_at[s.target] = step
                     changed = True
@@ -197,9 +227,14 @@ class Shapes:
 
     def _eval(self, s):
         op = s.op
-        args = [self._atom(a) for a in op.args]
-        if any(a is None for a in args):
-            return None
+        args = []
+        index = False  # is an operand an index?
+        for a in op.args:
+            v = self._atom(a)
+            if v is None:
+                return None
+            args.append(v)
+            index = index or isinstance(a, ir.Index)
         if op.kind == "copy":
             return args[0]
         if op.kind not in ("call", "nondiff"):
@@ -208,7 +243,7 @@ class Shapes:
         try:
             if key is operator.getitem and len(op.args) == 2 and isinstance(op.args[1], ir.Index):
                 return self._getitem(op.args[0], op.args[1])
-            if any(isinstance(a, ir.Index) for a in op.args):
+            if index:
                 return TOP
             if key == ATTRIBUTE_READ:
                 return _attribute(op.text.rsplit(".", 1)[-1], args[0])

@@ -24,6 +24,14 @@ from .syntax import code_of
 _TARGETED = (ast.AugAssign, ast.AnnAssign, ast.For)
 
 
+_CHILD_FIELDS = {}  # ast node class -> the fields that may hold a name
+
+
+def _child_fields(kind):
+    """``kind``'s fields but a load/store context and an operator, which hold no name."""
+    return tuple(f for f in kind._fields if f not in ("ctx", "op"))
+
+
 class Locals:
     """Every name the function binds (assignment and loop targets) and every name it mentions.
 
@@ -46,7 +54,10 @@ class Locals:
                     self._bind(t)
             elif kind in _TARGETED:
                 self._bind(node.target)
-            for name in node._fields:
+            fields = _CHILD_FIELDS.get(kind)
+            if fields is None:
+                fields = _CHILD_FIELDS[kind] = _child_fields(kind)
+            for name in fields:
                 v = getattr(node, name, None)
                 if type(v) is list:
                     stack.extend(x for x in v if isinstance(x, ast.AST))
@@ -107,18 +118,20 @@ class Resolve:
 
     def _is_local_expr(self, node):
         """Does ``node`` compute from local values (so ``node.attr`` is an array attribute)?"""
-        while isinstance(node, cst.Attribute):
+        while (
+            type(node) is cst.Attribute
+        ):  # (type(x) is: isinstance with a libcst class, an ABC, costs ten times more when false)
             node = node.value
-        if isinstance(node, cst.Name):
+        if type(node) is cst.Name:
             return node.value in self.locals
         return True
 
     def _static_callee(self, func):
         """The object a call's ``func`` names when it is known now (a module-level or closure
         value, or a local bound once to one), else None."""
-        if isinstance(func, cst.Name) and self._local(func.value) in self.static_locals:
+        if type(func) is cst.Name and self._local(func.value) in self.static_locals:
             return self.static_locals[self._local(func.value)]
-        if isinstance(func, (cst.Name, cst.Attribute)) and not self._is_local_expr(func):
+        if type(func) in (cst.Name, cst.Attribute) and not self._is_local_expr(func):
             return self._static_value(func)
         return None
 
@@ -136,9 +149,9 @@ class Resolve:
         """(value, read): read is (where, name, attrs, the value read, cut) for the part of the
         chain a guard checks, None for a builtin. The chain is cut after a library module
         (``np.tanh`` is checked as ``np``: numpy's attributes are trusted to stay)."""
-        if isinstance(node, cst.Name):
+        if type(node) is cst.Name:
             return self._lookup_global(node)
-        if isinstance(node, cst.Attribute):
+        if type(node) is cst.Attribute:
             base, read = self._resolve(node.value)
             try:
                 value = getattr(base, node.attr.value)

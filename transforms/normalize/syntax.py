@@ -66,9 +66,11 @@ CMPOPS = {
 
 def code_of(node):
     """The source text of ``node``."""
-    if isinstance(node, cst.Name):  # fast paths: libcst's code generation is slow
+    # fast paths: libcst's code generation is slow (and isinstance with a libcst class, an
+    # ABC, costs ten times more than type(node) is when false)
+    if type(node) is cst.Name:
         return node.value
-    if isinstance(node, cst.Attribute) and not node.lpar and not node.rpar:
+    if type(node) is cst.Attribute and not node.lpar and not node.rpar:
         base = code_of(node.value)
         if base is not None:
             return f"{base}.{node.attr.value}"
@@ -88,22 +90,28 @@ def literal_value(text):
 def names_read(node):
     """The names ``node`` reads (not attribute names or keyword labels): what a condition or a
     bound kept as text reads. Names a comprehension binds are included (an over-estimate)."""
-    names, labels = set(), set()
+    v = _NamesRead()
+    node.visit(v)
+    return v.names
 
-    class V(cst.CSTVisitor):
-        def visit_Attribute(self, n):
-            labels.add(id(n.attr))
 
-        def visit_Arg(self, n):
-            if n.keyword is not None:
-                labels.add(id(n.keyword))
+# The visitors are classes of the module, not made per call: a class made in a function is a
+# reference cycle, which keeps the tree it visited alive until the garbage collector runs.
+class _NamesRead(cst.CSTVisitor):
+    def __init__(self):
+        super().__init__()
+        self.names, self.labels = set(), set()
 
-        def visit_Name(self, n):
-            if id(n) not in labels:
-                names.add(n.value)
+    def visit_Attribute(self, n):
+        self.labels.add(id(n.attr))
 
-    node.visit(V())
-    return names
+    def visit_Arg(self, n):
+        if n.keyword is not None:
+            self.labels.add(id(n.keyword))
+
+    def visit_Name(self, n):
+        if id(n) not in self.labels:
+            self.names.add(n.value)
 
 
 class Renamer(cst.CSTTransformer):
@@ -165,20 +173,24 @@ def _code_op(op):
 
 def assigned_in(node):
     """Names bound anywhere in a libcst subtree."""
-    out = set()
+    v = _Assigned()
+    node.visit(v)
+    return v.names
 
-    class V(cst.CSTVisitor):
-        def visit_AssignTarget(self, n):
-            out.update(target_names(n.target))
 
-        def visit_AugAssign(self, n):
-            out.update(target_names(n.target))
+class _Assigned(cst.CSTVisitor):
+    def __init__(self):
+        super().__init__()
+        self.names = set()
 
-        def visit_For(self, n):
-            out.update(target_names(n.target))
+    def visit_AssignTarget(self, n):
+        self.names.update(target_names(n.target))
 
-    node.visit(V())
-    return out
+    def visit_AugAssign(self, n):
+        self.names.update(target_names(n.target))
+
+    def visit_For(self, n):
+        self.names.update(target_names(n.target))
 
 
 def target_names(target):
@@ -200,26 +212,34 @@ def indexes_by(body, seq, key):
 
 def find_name(node, names):
     """The first ``Name`` in ``node`` spelled as one of ``names``, or None."""
-    found = []
+    v = _FindName(names)
+    node.visit(v)
+    return v.found[0] if v.found else None
 
-    class V(cst.CSTVisitor):
-        def visit_Name(self, n):
-            if not found and n.value in names:
-                found.append(n)
 
-    node.visit(V())
-    return found[0] if found else None
+class _FindName(cst.CSTVisitor):
+    def __init__(self, names):
+        super().__init__()
+        self.names, self.found = names, []
+
+    def visit_Name(self, n):
+        if not self.found and n.value in self.names:
+            self.found.append(n)
 
 
 def find_node(node, kind):
     """The first node of type ``kind`` in ``node`` (depth first), or None."""
-    found = []
+    v = _FindNode(kind)
+    node.visit(v)
+    return v.found[0] if v.found else None
 
-    class V(cst.CSTVisitor):
-        def on_visit(self, n):
-            if isinstance(n, kind) and not found:
-                found.append(n)
-            return not found
 
-    node.visit(V())
-    return found[0] if found else None
+class _FindNode(cst.CSTVisitor):
+    def __init__(self, kind):
+        super().__init__()
+        self.kind, self.found = kind, []
+
+    def on_visit(self, n):
+        if isinstance(n, self.kind) and not self.found:
+            self.found.append(n)
+        return not self.found
