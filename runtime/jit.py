@@ -43,7 +43,16 @@ from . import (
 )
 from .values import _FLOAT_MAX, _FLOAT_MIN
 
-__all__ = ["descending", "as_computed", "checked_later", "fused_empty", "STAND_INS"]
+__all__ = [
+    "descending",
+    "range_head",
+    "as_computed",
+    "checked_later",
+    "fused_empty",
+    "tape_array",
+    "tape_put",
+    "STAND_INS",
+]
 
 
 def _is_array(t):
@@ -96,6 +105,23 @@ def _descending(r):
     def impl(r):
         n = len(r)
         return range(r.start + (n - 1) * r.step, r.start - r.step, -r.step)
+
+    return impl
+
+
+def range_head(r, n):
+    """``r[:n]`` for a ``range`` and a count ``n`` (compiled: numba slices no range)."""
+    return r[:n]
+
+
+@overload(range_head)
+def _range_head(r, n):
+    if not (isinstance(r, types.RangeType) and isinstance(n, types.Integer)):
+        _refuse("range_head", r, n)
+
+    def impl(r, n):
+        m = min(max(n, 0), len(r))
+        return range(r.start, r.start + m * r.step, r.step)
 
     return impl
 
@@ -417,3 +443,69 @@ def _fused_empty(shape, operands):
     dtype = np.result_type(*[as_dtype(t.dtype) for t in operands.types])
     dtype = dtype if dtype.kind == "f" else np.dtype(np.float64)
     return lambda shape, operands: np.empty(shape, dtype)
+
+
+# ---- preallocated tapes (``transforms/reverse_tape.py``) ---------------------------------------
+
+
+def tape_array(trips, like):
+    """A tape of one row per trip of a loop: rows shaped and typed as ``like``."""
+    like = np.asarray(like)
+    return np.empty((trips,) + like.shape, like.dtype)
+
+
+@overload(tape_array)
+def _tape_array(trips, like):
+    from numba.np.numpy_support import as_dtype
+
+    if _is_array(like) and like.ndim > 0:
+        dtype = as_dtype(like.dtype)
+        return lambda trips, like: np.empty((trips,) + like.shape, dtype)
+    if isinstance(like, (types.Number, types.Boolean)):
+        dtype = as_dtype(types.unliteral(like))
+        return lambda trips, like: np.empty(trips, dtype)
+    _refuse("tape_array", trips, like)  # (a 0-d array: its row would be a number)
+
+
+def tape_put(tape, k, value):
+    """Row ``k`` of ``tape`` is ``value`` (a copy)."""
+    tape[k] = value
+
+
+@overload(tape_put)
+def _tape_put(tape, k, value):
+    """Compiled only where ``value``'s type is the row's exactly: the array was allocated from
+    the variable's value before the loop, which numba may type otherwise than later ones (an
+    integer before, floats after: no float is ever cut to an integer). An array is copied entry
+    by entry (numba's ``tape[k] = value`` checks for overlap and broadcasts: slower)."""
+    if not _is_array(tape):
+        _refuse("tape_put", tape, k, value)
+    if not _is_array(value):
+        if tape.ndim != 1 or types.unliteral(value) != tape.dtype:
+            _refuse("tape_put", tape, k, value)
+
+        def number(tape, k, value):
+            tape[k] = value
+
+        return number
+    if not (value.ndim == tape.ndim - 1 > 0 and value.dtype == tape.dtype):
+        _refuse("tape_put", tape, k, value)
+
+    def impl(tape, k, value):
+        row = tape[k]
+        if value.shape != row.shape:
+            raise ValueError("tape_put: the value's shape is not the row's")
+        for i in np.ndindex(value.shape):
+            row[i] = value[i]
+
+    if value.ndim > 1:
+        return impl
+
+    def vector(tape, k, value):
+        row = tape[k]
+        if value.shape != row.shape:
+            raise ValueError("tape_put: the value's shape is not the row's")
+        for i in range(value.shape[0]):
+            row[i] = value[i]
+
+    return vector
