@@ -49,6 +49,7 @@ __all__ = [
     "as_computed",
     "checked_later",
     "fused_empty",
+    "fused_reuse",
     "tape_array",
     "tape_put",
     "STAND_INS",
@@ -427,22 +428,68 @@ STAND_INS = {
 }
 
 
-def fused_empty(shape, operands):
+def _fused_dtype(dtypes):
+    """The float dtype numpy gives ``dtypes`` together (float64 for integers, or for none)."""
+    dtype = np.result_type(*dtypes) if dtypes else np.dtype(np.float64)
+    return dtype if dtype.kind == "f" else np.dtype(np.float64)
+
+
+def fused_empty(shape, *operands):
     """The output array of a fused elementwise loop (``transforms/fusion.py``): ``shape``, of
-    the float dtype numpy gives the operands' dtypes together (float64 for integers)."""
-    dtype = np.result_type(*[a.dtype for a in operands])
-    return np.empty(shape, dtype if dtype.kind == "f" else np.float64)
+    the float dtype numpy gives the operands' dtypes together (float64 for integers, or for
+    none). (The operands are arguments of their own: numba would count references to each on
+    every call to put them in a tuple.)"""
+    return np.empty(shape, _fused_dtype([a.dtype for a in operands]))
 
 
 @overload(fused_empty)
-def _fused_empty(shape, operands):
+def _fused_empty(shape, *operands):
+    dtype = _operands_dtype("fused_empty", shape, operands)
+    return lambda shape, *operands: np.empty(shape, dtype)
+
+
+def _operands_dtype(helper, shape, operands):
     from numba.np.numpy_support import as_dtype
 
-    if not (isinstance(operands, types.BaseTuple) and all(map(_is_array, operands.types))):
-        _refuse("fused_empty", shape, operands)
-    dtype = np.result_type(*[as_dtype(t.dtype) for t in operands.types])
-    dtype = dtype if dtype.kind == "f" else np.dtype(np.float64)
-    return lambda shape, operands: np.empty(shape, dtype)
+    operands = getattr(operands, "types", operands)  # (a StarArgTuple when compiling)
+    if not all(map(_is_array, operands)):
+        _refuse(helper, shape, *operands)
+    return _fused_dtype([as_dtype(t.dtype) for t in operands])
+
+
+def fused_reuse(buffer, shape, *operands):
+    """The output array of a fused loop that runs again (in a loop): ``buffer``, allocated once
+    by ``fused_empty``, where it is what ``fused_empty(shape, operands)`` would make (its shape
+    and dtype); a fresh array otherwise. The fusion pass passes a buffer only where nothing
+    else can hold the loop's last output when it writes the next: every reader of that output
+    makes a new value of it."""
+    dtype = _fused_dtype([a.dtype for a in operands])
+    if buffer.shape == tuple(shape) and buffer.dtype == dtype:
+        return buffer
+    return np.empty(shape, dtype)
+
+
+@overload(fused_reuse)
+def _fused_reuse(buffer, shape, *operands):
+    from numba.np.numpy_support import from_dtype
+
+    dtype = _operands_dtype("fused_reuse", shape, operands)
+    same = (
+        _is_array(buffer)
+        and buffer.dtype == from_dtype(dtype)
+        and buffer.ndim == len(shape)
+        and buffer.layout == "C"
+        and buffer.mutable
+    )
+    if not same:  # (typed from the values before the loop, which differ): a fresh array
+        return lambda buffer, shape, *operands: np.empty(shape, dtype)
+
+    def impl(buffer, shape, *operands):
+        if buffer.shape == shape:
+            return buffer
+        return np.empty(shape, dtype)
+
+    return impl
 
 
 # ---- preallocated tapes (``transforms/reverse_tape.py``) ---------------------------------------

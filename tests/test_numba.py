@@ -754,7 +754,7 @@ def for_in_while(w, x, n):
 
 
 def kept_alias(w, x, n):
-    """A loop's output kept under another name past the next trip."""
+    """A loop's output kept under another name past the next trip: it gets no buffer."""
     y = x * 1.0
     prev = y
     for i in range(n):
@@ -783,27 +783,35 @@ def test_known_trips_match_finite_differences(which, shape, seed, n):
     assert check(f, args, (0, 1), rtol=1e-4, atol=1e-5)
 
 
-def test_small_ops_tape_is_an_array():
-    """small_ops' saved state goes into one array of 50 rows."""
+def forward_of(source):
+    return source[: source.index("check_scalar(")]
+
+
+def test_small_ops_tape_is_an_array_and_its_steps_write_in_place():
+    """small_ops' saved state goes into one array of 50 rows, and the forward and backward steps
+    each write into a buffer allocated once."""
     args = tuple(R.normal(size=8) for _ in range(3))
     df = sg.grad(tanh_steps, wrt=(0, 1), backend="numba")
     df(*args)
     source = sg.source(df, *args)
     assert source.count("tape_array(") == 1 and ".append(" not in source, source
+    assert source.count("fused_reuse(") == 2, source
 
 
 @pytest.mark.parametrize(
-    "f, arrays, lists",
+    "f, arrays, lists, reused_forward",
     [
-        (branch_steps, 3, 1),  # the flag and y on either side (sin's operand: maybe None)
-        (for_in_while, 1, 3),  # sin's operand, the range and the array of each trip
+        (branch_steps, 3, 1, 0),  # the flag and y on either side (sin's operand: maybe None)
+        (for_in_while, 1, 3, 1),  # sin's operand, the range and the array of each trip
+        (kept_alias, 1, 0, 0),
     ],
-    ids=["branch", "for in while"],
+    ids=["branch", "for in while", "kept alias"],
 )
-def test_what_goes_into_arrays(f, arrays, lists):
+def test_what_goes_into_arrays(f, arrays, lists, reused_forward):
     args = (R.normal(size=5), R.normal(size=5), 3)
     df = sg.grad(f, wrt=(0, 1), backend="numba")
     df(*args)
     source = sg.source(df, *args)
     assert source.count("tape_array(") == arrays, source
     assert source.count(" = []") == lists, source
+    assert forward_of(source).count("fused_reuse(") == reused_forward, source
