@@ -538,15 +538,12 @@ def _tape_put(tape, k, value):
     if not (value.ndim == tape.ndim - 1 > 0 and value.dtype == tape.dtype):
         _refuse("tape_put", tape, k, value)
 
-    def impl(tape, k, value):
+    def entries(tape, k, value):
         row = tape[k]
         if value.shape != row.shape:
             raise ValueError("tape_put: the value's shape is not the row's")
         for i in np.ndindex(value.shape):
             row[i] = value[i]
-
-    if value.ndim > 1:
-        return impl
 
     def vector(tape, k, value):
         row = tape[k]
@@ -555,4 +552,13 @@ def _tape_put(tape, k, value):
         for i in range(value.shape[0]):
             row[i] = value[i]
 
-    return vector
+    def contiguous(tape, k, value):  # (row and value in the same order: one run of entries)
+        if value.shape != tape.shape[1:]:
+            raise ValueError("tape_put: the value's shape is not the row's")
+        row, flat = tape[k].reshape(-1), value.reshape(-1)
+        for i in range(flat.shape[0]):
+            row[i] = flat[i]
+
+    if value.ndim == 1:
+        return vector
+    return contiguous if value.layout == "C" and tape.layout == "C" else entries

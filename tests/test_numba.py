@@ -815,3 +815,11 @@ def test_what_goes_into_arrays(f, arrays, lists, reused_forward):
     assert source.count("tape_array(") == arrays, source
     assert source.count(" = []") == lists, source
     assert forward_of(source).count("fused_reuse(") == reused_forward, source
+
+
+def test_a_strided_argument_is_saved_entry_by_entry():
+    """A transposed argument (numba's layout "A") is copied into its tape's rows by index."""
+    rng = np.random.default_rng(3)
+    args = (rng.normal(size=(2, 3)) * 0.7, rng.normal(size=(3, 2)).T * 0.7, 4)
+    assert not args[1].flags.c_contiguous
+    assert check(saved_steps, args, (0, 1), rtol=1e-4, atol=1e-5)
