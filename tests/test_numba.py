@@ -732,6 +732,15 @@ def branch_steps(w, x, n):
     return np.sum(y)
 
 
+def loop_in_branch(w, x, n):
+    """A loop's arrays allocated on one side of a branch, read back under the same test."""
+    y = x
+    if np.sum(x) > 0.0:
+        for i in range(n):
+            y = np.tanh(w * y + x)
+    return np.sum(y)
+
+
 def breaking_steps(w, x, n):
     """A loop that may stop early: rows for the trips that ran."""
     y = x
@@ -763,7 +772,15 @@ def kept_alias(w, x, n):
     return np.sum(y * prev)
 
 
-KNOWN_TRIPS = [saved_steps, nested_steps, branch_steps, breaking_steps, for_in_while, kept_alias]
+KNOWN_TRIPS = [
+    saved_steps,
+    nested_steps,
+    branch_steps,
+    loop_in_branch,
+    breaking_steps,
+    for_in_while,
+    kept_alias,
+]
 
 
 @settings(max_examples=10, deadline=None)
@@ -775,7 +792,7 @@ KNOWN_TRIPS = [saved_steps, nested_steps, branch_steps, breaking_steps, for_in_w
 )
 @example(0, (5,), 0, 0)  # no trips
 @example(0, (2, 3), 1, 3)  # rows of matrices
-@example(3, (5,), 1, 5)
+@example(4, (5,), 1, 5)  # break
 def test_known_trips_match_finite_differences(which, shape, seed, n):
     f = KNOWN_TRIPS[which]
     rng = np.random.default_rng(seed)
