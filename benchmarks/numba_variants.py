@@ -2,9 +2,10 @@
 
     python benchmarks/numba_variants.py
 
-The numba variant sourcegrad generates for small_ops (``generated``, as ``sourcegrad.source``
-shows it with ``backend="numba"``), and the same code rewritten by hand the ways issue 17 asks
-about, each compiled with ``numba.njit(boundscheck=True)`` as the backend compiles:
+The numba variant sourcegrad generated for small_ops before it fused loops and preallocated
+tapes (``generated``; ``sourcegrad.source`` with ``backend="numba"`` shows what it generates now,
+close to ``fused loops``), and the same code rewritten by hand the ways issue 17 asks about, each
+compiled with ``numba.njit(boundscheck=True)`` as the backend compiles:
 
 - ``inlined``: the forward's temporaries substituted into one expression, so numba's own
   array-expression rewrite fuses ``np.tanh(w * y + x)`` into one loop (it fuses one statement's

@@ -43,7 +43,17 @@ from . import (
 )
 from .values import _FLOAT_MAX, _FLOAT_MIN
 
-__all__ = ["descending", "as_computed", "checked_later", "fused_empty", "STAND_INS"]
+__all__ = [
+    "descending",
+    "range_head",
+    "as_computed",
+    "checked_later",
+    "fused_empty",
+    "fused_reuse",
+    "tape_array",
+    "tape_put",
+    "STAND_INS",
+]
 
 
 def _is_array(t):
@@ -96,6 +106,23 @@ def _descending(r):
     def impl(r):
         n = len(r)
         return range(r.start + (n - 1) * r.step, r.start - r.step, -r.step)
+
+    return impl
+
+
+def range_head(r, n):
+    """``r[:n]`` for a ``range`` and a count ``n`` (compiled: numba slices no range)."""
+    return r[:n]
+
+
+@overload(range_head)
+def _range_head(r, n):
+    if not (isinstance(r, types.RangeType) and isinstance(n, types.Integer)):
+        _refuse("range_head", r, n)
+
+    def impl(r, n):
+        m = min(max(n, 0), len(r))
+        return range(r.start, r.start + m * r.step, r.step)
 
     return impl
 
@@ -401,19 +428,137 @@ STAND_INS = {
 }
 
 
-def fused_empty(shape, operands):
+def _fused_dtype(dtypes):
+    """The float dtype numpy gives ``dtypes`` together (float64 for integers, or for none)."""
+    dtype = np.result_type(*dtypes) if dtypes else np.dtype(np.float64)
+    return dtype if dtype.kind == "f" else np.dtype(np.float64)
+
+
+def fused_empty(shape, *operands):
     """The output array of a fused elementwise loop (``transforms/fusion.py``): ``shape``, of
-    the float dtype numpy gives the operands' dtypes together (float64 for integers)."""
-    dtype = np.result_type(*[a.dtype for a in operands])
-    return np.empty(shape, dtype if dtype.kind == "f" else np.float64)
+    the float dtype numpy gives the operands' dtypes together (float64 for integers, or for
+    none). (The operands are arguments of their own: numba would count references to each on
+    every call to put them in a tuple.)"""
+    return np.empty(shape, _fused_dtype([a.dtype for a in operands]))
 
 
 @overload(fused_empty)
-def _fused_empty(shape, operands):
+def _fused_empty(shape, *operands):
+    dtype = _operands_dtype("fused_empty", shape, operands)
+    return lambda shape, *operands: np.empty(shape, dtype)
+
+
+def _operands_dtype(helper, shape, operands):
     from numba.np.numpy_support import as_dtype
 
-    if not (isinstance(operands, types.BaseTuple) and all(map(_is_array, operands.types))):
-        _refuse("fused_empty", shape, operands)
-    dtype = np.result_type(*[as_dtype(t.dtype) for t in operands.types])
-    dtype = dtype if dtype.kind == "f" else np.dtype(np.float64)
-    return lambda shape, operands: np.empty(shape, dtype)
+    operands = getattr(operands, "types", operands)  # (a StarArgTuple when compiling)
+    if not all(map(_is_array, operands)):
+        _refuse(helper, shape, *operands)
+    return _fused_dtype([as_dtype(t.dtype) for t in operands])
+
+
+def fused_reuse(buffer, shape, *operands):
+    """The output array of a fused loop that runs again (in a loop): ``buffer``, allocated once
+    by ``fused_empty``, where it is what ``fused_empty(shape, operands)`` would make (its shape
+    and dtype); a fresh array otherwise. The fusion pass passes a buffer only where nothing
+    else can hold the loop's last output when it writes the next: every reader of that output
+    makes a new value of it."""
+    dtype = _fused_dtype([a.dtype for a in operands])
+    if buffer.shape == tuple(shape) and buffer.dtype == dtype:
+        return buffer
+    return np.empty(shape, dtype)
+
+
+@overload(fused_reuse)
+def _fused_reuse(buffer, shape, *operands):
+    from numba.np.numpy_support import from_dtype
+
+    dtype = _operands_dtype("fused_reuse", shape, operands)
+    same = (
+        _is_array(buffer)
+        and buffer.dtype == from_dtype(dtype)
+        and buffer.ndim == len(shape)
+        and buffer.layout == "C"
+        and buffer.mutable
+    )
+    if not same:  # (typed from the values before the loop, which differ): a fresh array
+        return lambda buffer, shape, *operands: np.empty(shape, dtype)
+
+    def impl(buffer, shape, *operands):
+        if buffer.shape == shape:
+            return buffer
+        return np.empty(shape, dtype)
+
+    return impl
+
+
+# ---- preallocated tapes (``transforms/reverse_tape.py``) ---------------------------------------
+
+
+def tape_array(trips, like):
+    """A tape of one row per trip of a loop: rows shaped and typed as ``like``."""
+    like = np.asarray(like)
+    return np.empty((trips,) + like.shape, like.dtype)
+
+
+@overload(tape_array)
+def _tape_array(trips, like):
+    from numba.np.numpy_support import as_dtype
+
+    if _is_array(like) and like.ndim > 0:
+        dtype = as_dtype(like.dtype)
+        return lambda trips, like: np.empty((trips,) + like.shape, dtype)
+    if isinstance(like, (types.Number, types.Boolean)):
+        dtype = as_dtype(types.unliteral(like))
+        return lambda trips, like: np.empty(trips, dtype)
+    _refuse("tape_array", trips, like)  # (a 0-d array: its row would be a number)
+
+
+def tape_put(tape, k, value):
+    """Row ``k`` of ``tape`` is ``value`` (a copy)."""
+    tape[k] = value
+
+
+@overload(tape_put)
+def _tape_put(tape, k, value):
+    """Compiled only where ``value``'s type is the row's exactly: the array was allocated from
+    the variable's value before the loop, which numba may type otherwise than later ones (an
+    integer before, floats after: no float is ever cut to an integer). An array is copied entry
+    by entry (numba's ``tape[k] = value`` checks for overlap and broadcasts: slower)."""
+    if not _is_array(tape):
+        _refuse("tape_put", tape, k, value)
+    if not _is_array(value):
+        if tape.ndim != 1 or types.unliteral(value) != tape.dtype:
+            _refuse("tape_put", tape, k, value)
+
+        def number(tape, k, value):
+            tape[k] = value
+
+        return number
+    if not (value.ndim == tape.ndim - 1 > 0 and value.dtype == tape.dtype):
+        _refuse("tape_put", tape, k, value)
+
+    def entries(tape, k, value):
+        row = tape[k]
+        if value.shape != row.shape:
+            raise ValueError("tape_put: the value's shape is not the row's")
+        for i in np.ndindex(value.shape):
+            row[i] = value[i]
+
+    def vector(tape, k, value):
+        row = tape[k]
+        if value.shape != row.shape:
+            raise ValueError("tape_put: the value's shape is not the row's")
+        for i in range(value.shape[0]):
+            row[i] = value[i]
+
+    def contiguous(tape, k, value):  # (row and value in the same order: one run of entries)
+        if value.shape != tape.shape[1:]:
+            raise ValueError("tape_put: the value's shape is not the row's")
+        row, flat = tape[k].reshape(-1), value.reshape(-1)
+        for i in range(flat.shape[0]):
+            row[i] = flat[i]
+
+    if value.ndim == 1:
+        return vector
+    return contiguous if value.layout == "C" and tape.layout == "C" else entries

@@ -713,3 +713,148 @@ def test_a_reduction_or_broadcast_ends_a_run(f, args):
     source = sg.source(df, *args)
     assert fused_loops(source) == 0, source
     assert check(f, args, (0, 1))
+
+
+# ---- preallocated tapes and outputs written in place (reverse_tape.py, fusion.py) ----------------
+
+
+def saved_steps(w, x, n):
+    """An array and a number saved on each trip of a loop whose trips are known before it."""
+    y = x
+    s = 0.5
+    for i in range(n):
+        y = np.sin(w * y) + x
+        s = s * np.cos(s) + np.sum(y) * 0.1
+    return np.sum(y) * s
+
+
+def nested_steps(w, x, n):
+    """An inner loop's tape, one per trip of the outer loop (its trips vary)."""
+    y = x
+    for i in range(n):
+        z = y * 1.0
+        for j in range(i):
+            z = np.tanh(w * z + x)
+        y = y * 0.5 + z * 0.5
+    return np.sum(y * y)
+
+
+def branch_steps(w, x, n):
+    """A branch's flag, and a variable saved on either side of it."""
+    y = x
+    for i in range(n):
+        if np.sum(y) > 0.0:
+            y = np.tanh(w * y)
+        else:
+            y = np.sin(y) * w
+    return np.sum(y)
+
+
+def loop_in_branch(w, x, n):
+    """A loop's arrays allocated on one side of a branch, read back under the same test."""
+    y = x
+    if np.sum(x) > 0.0:
+        for i in range(n):
+            y = np.tanh(w * y + x)
+    return np.sum(y)
+
+
+def breaking_steps(w, x, n):
+    """A loop that may stop early: rows for the trips that ran."""
+    y = x
+    for i in range(n):
+        y = np.tanh(w * y + x)
+        if np.sum(y * y) > 2.0:
+            break
+    return np.sum(y)
+
+
+def for_in_while(w, x, n):
+    """A loop with known trips inside a while loop, whose trips are not known before it."""
+    y = x
+    k = 0
+    while k < 2:
+        for i in range(n):
+            y = np.sin(w * y) + x * 0.5
+        k = k + 1
+    return np.sum(y)
+
+
+def kept_alias(w, x, n):
+    """A loop's output kept under another name past the next trip: it gets no buffer."""
+    y = x * 1.0
+    prev = y
+    for i in range(n):
+        prev = y
+        y = np.tanh(w * y + x)
+    return np.sum(y * prev)
+
+
+KNOWN_TRIPS = [
+    saved_steps,
+    nested_steps,
+    branch_steps,
+    loop_in_branch,
+    breaking_steps,
+    for_in_while,
+    kept_alias,
+]
+
+
+@settings(max_examples=10, deadline=None)
+@given(
+    st.sampled_from(range(len(KNOWN_TRIPS))),
+    st.sampled_from([(5,), (2, 3)]),
+    st.integers(0, 2**32 - 1),
+    st.integers(0, 5),
+)
+@example(0, (5,), 0, 0)  # no trips
+@example(0, (2, 3), 1, 3)  # rows of matrices
+@example(4, (5,), 1, 5)  # break
+def test_known_trips_match_finite_differences(which, shape, seed, n):
+    f = KNOWN_TRIPS[which]
+    rng = np.random.default_rng(seed)
+    args = (rng.normal(size=shape) * 0.7, rng.normal(size=shape) * 0.7, n)
+    assert check(f, args, (0, 1), rtol=1e-4, atol=1e-5)
+
+
+def forward_of(source):
+    return source[: source.index("check_scalar(")]
+
+
+def test_small_ops_tape_is_an_array_and_its_steps_write_in_place():
+    """small_ops' saved state goes into one array of 50 rows, and the forward and backward steps
+    each write into a buffer allocated once."""
+    args = tuple(R.normal(size=8) for _ in range(3))
+    df = sg.grad(tanh_steps, wrt=(0, 1), backend="numba")
+    df(*args)
+    source = sg.source(df, *args)
+    assert source.count("tape_array(") == 1 and ".append(" not in source, source
+    assert source.count("fused_reuse(") == 2, source
+
+
+@pytest.mark.parametrize(
+    "f, arrays, lists, reused_forward",
+    [
+        (branch_steps, 3, 1, 0),  # the flag and y on either side (sin's operand: maybe None)
+        (for_in_while, 1, 3, 1),  # sin's operand, the range and the array of each trip
+        (kept_alias, 1, 0, 0),
+    ],
+    ids=["branch", "for in while", "kept alias"],
+)
+def test_what_goes_into_arrays(f, arrays, lists, reused_forward):
+    args = (R.normal(size=5), R.normal(size=5), 3)
+    df = sg.grad(f, wrt=(0, 1), backend="numba")
+    df(*args)
+    source = sg.source(df, *args)
+    assert source.count("tape_array(") == arrays, source
+    assert source.count(" = []") == lists, source
+    assert forward_of(source).count("fused_reuse(") == reused_forward, source
+
+
+def test_a_strided_argument_is_saved_entry_by_entry():
+    """A transposed argument (numba's layout "A") is copied into its tape's rows by index."""
+    rng = np.random.default_rng(3)
+    args = (rng.normal(size=(2, 3)) * 0.7, rng.normal(size=(3, 2)).T * 0.7, 4)
+    assert not args[1].flags.c_contiguous
+    assert check(saved_steps, args, (0, 1), rtol=1e-4, atol=1e-5)

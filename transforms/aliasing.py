@@ -31,7 +31,8 @@ from .dataflow import Forward, exit_flags, liveness, work
 from .rules import FRESH, NONDIFF, UFUNC_AT
 
 
-def _fresh(op):
+def fresh(op):
+    """Is the result of ``op`` new memory, never a view of an operand?"""
     key = op.key
     if key is ATTRIBUTE_READ:
         return True  # x.shape, x.ndim, x.size, x.dtype: never a view
@@ -216,7 +217,7 @@ class _PointsTo:
             return own, own.union(
                 *(env.get(a.id, _NONE)[1] for a in base if isinstance(a, ir.Name))
             )
-        if _fresh(op) or not isinstance(base, ir.Name):
+        if fresh(op) or not isinstance(base, ir.Name):
             own = self.allocate(env, id(s))
             return own, own
         own, reach = env.get(base.id, _NONE)

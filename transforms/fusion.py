@@ -17,6 +17,14 @@ them one after the other does. Division and powers of names never join (scalar a
 compiled code raises where numpy returns inf). A statement that is not elementwise moves before
 the run where that changes nothing: it reads nothing the run wrote and writes nothing the run
 used (a write of a name the run read goes to a fresh name the rest of the run reads).
+
+A run inside a block (a loop's body, run again) writes an output into a buffer allocated once,
+at the start of its sweep (``fused_reuse``), where nothing can hold the output's last value when
+the run writes the next: every statement that reads the variable anywhere makes a new value of
+it (an arithmetic operator, a ufunc, a primitive declared ``fresh``, an elementwise backward
+expression, a row of a preallocated tape, the seed's shape) or adds it into an array in place.
+Then the variable is the one name of its array, and the run reads each entry of it before it
+writes the same entry, as the statements one after the other would.
 """
 
 from __future__ import annotations
@@ -28,7 +36,9 @@ from dataclasses import replace
 import numpy as np
 
 from . import code, ir
+from .aliasing import fresh
 from .code import Ref, of
+from .reverse_tape import jit_helper
 
 # forward operations: binary operators (their text) and ufuncs numba has for scalars
 _OPERATORS = {
@@ -71,7 +81,49 @@ def run(rev, shapes, naming, bind):
     if isinstance(rev.result, ir.Name):
         outside.add(rev.result.id)
     fuser = _Fuser(known, readers, outside, naming, bind)
-    return replace(rev, forward=fuser.body(forward), backward=fuser.body(backward))
+    fuser.shared = _shared(forward + backward, bind)
+    fuser.params = set(rev.params)
+    forward = fuser.body(forward)
+    forward[:0], fuser.buffers = fuser.buffers, []
+    backward = fuser.body(backward)
+    backward[:0] = fuser.buffers
+    return replace(rev, forward=forward, backward=backward)
+
+
+def _shared(stmts, bind):
+    """The names whose arrays some statement may keep a reference to, or pass one on: all but
+    those that every statement reading them makes a new value of (or copies, or adds in place)."""
+    helpers = {bind("seed_like"), bind("zeros_like")}
+    helpers |= {bind(n, jit_helper(n)) for n in ("tape_array", "tape_put")}
+    out = set()
+    for st in stmts:
+        if not _makes_new(st, helpers):
+            out |= st.reads
+    return out
+
+
+def _makes_new(st, helpers):
+    """Does ``st`` keep no reference to what it reads (its result is new memory, if any)?"""
+    s = st.info.get("assign") if st.info else None
+    if s is not None:
+        return not s.inplace and fresh(s.op)
+    if st.opens or st.info:
+        return False
+    if st.augmented:
+        return True  # ``x_bar += e``: e's entries added into x_bar's array
+    expr = st.expr if st.target is not None else st.code
+    parts = expr.parts
+    if parts and parts[0] in helpers and type(parts[0]) is Ref:  # seed_like(y), tape_put(t, k, y)
+        return (
+            len(parts) > 2
+            and parts[1] == "("
+            and all(type(p) is Ref or set(p) <= set("(), ") for p in parts[2:])
+        )
+    return (
+        st.target is not None
+        and elementwise(expr)
+        and any(type(p) is not Ref and set(p) & set("+-*") for p in parts)
+    )
 
 
 class _Known:
@@ -150,6 +202,9 @@ class _Fuser:
     def __init__(self, known, readers, outside, naming, bind):
         self.known, self.readers, self.outside = known, readers, outside
         self.naming, self.bind = naming, bind
+        self.shared = set()  # names an output's array may be kept by (``_shared``)
+        self.params = set()
+        self.buffers = []  # the allocations of outputs' buffers, for the start of the sweep
 
     def body(self, stmts):
         out, i = [], 0
@@ -286,15 +341,19 @@ class _Fuser:
         return bool(self.readers.get(name, set()) - inside)
 
     def _nest(self, shape, depth, index, at, body, stores, operands):
-        empty = self.bind("fused_empty", _fused_empty())
+        empty = self.bind("fused_empty", jit_helper("fused_empty"))
         dims = of("(", ", ".join(map(str, shape)), "," if len(shape) == 1 else "", ")")
-        args = of(
-            "(", code.join([Ref(n) for n in operands]), "," if len(operands) == 1 else "", ")"
-        )
-        out = [
-            code.assign(depth, o, of(Ref(empty), "(", dims, ", ", args, ")"))
-            for o in stores.values()
-        ]
+        out = []
+        for t, o in stores.items():
+            if depth == 0 or t in self.shared:
+                out.append(code.assign(depth, o, _call(empty, dims, operands)))
+                continue
+            # run again: into the buffer, typed as the parameters among the operands guess
+            buffer = self.naming.temp(t.lstrip("_") + "_buf")
+            guess = [n for n in operands if n in self.params]
+            self.buffers.append(code.assign(0, buffer, _call(empty, dims, guess)))
+            reuse = self.bind("fused_reuse", jit_helper("fused_reuse"))
+            out.append(code.assign(depth, o, _call(reuse, of(Ref(buffer), ", ", dims), operands)))
         for d, (k, n) in enumerate(zip(index, shape)):
             out.append(code.header(depth + d, of("for ", Ref(k), f" in range({n}):"), writes=(k,)))
         inner = depth + len(shape)
@@ -341,7 +400,6 @@ def _forward_op(op):
     return arity == len(op.args)
 
 
-def _fused_empty():
-    from sourcegrad.runtime.jit import fused_empty
-
-    return fused_empty
+def _call(helper, first, names):
+    """``helper(first, *names)``."""
+    return of(Ref(helper), "(", first, *[of(", ", Ref(n)) for n in names], ")")

@@ -68,7 +68,7 @@ def reverse(
     ``jit``: the variant numba compiles: one tape per saved variable and kind (``Tape.of``), and
     known broadcast sums without ``keepdims`` (``reverse_adjoints``)."""
     checkpoints = checkpoints or {}
-    tape = Tape(naming, typed=jit, meter=meter)
+    tape = Tape(naming, typed=jit, meter=meter, bind=bind)
     plan = reverse_saves.plan(fn, analysis, naming, wrt, checkpoints)
     swept = reverse_forward.sweep(fn, analysis, naming, bind, plan, tape, checkpoints, lazy)
     result = fn.body[-1].value

@@ -22,7 +22,6 @@ from .optimize import read_in_place
 from .reverse_adjoints import Contributions
 from .reverse_checkpointed import CheckpointedBackward
 from .reverse_saves import defined_in
-from .reverse_tape import save_key
 from .states import DENSE, MAYBE, ZERO, join
 
 
@@ -104,7 +103,7 @@ class BackwardSweep(CheckpointedBackward, Contributions):
         where = self.plan.saves.get(id(s))
         if not where:
             return
-        value = self.tape.pop(save_key(s)) if where == "tape" else code.name(where)
+        value = self.tape.pop(self.tape.key(s)) if where == "tape" else code.name(where)
         if entry is None:
             out.append(code.assign(depth, name, value, s.pos))
         else:  # x[i] = <saved>: a write into x's array
@@ -257,6 +256,8 @@ class BackwardSweep(CheckpointedBackward, Contributions):
         var = self.swept.counts[id(s)]
         if in_loop:
             out.append(code.assign(depth, var, self.tape.pop(var)))
+            for array, _ in self.tape.allocations.get(id(s), ()):
+                out.append(code.assign(depth, array, self.tape.pop(array)))
         header, trips = self._loop_header(s, depth, var)
         entry, body, end, before, dense = self._loop_body(s, depth, state)
         after = [n for n in entry if end.get(n, ZERO) == ZERO and entry[n] != ZERO]
@@ -275,6 +276,10 @@ class BackwardSweep(CheckpointedBackward, Contributions):
         elif checkpointed:
             self._bwd_periodic(s, depth, body, after, out)
         else:
+            k = self.tape.counters.get(id(s))
+            if k is not None:  # the trip index of the preallocated tapes, counted down
+                out.append(code.assign(depth, k, trips))
+                body.insert(0, code.augment(depth + 1, k, lit("1"), op="-="))
             out.append(header)
             out.extend(body)
             out += [self._zero(depth + 1, n) for n in after]

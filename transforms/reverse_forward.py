@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from . import code, ir
 from .code import Ref, fmt, lit, of
 from .reverse_checkpointed import CheckpointedForward
-from .reverse_tape import save_key
+from .reverse_tape import jit_helper, save_key
 
 # A temporary known to hold at most this many numbers is kept to the end rather than released for
 # its shape: its memory does not matter, and ``shape_of`` costs more than keeping it.
@@ -59,6 +59,16 @@ class ForwardSweep(CheckpointedForward):
         self._plain = False  # emitting a checkpointed loop's first forward: no saves, no tape
         self._replaying = False  # emitting a checkpointed loop's body for the backward: no persists
         self.release = {}
+        self.around = []  # the loops around the statement being emitted, innermost last
+        # the numba variant's tapes preallocated to a loop's trips (``_preallocated``) copy what
+        # they save: only where no array is written into in place
+        self.arrays = (
+            tape.typed
+            and not tape.meter
+            and not self.lazy
+            and not checkpoints
+            and not any(_writes_in_place(t) for t in ir.walk(fn.body))
+        )
 
     def run(self):
         plan = self.plan
@@ -124,10 +134,32 @@ class ForwardSweep(CheckpointedForward):
         return ((surely | maybe) & later) - set(self.fn.params)
 
     # ---- saves and releases ----------------------------------------------------------------------
-    def _push(self, depth, value, about, key):
-        """A branch flag or a trip count onto the tape."""
+    def _push(self, depth, value, about, key, like=None):
+        """A branch flag or a trip count onto the tape; ``like``: a value of its type (Code), where
+        an array preallocated to the loop's trips may keep it."""
         self.uses_tape = True
+        loop = self._preallocated(like)
+        if loop is not None:
+            self.tape.preallocate(key, loop, like)
         return self.tape.push(depth, value, about=about, key=key)
+
+    def _preallocated(self, like, name=None):
+        """The loop whose trips an array keeps a save in (the innermost, a ``for`` loop with a
+        backward), or None. ``name``: the saved variable, whose shape must be known and whose
+        value before the loop sets the array's type."""
+        if not self.arrays or like is None or not self.around:
+            return None
+        loop = self.around[-1]
+        if not isinstance(loop, ir.For) or id(loop) not in self.counts or id(loop) in self.loops:
+            return None
+        if name is None:
+            return loop
+        shape = self.an.shapes.of(name) if self.an.shapes is not None else None
+        if shape is None or not all(type(k) is int for k in shape):
+            return None
+        if name in self.plan.needs_init or name not in self.plan.bound[id(loop)][0][0]:
+            return None  # (bound to None first, or not bound before the loop)
+        return loop
 
     def _save(self, s, value, depth, out):
         where = None if self._plain else self.plan.saves.get(id(s))
@@ -135,7 +167,11 @@ class ForwardSweep(CheckpointedForward):
             # keep no array alive for its shape
             value = fmt("{f}({v})", f=self.rt("shape_of"), v=value)
         if where == "tape":
-            out.append(self.tape.push(depth, value, s.pos, key=save_key(s)))
+            if isinstance(s, ir.Assign) and id(s) not in self.plan.shape_saves:
+                loop = self._preallocated(value, s.target)
+                if loop is not None:
+                    self.tape.preallocate(save_key(s), loop, value, s)
+            out.append(self.tape.push(depth, value, s.pos, key=self.tape.key(s)))
         elif where and self.tape.meter:
             out.append(code.assign(depth, where, self.tape.keep(value, s.pos), s.pos))
         elif where:
@@ -248,7 +284,7 @@ class ForwardSweep(CheckpointedForward):
             self._block(s.orelse, depth + 1, in_loop, out)
         if in_loop and id(s) in self.conds and not self._plain:
             c = self.conds[id(s)]
-            out.append(self._push(depth, code.name(c), s.pos, c))
+            out.append(self._push(depth, code.name(c), s.pos, c, lit("False")))
 
     def _for(self, s, depth, in_loop, out):
         self._save(s, code.name(s.target), depth, out)
@@ -264,14 +300,47 @@ class ForwardSweep(CheckpointedForward):
         count = _exits_early(s) and self.naming.temp("n")
         if count:
             out.append(code.assign(depth, count, lit("0"), s.pos))
+        head = len(out)
         out.append(code.header(depth, fmt("for {t} in {r}:", t=s.target, r=r), s.pos, (s.target,)))
         if count:
             out.append(code.augment(depth + 1, count, lit("1")))
+        self.around.append(s)
         self._block_or_pass(s.body, depth + 1, True, out)
+        self.around.pop()
+        arrays = self._trip_arrays(s, depth, r, head, out)
         if count:  # the iterations that ran, for the backward to retrace
-            out.append(code.assign(depth, r, fmt("{r}[:{n}]", r=r, n=count)))
+            out.append(code.assign(depth, r, self._head(r, count)))
         if in_loop:
             out.append(self._push(depth, code.name(r), s.pos, r))
+            # a loop run again on each trip of one around it: its arrays go on that loop's tape
+            out += [self._push(depth, code.name(a), s.pos, a) for a in arrays]
+
+    def _head(self, r, count):
+        """``r[:count]`` (numba slices no range: in its variant, ``range_head``)."""
+        if self.tape.typed:
+            return fmt(
+                "{f}({r}, {n})", f=self.rt("range_head", jit_helper("range_head")), r=r, n=count
+            )
+        return fmt("{r}[:{n}]", r=r, n=count)
+
+    def _trip_arrays(self, s, depth, r, head, out):
+        """Loop ``s``'s preallocated tapes: allocated before its header (at ``head`` in
+        ``out``), one row per trip of its range ``r``; the trip index counted at the end of each
+        trip (a trip that breaks saves nothing after it). Returns the arrays' names."""
+        made = self.tape.allocations.get(id(s), ())
+        if not made:
+            return []
+        k = self.tape.counters[id(s)]
+        trips = fmt("{f}({r})", f=self.rt("len"), r=r)
+        made_like = self.rt("tape_array", jit_helper("tape_array"))
+        before = [code.assign(depth, k, lit("0"))]
+        for array, like in made:
+            before.append(
+                code.assign(depth, array, fmt("{f}({n}, {v})", f=made_like, n=trips, v=like))
+            )
+        out[head:head] = before
+        out.append(code.augment(depth + 1, k, lit("1")))
+        return [array for array, _ in made]
 
     def _while(self, s, depth, in_loop, out):
         if self._checkpointed(s):
@@ -286,10 +355,12 @@ class ForwardSweep(CheckpointedForward):
         out.append(code.assign(depth, n, lit("0"), s.pos))
         out.append(code.user(depth, f"while {s.test}:", s.pos, ir.reads(s), opens=True))
         out.append(code.augment(depth + 1, n, lit("1")))
+        self.around.append(s)
         self._block(s.body, depth + 1, True, out)
+        self.around.pop()
         self._persist(s, depth + 1, out, at_end=True)
         if in_loop:
-            out.append(self._push(depth, code.name(n), s.pos, n))
+            out.append(self._push(depth, code.name(n), s.pos, n, lit("0")))
 
 
 def _reads_of(stmt):
@@ -297,6 +368,11 @@ def _reads_of(stmt):
     if type(stmt) is ir.Assign:
         return ir.reads(stmt)
     return set().union(*[ir.reads(s) for s in ir.walk([stmt])])
+
+
+def _writes_in_place(s):
+    """Does ``s`` write into an array (``x[i] = v``, ``x += v`` in place)?"""
+    return isinstance(s, ir.SetItem) or (isinstance(s, ir.Assign) and s.inplace)
 
 
 def _exits_early(loop):
