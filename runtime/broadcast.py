@@ -15,7 +15,7 @@ from .backend import _float_dtype, _known, _norm_axes, _shape, ShapeOf, array_mo
 from .errors import UnsupportedValueError
 from .zeros import SeqAdjoint
 
-__all__ = ["unbroadcast", "unreduce", "as_array_like", "reduce_max_mask", "seed_like"]
+__all__ = ["unbroadcast", "unreduce", "as_array_like", "reduce_max_mask", "seed_like", "seed_times"]
 
 _ndarray = np.ndarray
 
@@ -169,3 +169,23 @@ def seed_like(like, mean=False):
     is the seed 1.0: ``unreduce(1.0, x)``, the seed folded in (ones in ``x``'s shape and float dtype,
     ``1 / x.size`` each for a mean)."""
     return unreduce(1.0, like, None, False, mean)
+
+
+# the dtypes whose arrays seed_times copies: native floats, of which 1.0 times an entry is the entry
+_COPIED = frozenset(np.dtype(c) for c in "efdg")
+
+
+def seed_times(like, w):
+    """``seed_like(like) * w``: the adjoint of ``y`` in a loss ``np.sum(y * w)``. Where ``w`` is an
+    array of ``like``'s shape and float dtype, that product is a copy of ``w``, made without the
+    array of ones."""
+    if (
+        type(w) is _ndarray
+        and type(like) is _ndarray
+        and w.shape == like.shape
+        and w.dtype == like.dtype
+        and like.dtype in _COPIED
+        and like.ndim  # (a 0-d seed is the number 1.0, and 1.0 * w a numpy scalar)
+    ):
+        return w.copy()
+    return seed_like(like) * w

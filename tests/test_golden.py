@@ -26,6 +26,7 @@ CASES = [
     # specialized to argument shapes: no unbroadcast, no rank dispatch, no taped shapes
     ("two_layer_specialized", sg.value_and_grad(F.two_layer, wrt=(0, 1)), F.two_layer_args()),
     ("rnn_specialized", sg.grad(F.rnn), F.rnn_args()),
+    ("doubling_loss_specialized", sg.value_and_grad(F.doubling_loss), F.doubling_loss_args()),
 ]
 
 
