@@ -21,6 +21,7 @@ __all__ = [
     "as_array_like",
     "reduce_max_mask",
     "seed_like",
+    "seed_times",
     "outer_operand",
 ]
 
@@ -182,3 +183,23 @@ def outer_operand(a, b):
     """``a`` with one new trailing axis per axis of ``b``: ``ufunc.outer(a, b)`` is
     ``ufunc(outer_operand(a, b), b)``, so the ufunc's own broadcasting rule differentiates it."""
     return np.reshape(a, np.shape(a) + (1,) * np.ndim(b))
+
+
+# the dtypes whose arrays seed_times copies: native floats, of which 1.0 times an entry is the entry
+_COPIED = frozenset(np.dtype(c) for c in "efdg")
+
+
+def seed_times(like, w):
+    """``seed_like(like) * w``: the adjoint of ``y`` in a loss ``np.sum(y * w)``. Where ``w`` is an
+    array of ``like``'s shape and float dtype, that product is a copy of ``w``, made without the
+    array of ones."""
+    if (
+        type(w) is _ndarray
+        and type(like) is _ndarray
+        and w.shape == like.shape
+        and w.dtype == like.dtype
+        and like.dtype in _COPIED
+        and like.ndim  # (a 0-d seed is the number 1.0, and 1.0 * w a numpy scalar)
+    ):
+        return w.copy()
+    return seed_like(like) * w

@@ -35,20 +35,20 @@ def shape_of(x):
 _FLOAT_MIN, _FLOAT_MAX = sys.float_info.min, sys.float_info.max
 
 
-def scale_repeated(g, k, n):
-    """``g`` multiplied ``n`` times by the number ``k``: the backward of a loop whose only
-    differentiated statement is ``y = y * k``. One multiplication by ``k ** n`` when that is a
-    normal float; otherwise the multiplications one by one, so nothing overflows or underflows
-    that would not in the loop."""
+def scale_repeated(g, k, n, then=1):
+    """``g`` multiplied ``n`` times by the number ``k``, then by the number ``then``: the backward
+    of a loop whose only differentiated statement is ``y = y * k`` (and of ``y = x * then`` before
+    it). One multiplication by ``k ** n * then`` when that is a normal float; otherwise the
+    multiplications one by one, so nothing overflows or underflows that would not in the loop."""
     try:
-        s = float(k) ** n
+        s = float(k) ** n * then
     except OverflowError:
         s = 0.0
     if _FLOAT_MIN <= abs(s) <= _FLOAT_MAX:
         return g * s
     for _ in range(n):
         g = g * k
-    return g
+    return g if then == 1 else g * then
 
 
 def copy_value(x):

@@ -200,9 +200,11 @@ class _Compiled:
         self._specialized = {}  # argument signature -> emit.Compiled
         self._lazy = {}  # signature (None: the general code) -> the code for dask arrays (_for_lazy)
         self._recompiles = 0  # compiled again because a captured value changed (_recompiled)
-        # argument key (_fast_key) -> the emit.Compiled that calls with such arguments run, once
-        # they passed every check (_run's fast path)
+        # argument key (_fast_key) -> (the function, its guard) that calls with such arguments run,
+        # once they passed every check (_run's fast path); a bound method's object already bound
         self._checked = {}
+        # wrt=(0,): the gradient is a 1-tuple of the one the compiled code returns
+        self._one_tuple = not self.single and len(self.names) == 1
         self._by_position = not fn.__code__.co_kwonlyargcount
         self._lock = threading.Lock()
         functools.update_wrapper(self, original, updated=())
@@ -256,15 +258,12 @@ class _Compiled:
 
     def _run(self, args, kwargs):
         key = _fast_key(args) if not kwargs and self._by_position else None
-        compiled = self._checked.get(key) if key is not None else None
-        if compiled is not None:  # arguments like these passed every check before and ran this
-            if compiled.guard is None or compiled.guard():
+        hit = self._checked.get(key) if key is not None else None
+        if hit is not None:  # arguments like these passed every check before and ran this
+            function, guard = hit
+            if guard is None or guard():
                 try:
-                    return (
-                        compiled.function(*args)
-                        if self.bound is None
-                        else compiled.function(self.bound, *args)
-                    )
+                    return function(*args)
                 except Exception as e:
                     _annotate(e)
                     raise
@@ -285,7 +284,10 @@ class _Compiled:
         if compiled.tests and _DASK in sys.modules and _any_lazy(args, kwargs):
             compiled = self._for_lazy(signature, compiled)
         if key is not None and (key in self._checked or len(self._checked) < _MAX_CHECKED):
-            self._checked[key] = compiled
+            function = compiled.function
+            if self.bound is not None:
+                function = functools.partial(function, self.bound)
+            self._checked[key] = (function, compiled.guard)
         try:
             if self.fn.__code__.co_kwonlyargcount:  # keyword-only in the generated code too
                 args, kwargs = _keyword_only(self.fn, args)

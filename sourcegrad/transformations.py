@@ -20,7 +20,7 @@ class ValueAndGrad(_Compiled):
             value, grads = self._run(args, kwargs)
         except SourcegradError as e:
             raise hide_internal_frames(e)  # SOURCEGRAD_TRACEBACK=full shows sourcegrad's frames
-        return value, (grads if self.single or len(self.names) > 1 else (grads,))
+        return (value, (grads,)) if self._one_tuple else (value, grads)
 
 
 class Grad(_Compiled):
@@ -29,7 +29,8 @@ class Grad(_Compiled):
             value, grads = self._run(args, kwargs)
         except SourcegradError as e:
             raise hide_internal_frames(e)  # SOURCEGRAD_TRACEBACK=full shows sourcegrad's frames
-        grads = grads if self.single or len(self.names) > 1 else (grads,)
+        if self._one_tuple:
+            grads = (grads,)
         return (grads, value[1]) if self.has_aux else grads
 
 
@@ -43,10 +44,10 @@ class Vjp(_Compiled):
             value, aux = value
             return (
                 value,
-                Pullback(pullback, value, wrap=not self.single and len(self.names) == 1),
+                Pullback(pullback, value, wrap=self._one_tuple),
                 aux,
             )
-        return value, Pullback(pullback, value, wrap=not self.single and len(self.names) == 1)
+        return value, Pullback(pullback, value, wrap=self._one_tuple)
 
 
 class Pullback:

@@ -28,6 +28,7 @@ CASES = [
     ("rnn_specialized", sg.grad(F.rnn), F.rnn_args()),
     # h * h is read for its shape alone, which is known: not taped in the loop
     ("energy_specialized", sg.grad(F.energy, wrt=(0, 1)), F.energy_args()),
+    ("doubling_loss_specialized", sg.value_and_grad(F.doubling_loss), F.doubling_loss_args()),
 ]
 
 

@@ -10,6 +10,7 @@ and the general code). The emitted source is checked for what specialization rem
 """
 
 import ast
+import dataclasses
 import re
 import sys
 
@@ -20,15 +21,15 @@ from hypothesis import strategies as st
 
 import sourcegrad as sg
 from sourcegrad import api
-from sourcegrad.runtime import scale_repeated
+from sourcegrad.runtime import scale_repeated, seed_like, seed_times
 from sourcegrad.transforms import _bind_all, shapes
 from sourcegrad.transforms.normalize import Normalizer
 from sourcegrad.transforms import code
-from sourcegrad.transforms.optimize import propagate_copies
+from sourcegrad.transforms.optimize import fold_scales, fold_seed_products, propagate_copies
 from sourcegrad.transforms.source import get_source
 
 from .corpus.harness import check
-from .oracle import assert_close
+from .oracle import assert_close, fd_grad
 
 SEEDS = st.integers(0, 2**32 - 1)
 DIMS = st.integers(1, 5)
@@ -298,11 +299,35 @@ def test_scale_repeated_is_the_repeated_product(k, n, exponent):
         np.testing.assert_allclose(got, want, rtol=4 * n * np.finfo(float).eps, atol=4 * n * tiny)
 
 
+@given(
+    k=st.sampled_from([2, 0.5, -2, 1.25, -0.75, 1]),
+    n=st.integers(0, 60),
+    then=st.sampled_from([2, 0.5, -3.0, 1.25, 1]),
+    exponent=st.integers(-30, 30),
+)
+def test_scale_repeated_then_is_one_product_more(k, n, then, exponent):
+    """``scale_repeated(g, k, n, m)`` (a loop's closed form folded with ``* m`` after it) is the
+    unfolded ``scale_repeated(g, k, n) * m`` up to a rounding, exactly for powers of two."""
+    g = np.array([1.0, -3.0, 0.25]) * 10.0**exponent
+    want = scale_repeated(g, k, n) * then
+    got = scale_repeated(g, k, n, then)
+    assert got.dtype == want.dtype
+    if k in (2, 0.5, -2, 1) and then in (2, 0.5, 1):
+        np.testing.assert_array_equal(got, want)
+    else:
+        np.testing.assert_allclose(got, want, rtol=4 * np.finfo(float).eps)
+    g32 = g.astype(np.float32)
+    assert scale_repeated(g32, k, n, then).dtype == np.float32  # a number keeps the array's type
+
+
 def test_scale_repeated_falls_back_where_the_power_leaves_the_float_range():
     tiny, huge = np.array([1e-300]), np.array([1e300])
     assert np.isfinite(scale_repeated(tiny, 2, 1500))[0]  # 2**1500 overflows; the product does not
     assert scale_repeated(huge, 0.5, 1100)[0] > 0  # 0.5**1100 underflows; the product does not
     np.testing.assert_array_equal(scale_repeated(tiny, 2, 1500), tiny * 2.0**750 * 2.0**750)
+    # 2**1023 * 4 overflows where 2**1023 does not: the loop, then the factor
+    np.testing.assert_array_equal(scale_repeated(tiny, 2, 1023, 4), tiny * 2.0**1023 * 4)
+    np.testing.assert_array_equal(scale_repeated(tiny, 2, 1500, 0.5), tiny * 2.0**750 * 2.0**749)
 
 
 # ---- peepholes: equal contributions added once, a captured adjoint read in place ----------------
@@ -652,6 +677,186 @@ def test_a_dtype_carried_across_iterations(seed, cols, trips):
         assert g.dtype == s.dtype == dtype
         assert_close(s, g, 1e-6, 1e-6)
         assert_close(s, v, 1e-4, 1e-4)
+
+
+# ---- the seed folded into the product that reads it ---------------------------------------------
+
+
+def product_loss(y, w):
+    return np.sum(np.tanh(y) * w)
+
+
+def test_the_seed_is_folded_into_the_product_that_reads_it():
+    # before: _t1_bar = seed_like(_t1); _t0_bar = _t1_bar * w
+    y, w = np.array([[0.5, -1.0], [2.0, 0.25]]), np.array([1.5, -0.75])
+    backward = sg.source(sg.grad(product_loss), y, w).split("check_scalar", 1)[1]
+    assert "seed_times(_t1, w)" in backward and "seed_like" not in backward, backward
+    # two readers (both operands differentiated), or an unbroadcast around the product: kept
+    for g, args in ((sg.grad(product_loss, wrt=(0, 1)), (y, w)), (sg.grad(product_loss), ())):
+        backward = sg.source(g, *args).split("check_scalar", 1)[1]
+        assert "seed_like(_t1)" in backward and "seed_times" not in backward, backward
+    check(product_loss, (y, w), wrt=(0, 1))
+
+
+_DTYPES = [np.float16, np.float32, np.float64, np.int64, np.complex128, np.dtype(">f8")]
+
+
+@given(
+    seed=SEEDS,
+    rows=DIMS,
+    cols=DIMS,
+    w_shape=st.sampled_from(["same", "row", "column", "0-d", "float"]),
+    y_dtype=st.sampled_from(_DTYPES[:3] + _DTYPES[-1:]),
+    w_dtype=st.sampled_from(_DTYPES[:4] + _DTYPES[-1:]),  # (a complex w: a complex loss)
+)
+def test_folded_product_gradients_match_the_unfolded_code(
+    seed, rows, cols, w_shape, y_dtype, w_dtype
+):
+    """``seed_times`` (the specialized code) gives the gradient the general code gives, to the
+    bit and in its dtype, whatever ``w`` is: an array of the product's shape or broadcast to it,
+    of any dtype, or a Python float; and both match finite differences."""
+    rng = np.random.default_rng(seed)
+    y = rng.standard_normal((rows, cols)).astype(y_dtype)
+    shape = {"same": (rows, cols), "row": (cols,), "column": (rows, 1), "0-d": ()}.get(w_shape)
+    w = 0.75 if shape is None else (rng.standard_normal(shape) * 3).astype(w_dtype)
+    folded = sg.value_and_grad(product_loss)
+    src = sg.source(folded, y, w)
+    assert "seed_times" in src, src
+    value, g = folded(y, w)
+    want_value, want = sg.value_and_grad(product_loss, specialize=False)(y, w)
+    assert g.dtype == want.dtype == y.dtype and g.shape == y.shape
+    np.testing.assert_array_equal(g, want)
+    assert value == want_value
+    if y.dtype == np.float64 and not np.iscomplexobj(w):
+        assert_close(g, fd_grad(product_loss, (y, w), 0), rtol=1e-6, atol=1e-8)
+
+
+@given(
+    seed=SEEDS,
+    like_shape=st.sampled_from([(3,), (2, 3), (), (1,)]),
+    w_shape=st.sampled_from([(3,), (2, 3), (), (1,), None]),
+    like_dtype=st.sampled_from(_DTYPES),
+    w_dtype=st.sampled_from(_DTYPES),
+)
+def test_seed_times_is_the_product_with_the_seed(seed, like_shape, w_shape, like_dtype, w_dtype):
+    rng = np.random.default_rng(seed)
+    like = rng.standard_normal(like_shape).astype(like_dtype)
+    w = 1.5 if w_shape is None else rng.standard_normal(w_shape).astype(w_dtype)
+    want = seed_like(like) * w
+    got = seed_times(like, w)
+    assert type(got) is type(want) and np.shape(got) == np.shape(want)
+    assert getattr(got, "dtype", None) == getattr(want, "dtype", None)
+    np.testing.assert_array_equal(got, want)
+    if isinstance(w, np.ndarray):
+        assert got is not w and not np.shares_memory(got, w)  # never the caller's array
+
+
+def folded(*lines, outputs=()):
+    """The text of ``fold_seed_products`` applied to lines given as "depth:text"."""
+    bwd = [stmt(int(t[0]), t[2:]) for t in lines]
+    keep = set().union(*(stmt(0, f"_ = {o}").reads for o in outputs)) if outputs else set()
+    return [f"{s.depth}:{s.text}" for s in fold_seed_products(bwd, "seed_like", "seed_times", keep)]
+
+
+def test_a_seed_read_once_by_a_product_is_folded():
+    assert folded("0:a_bar = seed_like(t)", "0:x_bar = g_bar * 2", "0:y_bar = a_bar * w") == [
+        "0:x_bar = g_bar * 2",
+        "0:y_bar = seed_times(t, w)",
+    ]
+
+
+@pytest.mark.parametrize(
+    "lines,outputs",
+    [
+        (("0:a_bar = seed_like(t)", "0:y_bar = a_bar * w", "0:z_bar = a_bar * y"), ()),  # twice
+        (("0:a_bar = seed_like(t)", "0:y_bar = w * a_bar"), ()),  # (the rules put d[z] first)
+        (("0:a_bar = seed_like(t)", "0:y_bar = a_bar * 2.0"), ()),  # not a name
+        (("0:a_bar = seed_like(t)", "0:y_bar = a_bar * w * 2.0"), ()),  # more than the product
+        (("0:a_bar = seed_like(t, mean=True)", "0:y_bar = a_bar * w"), ()),  # a mean's seed
+        (("0:a_bar = seed_like(t)", "0:w = g_bar", "0:y_bar = a_bar * w"), ()),  # w changes
+        (("0:a_bar = seed_like(t)", "0:t = _tape.pop()", "0:y_bar = a_bar * w"), ()),  # t does
+        (("0:a_bar = seed_like(t)", "0:if c:", "1:y_bar = a_bar * w"), ()),  # in a block
+        (("0:a_bar = seed_like(t)", "0:y_bar = a_bar * w"), ("finalize(a_bar, a)",)),  # returned
+        (("0:a_bar = seed_like(t)", "0:y_bar += a_bar * w"), ()),  # an update
+    ],
+)
+def test_seeds_that_must_stay(lines, outputs):
+    assert folded(*lines, outputs=outputs) == list(lines)
+
+
+def doubling_loss(x, c):
+    y = x * 2
+    while np.linalg.norm(y) < 100:
+        y = y * 2
+    return np.sum(y * c)
+
+
+def test_a_factor_before_a_geometric_loop_joins_its_closed_form():
+    # before: y_bar = scale_repeated(y_bar, 2, _n2); x_bar = y_bar * 2
+    x, c = np.array([1e-3, -2e-3, 5e-4]), np.array([0.1, 1.0, 0.0001])
+    for args in ((x, c), ()):
+        backward = sg.source(sg.grad(doubling_loss), *args).split("check_scalar", 1)[1]
+        assert re.search(r"x_bar = scale_repeated\(y_bar, 2, _n\d+, 2\)", backward), backward
+        assert "y_bar * 2" not in backward, backward
+    check(doubling_loss, (x, c), wrt=(0, 1))
+
+
+@given(seed=SEEDS, n=st.integers(1, 5), size=st.floats(1e-4, 200.0))
+def test_folded_factor_gradients_match_finite_differences(seed, n, size):
+    rng = np.random.default_rng(seed)
+    x, c = rng.uniform(0.5, 1.5, size=n) * size / n, rng.standard_normal(n)
+    y = x * 2
+    while np.linalg.norm(y) < 100:
+        y = y * 2
+    if abs(np.linalg.norm(y) - 100) < 1e-3 * 100 or abs(np.linalg.norm(y) - 200) < 1e-3 * 200:
+        return  # keep finite differences inside one trip count
+    check(doubling_loss, (x, c), wrt=(0, 1))
+
+
+def scaled(*lines, outputs=()):
+    """The text of ``fold_scales`` applied to lines given as "depth:text"; a line
+    ``a = scale_repeated(g, k, n)`` carries what the backward sweep leaves on one."""
+    bwd = []
+    for t in lines:
+        st_ = stmt(int(t[0]), t[2:])
+        m = re.fullmatch(r"(\w+) = scale_repeated\((\w+), ([^,]+), (\w+)\)", t[2:])
+        if m:
+            info = ("scale_repeated", m.group(2), m.group(3), code.name(m.group(4)))
+            st_ = dataclasses.replace(st_, info={"scale_repeated": info})
+        bwd.append(st_)
+    keep = set().union(*(stmt(0, f"_ = {o}").reads for o in outputs)) if outputs else set()
+    return [f"{s.depth}:{s.text}" for s in fold_scales(bwd, keep)]
+
+
+def test_a_number_after_a_closed_form_loop_joins_it():
+    assert scaled("0:y_bar = scale_repeated(y_bar, 2, n)", "0:x_bar = y_bar * (-0.5)") == [
+        "0:x_bar = scale_repeated(y_bar, 2, n, (-0.5))"
+    ]
+    assert scaled("0:a_bar = scale_repeated(g_bar, 2, n)", "0:w = g", "0:x_bar = a_bar * 3") == [
+        "0:w = g",
+        "0:x_bar = scale_repeated(g_bar, 2, n, 3)",
+    ]
+
+
+@pytest.mark.parametrize(
+    "lines,outputs",
+    [
+        (("0:y_bar = scale_repeated(y_bar, 2, n)", "0:x_bar = y_bar * w"), ()),  # not a number
+        (
+            ("0:y_bar = scale_repeated(y_bar, 2, n)", "0:x_bar = y_bar * 2", "0:z_bar = y_bar * w"),
+            (),
+        ),  # read again
+        (("0:y_bar = scale_repeated(y_bar, 2, n)", "0:n = k", "0:x_bar = y_bar * 2"), ()),  # n
+        (("0:a_bar = scale_repeated(g, 2, n)", "0:g = h", "0:x_bar = a_bar * 2"), ()),  # g
+        (("1:y_bar = scale_repeated(y_bar, 2, n)", "1:x_bar = y_bar * 2"), ()),  # in a loop
+        (("0:y_bar = scale_repeated(y_bar, 2, n)", "0:if c:", "1:x_bar = y_bar * 2"), ()),
+        (("0:y_bar = scale_repeated(y_bar, 2, n)", "0:x_bar += y_bar * 2"), ()),  # an update
+        (("0:y_bar = scale_repeated(y_bar, 2, n)", "0:x_bar = y_bar * 2"), ("finalize(y_bar, y)",)),
+        (("0:y_bar = y_bar * 2", "0:x_bar = y_bar * 2"), ()),  # not a closed form
+    ],
+)
+def test_closed_forms_that_must_stay(lines, outputs):
+    assert scaled(*lines, outputs=outputs) == list(lines)
 
 
 # ---- copy propagation ----------------------------------------------------------------------------

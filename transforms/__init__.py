@@ -86,7 +86,8 @@ def compile_gradient(
             jit=jit,
         )
         stage.name = "optimize"
-        rev = optimize.run(rev, check_finite)
+        # (the numba variant's helpers have numba forms of the calls the reverse pass writes)
+        rev = optimize.run(rev, check_finite, None if jit else bind)
         if jit:
             stage.name = "fusion"
             rev = fusion.run(rev, analysis.shapes, normalizer.naming, bind)

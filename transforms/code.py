@@ -123,6 +123,16 @@ def fmt(template, **fields):
     return of(*pieces)
 
 
+def is_number(text):
+    """Is ``text`` a real number as ``ir.Const`` renders one: ``2``, ``0.5``, ``1e-3``, ``(-2.0)``?"""
+    t = text[2:-1] if text.startswith("(-") and text.endswith(")") else text
+    try:
+        float(t)
+    except ValueError:
+        return False
+    return bool(t) and t[0].isdigit() and "j" not in t
+
+
 # ---- the user's IR values as code -------------------------------------------------------------
 def atom(a):
     """An operand: a name is a ``Ref``, a constant its literal text."""

@@ -14,10 +14,10 @@ trip count; a loop that only scales one adjoint by a number is folded into one
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from . import code, ir
-from .code import Ref, fmt, lit, of
+from .code import Ref, fmt, is_number, lit, of
 from .optimize import read_in_place
 from .reverse_adjoints import Contributions
 from .reverse_checkpointed import CheckpointedBackward
@@ -270,7 +270,9 @@ class BackwardSweep(CheckpointedBackward, Contributions):
         checkpointed = id(s) in self.swept.loops
         folded = not before and not after and not checkpointed and _geometric(body, trips, self.rt)
         if folded:
-            out.append(code.assign(depth, folded.target, folded.expr, s.pos))
+            # (the numba variant's fusion moves only statements without info)
+            info = None if self.jit else folded.info
+            out.append(replace(folded, depth=depth, pos=s.pos, info=info))
         elif checkpointed and isinstance(s, ir.For):
             self._bwd_revolve(s, depth, body, after, out)
         elif checkpointed:
@@ -369,18 +371,9 @@ def _geometric(body, trips, rt):
         k = parts[1][3:] if parts[1].startswith(" * ") else None
     elif len(parts) == 2 and parts[1] == g and type(parts[1]) is Ref and type(parts[0]) is not Ref:
         k = parts[0][:-3] if parts[0].endswith(" * ") else None
-    if k is None or not _is_number(k):
+    if k is None or not is_number(k):
         return None
-    return code.assign(
-        0, g, fmt("{f}({g}, {k}, {n})", f=rt("scale_repeated"), g=g, k=lit(k), n=trips)
-    )
-
-
-def _is_number(text):
-    """A number as ``ir.Const`` renders one: ``2``, ``0.5``, ``1e-3``, ``(-2.0)``."""
-    t = text[2:-1] if text.startswith("(-") and text.endswith(")") else text
-    try:
-        float(t)
-    except ValueError:
-        return False
-    return bool(t) and t[0].isdigit() and "j" not in t
+    f = rt("scale_repeated")
+    st = code.assign(0, g, fmt("{f}({g}, {k}, {n})", f=f, g=g, k=lit(k), n=trips))
+    # what optimize.fold_scales rebuilds the call from, with a factor after the loop
+    return replace(st, info={"scale_repeated": (f, g, k, trips)})

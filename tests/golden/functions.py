@@ -47,6 +47,13 @@ def energy(x, w):
         s = s + np.sum(h * h)
     return s
 
+def doubling_loss(x, c):
+    # the seed's loop with the loss its cotangent gives (benchmarks/while_loop.py)
+    y = x * 2
+    while np.linalg.norm(y) < 100:
+        y = y * 2
+    return np.sum(y * c)
+
 
 def two_layer_args():
     return np.ones((1000, 100)), np.ones((100, 10)), np.ones((64, 1000)), np.zeros((64, 10))
@@ -58,3 +65,6 @@ def rnn_args():
 
 def energy_args():
     return np.ones((5, 3)) * 0.1, np.ones(3) * 0.2
+
+def doubling_loss_args():
+    return np.array([1e-3, -2e-3, 5e-4]), np.array([0.1, 1.0, 0.0001])
