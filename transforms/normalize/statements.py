@@ -191,14 +191,7 @@ class Statements:
 
     def _small_Assert(self, s):
         """``assert`` runs in the forward as written; its condition is never differentiated."""
-        test = self._test(s.test)
-        msg = self._test(s.msg) if s.msg is not None else None
-        text = f"assert {test}" + (f", {msg}" if msg is not None else "")
-        self._emit(
-            ir.Effect(
-                ir.Text(text, test.names | (msg.names if msg is not None else set())), self._pos(s)
-            )
-        )
+        self._kept_statement(s, "assert", s.test, ", ", s.msg)
 
     def _small_Raise(self, s):
         """``raise`` runs in the forward as written (argument checks: ``if x.ndim != 1: raise
@@ -210,10 +203,15 @@ class Statements:
                 msg="a bare raise re-raises the exception being handled, and there is none here",
                 hint="raise an exception object: raise ValueError(...)",
             )
-        exc = self._test(s.exc)
-        cause = self._test(s.cause.item) if s.cause is not None else None
-        text = f"raise {exc}" + (f" from {cause}" if cause is not None else "")
-        names = exc.names | (cause.names if cause is not None else set())
+        cause = s.cause.item if s.cause is not None else None
+        self._kept_statement(s, "raise", s.exc, " from ", cause)
+
+    def _kept_statement(self, s, keyword, first, joiner, second):
+        """``keyword first`` (``joiner second`` when given), an ``Effect`` run as written."""
+        a = self._test(first)
+        b = self._test(second) if second is not None else None
+        text = f"{keyword} {a}" + (f"{joiner}{b}" if b is not None else "")
+        names = a.names | (b.names if b is not None else set())
         self._emit(ir.Effect(ir.Text(text, names), self._pos(s)))
 
     def _small_Break(self, s):
