@@ -117,11 +117,16 @@ def fold_seed_products(stmts, seed_like, seed_times, keep=frozenset()):
     return [st for st in out if st is not None]
 
 
+def _plain_parts(st):
+    """The parts of ``st``'s expression when it is a plain ``target = expression``, else ()."""
+    if st.target is None or st.augmented or st.info:
+        return ()
+    return st.expr.parts
+
+
 def _seed_of(st, seed_like):
     """``v`` for ``a = seed_like(v)``, else None."""
-    if st.target is None or st.augmented or st.info:
-        return None
-    p = st.expr.parts
+    p = _plain_parts(st)
     if len(p) == 4 and p[0] == seed_like and type(p[0]) is Ref and p[1:4:2] == ("(", ")"):
         return p[2] if type(p[2]) is Ref else None
     return None
@@ -129,9 +134,7 @@ def _seed_of(st, seed_like):
 
 def _times_name(st, a):
     """``w`` for ``b = a * w`` (``w`` a name other than ``a``), else None."""
-    if st.target is None or st.augmented or st.info:
-        return None
-    p = st.expr.parts
+    p = _plain_parts(st)
     if len(p) == 3 and p[0] == a and type(p[0]) is Ref and p[1] == " * " and type(p[2]) is Ref:
         return p[2]
     return None
@@ -165,9 +168,7 @@ def fold_scales(stmts, keep=frozenset()):
 
 def _times_number(st, a):
     """``m`` for ``b = a * m`` (``m`` a number), else None."""
-    if st.target is None or st.augmented or st.info:
-        return None
-    p = st.expr.parts
+    p = _plain_parts(st)
     if len(p) == 2 and p[0] == a and type(p[0]) is Ref and p[1].startswith(" * "):
         return p[1][3:] if is_number(p[1][3:]) else None
     return None

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 
 from . import code, ir
-from .code import Ref, fmt, lit, of
+from .code import fmt, lit, of
 from .ir import Tup
 from .states import DENSE, MAYBE, ZERO
 from .templates import instantiate

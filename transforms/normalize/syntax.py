@@ -212,34 +212,28 @@ def indexes_by(body, seq, key):
 
 def find_name(node, names):
     """The first ``Name`` in ``node`` spelled as one of ``names``, or None."""
-    v = _FindName(names)
-    node.visit(v)
-    return v.found[0] if v.found else None
-
-
-class _FindName(cst.CSTVisitor):
-    def __init__(self, names):
-        super().__init__()
-        self.names, self.found = names, []
-
-    def visit_Name(self, n):
-        if not self.found and n.value in self.names:
-            self.found.append(n)
+    return _first(node, lambda n: type(n) is cst.Name and n.value in names)
 
 
 def find_node(node, kind):
     """The first node of type ``kind`` in ``node`` (depth first), or None."""
-    v = _FindNode(kind)
+    return _first(node, lambda n: isinstance(n, kind))
+
+
+def _first(node, test):
+    v = _FindFirst(test)
     node.visit(v)
-    return v.found[0] if v.found else None
+    return v.found
 
 
-class _FindNode(cst.CSTVisitor):
-    def __init__(self, kind):
+class _FindFirst(cst.CSTVisitor):
+    """The first node (depth first) for which ``test`` holds; the walk stops there."""
+
+    def __init__(self, test):
         super().__init__()
-        self.kind, self.found = kind, []
+        self.test, self.found = test, None
 
     def on_visit(self, n):
-        if isinstance(n, self.kind) and not self.found:
-            self.found.append(n)
-        return not self.found
+        if self.found is None and self.test(n):
+            self.found = n
+        return self.found is None
