@@ -218,7 +218,7 @@ class Calls:
             # multi_dot([a, b, c]) is a @ b @ c (its order of evaluation aside)
             head = args[0][0]
             for k, b in enumerate(args[0][1:], 2):
-                op = ir.Op(operator.matmul, (head, b), (), f"{head.render()} @ {b.render()}")
+                op = self._binop(operator.matmul, "@", head, b, node)
                 if k == len(args[0]):
                     return op
                 head = ir.Name(self.naming.temp())
@@ -228,7 +228,8 @@ class Calls:
             ufunc, (a, b) = callee.__self__, args
             head = ir.Name(self.naming.temp())
             helper = self.captures.bind("outer_operand")
-            op = ir.Op(outer_operand, (a, b), (), f"{helper}({a.render()}, {b.render()})")
+            written = f"{helper}({a.render()}, {b.render()})"
+            op = ir.Op(outer_operand, (a, b), (), written, self._kind(outer_operand))
             self._emit(ir.Assign(head.id, op, self._pos(node), node=node))
             callee, args = ufunc, (head, b)
             text = f"{text.split('(')[0].rsplit('.', 1)[0]}({head.render()}, {b.render()})"
