@@ -195,6 +195,21 @@ def sourcegrad_compile(source, directory, args, repeat):
     return statistics.median(r[0] for r in results), statistics.median(r[1] for r in results), lines
 
 
+def sourcegrad_again(source, directory, args, repeat):
+    """The compile for arguments of another shape, of a function compiled once: its source is
+    not read again (``transforms/source.py``)."""
+    import sourcegrad as sg
+
+    other = tuple(np.concatenate([a, a[:1]]) for a in args)
+
+    def once():
+        g = sg.grad(load(source, directory).f, wrt=(0, 1))
+        g(*args)
+        return first_call_minus_run(lambda f: g, None, other)[0]
+
+    return statistics.median(once() for _ in range(repeat))
+
+
 JAX_LIMIT_S = 120
 
 
@@ -301,6 +316,16 @@ def report(quick):
         for label, source in functions:
             row = _row(label, source, directory, args, repeat)
             rows.append(row + [jax_compile(source, directory, 1 if quick else 3)])
+        again = sourcegrad_again(straight_line(100), directory, args, repeat)
+        rows.append(
+            [
+                "... 100 lines again, for arguments of another shape",
+                f"{again * 1e3:.1f}",
+                "-",
+                "-",
+                "-",
+            ]
+        )
         for label, source in scaling:
             rows.append(_row(label, source, directory, args, repeat) + ["-"])
     return headers, rows

@@ -415,6 +415,70 @@ def test_code_patched_in_place_by_a_reload_is_compiled_again(module):
     check(df, m.f, X)
 
 
+def test_a_functions_source_is_read_once_for_every_compile_of_its_code(module, monkeypatch):
+    """Another argument signature, the general code, another gradient of the same function and
+    a helper inlined twice read the source read first: one parse, one check per code object."""
+    from sourcegrad.transforms import source
+
+    m = module("""
+        import numpy as np
+
+
+        def helper(y):
+            return np.tanh(y) * 2.0
+
+
+        def f(x, w):
+            return np.sum(helper(x * w) + helper(x))
+    """)
+    reads = []
+    real = source._read
+    monkeypatch.setattr(
+        source, "_read", lambda fn, code: reads.append(fn.__name__) or real(fn, code)
+    )
+    df = sg.grad(m.f, wrt=(0, 1))
+    for n in (3, 5):
+        x, w = np.linspace(-1.0, 1.0, n), np.linspace(0.5, -0.7, n)
+        for k, got in enumerate(df(x, w)):
+            assert_close(got, fd_grad(m.f, (x, w), k), rtol=1e-5, atol=1e-6)
+    assert "np.tanh" in sg.source(df)  # the general code
+    check(sg.grad(m.f, wrt=1), m.f, X, X[::-1], wrt=1)
+    assert sorted(reads) == ["f", "helper"]
+
+
+def test_the_same_function_in_two_files_is_read_from_each(module):
+    """Code objects compiled from the same text compare equal: each is read from its own file,
+    so positions name the file the function is in."""
+    text = """
+        import numpy as np
+
+
+        def f(x):
+            return np.sum(np.sin(x) * 2.0)
+    """
+    a, b = module(text), module(text)
+    assert a.f.__code__ == b.f.__code__
+    for m in (a, b):
+        check(sg.grad(m.f), m.f, X)
+        assert os.path.basename(m.__file__) in sg.source(sg.grad(m.f))
+
+
+def test_a_compiled_function_compiles_again_after_its_file_is_edited(module):
+    """The source read first is the text of the code that runs: an edit of the file after the
+    first compile changes neither the code nor what a later compile reads."""
+    m = module("""
+        import numpy as np
+
+
+        def f(x):
+            return np.sum(np.sin(x) * 2.0)
+    """)
+    check(sg.grad(m.f), m.f, X)
+    _edit(m, "np.sin(x) * 2.0", "np.cos(x) * 3.0")
+    check(sg.grad(m.f), m.f, X)
+    assert "np.sin" in sg.source(sg.grad(m.f))
+
+
 def test_formatting_and_comments_edited_after_import_are_not_a_change(module):
     m = module("""
         import numpy as np

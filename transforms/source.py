@@ -18,6 +18,7 @@ import inspect
 import linecache
 import re
 import types
+import weakref
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -43,6 +44,15 @@ class Source:
         self._stmt_lines = {}
         self._aliases = {}
         self.ast_fn = None  # the stdlib ast of the function, when it parsed
+
+    def again(self, fn):
+        """A ``Source`` of ``fn`` (whose code is this one's) for another compile: the trees, the
+        text and the statements' lines shared (nothing changes them), the nodes a compile builds
+        (``alias``) its own."""
+        new = Source(fn, self.tree, self.text, self.filename, self.first_line, self.col_shift)
+        new._module, new._stmt_lines, new.ast_fn = self._module, self._stmt_lines, self.ast_fn
+        new._positions = self._positions
+        return new
 
     def stmt_pos(self, node):
         """The position of a statement node, or None (never resolves libcst metadata)."""
@@ -96,6 +106,14 @@ def _safe_dedent(text):
     return "\n".join(out), indent
 
 
+# id of a code object -> (a weak reference to it, the Source first read for it). The text was
+# checked to compile to that code, so a later compile of a function running it (another argument
+# signature, a captured value that changed, the general code for ``sourcegrad.source``, a helper
+# inlined again) reads it again without parsing, and without rereading a file edited since. By
+# identity, not by ``==``: equal code objects may come from two files. Dropped with the code.
+_READ = {}
+
+
 def get_source(fn):
     """Return a ``Source`` for a plain Python function or lambda, or raise ``NoSourceError``."""
     while isinstance(getattr(fn, "__wrapped__", None), types.FunctionType):
@@ -106,6 +124,17 @@ def get_source(fn):
             f"{fn!r} has no Python source to differentiate (it is a builtin or C function). "
             "Register an adjoint rule for it with @sourcegrad.adjoint instead."
         )
+    key = id(code)
+    known = _READ.get(key)
+    if known is None or known[0]() is not code:
+        read = _read(fn, code)
+        read.fn = None  # (the function would keep its code alive)
+        _READ[key] = known = (weakref.ref(code, lambda _, key=key: _READ.pop(key, None)), read)
+    return known[1].again(fn)
+
+
+def _read(fn, code):
+    """``get_source`` of ``fn``, parsed and checked."""
     filename = code.co_filename
     try:
         lines, first_line = _source_lines(fn)
