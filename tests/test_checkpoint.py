@@ -269,6 +269,38 @@ def test_loops_of_few_iterations(steps, checkpoint):
         np.testing.assert_array_equal(a, b)
 
 
+def comprehension_sum(x):
+    terms = [np.exp(r).sum() for r in x]
+    return sum(terms)
+
+
+def temporary_read_by_loop(x, w):
+    scaled = x * w  # a temporary the loop reads and nothing after it
+    total = 0.0
+    for i in range(x.shape[0]):
+        total = total + np.sum(np.tanh(scaled[i] * total + 0.1))
+    return total
+
+
+def comprehension_of_rows(x, w):
+    rows = [np.sin(r * w) for r in x]
+    return np.sum(np.stack(rows) ** 2)
+
+
+@pytest.mark.parametrize("f", [comprehension_sum, temporary_read_by_loop, comprehension_of_rows])
+@pytest.mark.parametrize("checkpoint", [True, 1, 2])
+@given(seed=st.integers(0, 2**16), rows=st.integers(1, 6))
+@hypothesis.settings(max_examples=8, deadline=None)
+def test_what_a_checkpointed_loop_reads_is_kept_for_its_second_run(f, checkpoint, seed, rows):
+    """A list a comprehension builds, and a temporary only the loop reads: the forward must not
+    let go of them, since the backward runs the loop again from its snapshots."""
+    rng = np.random.default_rng(seed)
+    args = (rng.normal(size=(rows, 3)), rng.normal(size=3))[: f.__code__.co_argcount]
+    got = sg.grad(f, checkpoint=checkpoint)(*args)
+    np.testing.assert_array_equal(got, sg.grad(f)(*args))
+    assert_close(got, fd_grad(f, args, 0), rtol=1e-5, atol=1e-6)
+
+
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in all_cases()])
 def test_every_corpus_function_gives_the_same_gradient_checkpointed(case):
     """Loops of every kind the corpus has (scans, solvers, RNNs, filters, ...), checkpointed: the
