@@ -336,8 +336,8 @@ class _PointsTo:
                     e = reach - own if kind == "list" else reach
                     return e - _SHARED, e  # one of the entries
                 return own, reach  # an array's element or a view of it
-        if fresh(op) or not isinstance(base, ir.Name):
-            own = self.allocate(env, id(s))
+        if fresh(op) or op.key is stack_entries or not isinstance(base, ir.Name):
+            own = self.allocate(env, id(s))  # (np.asarray of a list: a new array)
             return own, own
         return env.get(base.id, _NONE)  # a view, or another name for the same object
 
