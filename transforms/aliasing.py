@@ -6,9 +6,20 @@ array), a view (``v = a[0:2]``, ``a.T``, ``a.reshape(...)``) or a second name (`
 see the write in the forward while its adjoint never hears of it -- a silently wrong gradient.
 
 Expects: normalized IR. Guarantees: every written variable is defined only by operations that
-return fresh memory (allocations, arithmetic, reductions, copies, list literals), and is never
-the source of an alias that a user variable holds. Otherwise ``UnsupportedSyntaxError``, located
-at the write, with the fix (``.copy()``).
+return fresh memory (allocations, arithmetic, reductions, copies), and is never the source of an
+alias that a user variable holds. Otherwise ``UnsupportedSyntaxError``, located at the write,
+with the fix (``.copy()``, or a new array in place of the update).
+
+A list or tuple is new, but its entries are the arrays put in it, not copies: ``[w, b]``,
+``hs + [h]``, ``[h] * 2``, ``list(t)``, ``xs.copy()``, a comprehension over one, all hold the
+very arrays their operands hold (a list of an array's rows, views of it). So an array read back
+from one (``p = ps[i]``, ``for p in (w, b)``, ``max(xs)``) is one of those arrays, and
+``ps[i] += v`` updates the entry's array in place as well as the list. Such a write is refused
+where another name read after it may hold that array, where it may be an argument's, and, for
+``ps[i] += v``, where the list may hold the one array at two entries (``[np.zeros(3)] * 3``);
+a list of distinct new arrays (``[np.zeros(3) for _ in range(3)]``) may be updated entry by
+entry. The rule is decided in one place: the points-to domain (``_PointsTo``) says what each
+name may be and reach, and ``check`` refuses a write whose memory another live name reaches.
 
 Cost: linear in the program (``dataflow.Forward``, ``dataflow.liveness``); ``work`` counts the
 steps.
@@ -16,18 +27,25 @@ steps.
 
 from __future__ import annotations
 
+import builtins
 import operator
 
 import numpy as np
+from sourcegrad.runtime import (
+    concat_sequences,
+    max_of_sequence,
+    min_of_sequence,
+    repeat_sequence,
+    stack_entries,
+    stop_gradient,
+)
 
 from sourcegrad.errors import UnsupportedSyntaxError
 
 from . import ir
-from sourcegrad.runtime import stop_gradient
-
+from .dataflow import Forward, exit_flags, liveness, work
 from .fence import located
 from .ir import ATTRIBUTE_READ, Tup
-from .dataflow import Forward, exit_flags, liveness, work
 from .rules import FRESH, NONDIFF, UFUNC_AT
 
 
@@ -69,17 +87,21 @@ def check(fn, src, naming, varied):
         return
     flags = exit_flags(fn)
     live_after, dead = liveness(fn.body, {id(w) for w in writes})
+    domain = _PointsTo(fn)
     objects = _points_to(
-        fn, flags, {id(w): live_after.get(id(w), set()) | {w.target} for w in writes}, dead
+        fn, domain, flags, {id(w): live_after.get(id(w), set()) | {w.target} for w in writes}, dead
     )
     in_lists = _appended(fn.body, flags, {id(w): {w.target} for w in writes}, dead)
     for w in writes:
         env = objects.get(id(w), {})  # (none: no way reaches the write)
+        live = live_after.get(id(w), set())
         written = env.get(w.target, _NONE)[0]  # the write changes the memory (or the list) it is
         _refuse_argument_write(src, w, written)
+        if isinstance(w, ir.SetItem) and w.augmented:  # xs[i] += v
+            _refuse_entry_update(src, w, domain, env, live)
         if not isinstance(w, ir.Append):
-            _refuse_listed(src, w, in_lists.get(id(w), {}), live_after.get(id(w), set()))
-        _refuse_shared(src, w, naming, env, written, live_after.get(id(w), set()))
+            _refuse_listed(src, w, in_lists.get(id(w), {}), live)
+        _refuse_shared(src, w, naming, domain, env, written, live)
 
 
 def _refuse_argument_write(src, w, written):
@@ -124,7 +146,48 @@ def _refuse_listed(src, w, in_lists, live):
         )
 
 
-def _refuse_shared(src, w, naming, env, written, live):
+def _refuse_entry_update(src, w, domain, env, live):
+    """Refuse ``xs[i] op= v`` of a list where it would update an array that another name read
+    after it, an argument, or another entry of the list may hold (Python updates the entry's
+    array in place, then puts it back)."""
+    own, reach = env.get(w.target, _NONE)
+    kind = domain.kind(own)
+    if kind == "array":
+        return  # an array's element: the write into the array itself, checked as any other
+    held = (reach - own if kind == "list" else reach) - _SHARED
+    where, sym = f"{w.target}[{w.index.render()}]", w.augmented
+    new = f"write {where} = {where} {sym} ... (a new array) instead of updating it in place"
+    for p in sorted(o[1] for o in held if o[0] == _ARG):
+        _refuse(
+            src,
+            w,
+            f"{where} {sym}= ... updates in place the array {w.target!r} holds there, and "
+            f"{w.target!r} may hold the argument {p!r} itself (not a copy): it would change the "
+            "caller's data",
+            f"{new}, or put a copy in the list (np.copy({p}))",
+        )
+    for n in sorted(live - {w.target}):
+        if env.get(n, _NONE)[1] & held:
+            _refuse(
+                src,
+                w,
+                f"{where} {sym}= ... updates in place the array {w.target!r} holds there, and {n!r} "
+                "may hold that array too (the same array, a view of it, or a list holding it) and "
+                "is read after this write, so it would change too, unseen by the gradient",
+                f"{new}, or put copies in the list where it is made",
+            )
+    if _SHARED <= reach and w.target in live:
+        _refuse(
+            src,
+            w,
+            f"{where} {sym}= ... updates in place the array {w.target!r} holds there, and the list "
+            "may hold that one array at several entries ([a] * n, or the same array put in "
+            "twice), which would all change",
+            f"{new}, or build the list of distinct arrays: [np.zeros(...) for _ in range(n)]",
+        )
+
+
+def _refuse_shared(src, w, naming, domain, env, written, live):
     """Refuse ``w`` where another name read after it may share the memory it writes."""
     a = w.target
     for n in sorted(live - {a}):
@@ -146,6 +209,17 @@ def _refuse_shared(src, w, naming, env, written, live):
                 "after this write, so it would change too, unseen by the gradient",
                 f"write {a} = {a} + ... (a new array) instead of updating it in place",
             )
+        if a in domain.entries_read or domain.kind(env.get(n, _NONE)[0]) == "list":
+            _refuse(
+                src,
+                w,
+                f"{n!r} may share memory with {a!r} (a list or tuple holds the same array, not a "
+                "copy: an entry read from it, or a loop over it, is that array) and is read after "
+                "this write, so it would change too, unseen by the gradient",
+                f"write {a} = {a} + ... (a new array) instead of updating it in place, and build "
+                "a new list of the new arrays (ps = [p * 0.9 for p in ps]; w, b = ps), or put "
+                "copies in the list (np.copy(...))",
+            )
         _refuse(
             src,
             w,
@@ -161,13 +235,27 @@ def _is_write(s):
 
 _ARG, _NEW, _OLD = "argument", "newest", "older"
 _NONE = (frozenset(), frozenset())
+# reached by a list that may hold one array at two entries (``[a] * 3``, ``[a, a]``, ``xs + xs``)
+_SHARED = frozenset({("a list holding one array twice", None)})
+
+# the result is a new list or tuple whose entries are its operands' entries (an array's: rows)
+_CONTAINERS = {list, tuple, sorted, builtins.reversed, concat_sequences, repeat_sequence}
+# the result is one of its operand's entries (of an array: an element, a view)
+_ENTRY_OF = {operator.getitem, max_of_sequence, min_of_sequence}
 
 
-def _points_to(fn, flags, keep, dead):
+def _member(key, group):
+    try:
+        return key in group
+    except TypeError:
+        return False
+
+
+def _points_to(fn, domain, flags, keep, dead):
     """id(write) -> {name: (own, reach)} before the write, for the names in ``keep[id(write)]``."""
     arg = {p: frozenset({(_ARG, p)}) for p in fn.params}
     env = {p: (objs, objs) for p, objs in arg.items()}
-    return Forward(fn.body, _PointsTo(fn), flags, keep, dead).run(env)
+    return Forward(fn.body, domain, flags, keep, dead).run(env)
 
 
 class _PointsTo:
@@ -179,19 +267,26 @@ class _PointsTo:
     objects, the one it made last (``_NEW``) and all it made before (``_OLD``), so a buffer
     allocated afresh in every iteration of a loop is told apart from the previous iteration's
     (recency abstraction). A view or another name is what its base is; an entry read from a
-    tuple or list is one of the objects the list reaches besides itself.
+    tuple or list is one of the objects the list reaches besides itself. A list or tuple made from
+    others (a literal, ``+``, ``*``, ``list(...)``, ``xs.copy()``: ``_CONTAINERS``) is new, and
+    reaches what their entries reach (an array's entries are its rows: the array itself); one
+    that may hold an array at two entries also reaches ``_SHARED``.
 
     ``step`` updates a state in place. ``holders`` remembers, for each site, every name that was
     ever given its newest object, so that an allocation ages those names only instead of every
     name in the state."""
 
     def __init__(self, fn):
-        self.literals = {
-            id(s)
-            for s in ir.walk(fn.body)
-            if isinstance(s, ir.Assign) and s.op.kind == "copy" and isinstance(s.op.args[0], Tup)
-        }
+        self.literals = set()  # the sites that make lists or tuples
+        self.stacked = {}  # np.asarray(xs) the sequences pass made of a list xs: its temp -> xs
+        for s in ir.walk(fn.body):
+            if isinstance(s, ir.Assign):
+                if _makes_container(s.op):
+                    self.literals.add(id(s))
+                elif s.op.key is stack_entries:
+                    self.stacked[s.target] = s.op.args[0]
         self.holders = {}
+        self.entries_read = set()  # names given an entry of a list or tuple
 
     def kind(self, own):
         """'list' if ``own`` holds only tuple/list literals, 'array' if none (nor arguments)."""
@@ -203,30 +298,93 @@ class _PointsTo:
     def step(self, s, env):
         if isinstance(s, ir.Assign) and not s.inplace:
             self.put(env, s.target, self.value(s, env))
-        elif isinstance(s, (ir.Append, ir.SetItem)) and isinstance(s.value, ir.Name):
+        elif isinstance(s, ir.Assign) and id(s) in self.literals:
+            own, reach = env.get(s.target, _NONE)
+            if self.kind(own) != "array":  # xs += ys, xs *= 2: xs itself holds more entries
+                self.put(env, s.target, (own, reach | self.held(s.op, env)))
+        elif isinstance(s, (ir.Append, ir.SetItem)):
             own, reach = env.get(s.target, _NONE)
             if isinstance(s, ir.Append) or self.kind(own) != "array":
                 # the list now holds the value's object (an array copies it in)
-                self.put(env, s.target, (own, reach | env.get(s.value.id, _NONE)[1]))
+                new = self.reach(s.value, env)
+                if new & (reach - own) - _SHARED:
+                    new = new | _SHARED  # it held that array already
+                if not new <= reach:
+                    self.put(env, s.target, (own, reach | new))
 
     def value(self, s, env):
         op = s.op
         base = op.args[0] if op.args else None
-        if op.kind == "copy" and isinstance(base, Tup):  # a tuple or list literal holds its entries
+        receiver = self.copied_list(op, env)
+        if receiver is not None:  # xs.copy() of a list: a new list of the same arrays
+            self.literals.add(id(s))
             own = self.allocate(env, id(s))
-            return own, own.union(
-                *(env.get(a.id, _NONE)[1] for a in base if isinstance(a, ir.Name))
-            )
-        if fresh(op) or not isinstance(base, ir.Name):
+            return own, own | self.entries(receiver, env)
+        if id(s) in self.literals:  # a list or tuple holds the entries it is made of
             own = self.allocate(env, id(s))
+            return own, own | self.held(op, env)
+        if _member(op.key, _ENTRY_OF) and not (op.key is operator.getitem and _slices(op.args[1])):
+            if isinstance(base, Tup):  # (w, b)[i], max([a, b])
+                self.entries_read.add(s.target)
+                e = self.entries(base, env)
+                return e - _SHARED, e
+            if isinstance(base, ir.Name):
+                own, reach = env.get(base.id, _NONE)
+                kind = self.kind(own)
+                if kind != "array":
+                    self.entries_read.add(s.target)
+                    e = reach - own if kind == "list" else reach
+                    return e - _SHARED, e  # one of the entries
+                return own, reach  # an array's element or a view of it
+        if fresh(op) or op.key is stack_entries or not isinstance(base, ir.Name):
+            own = self.allocate(env, id(s))  # (np.asarray of a list: a new array)
             return own, own
-        own, reach = env.get(base.id, _NONE)
-        entry = op.key is operator.getitem and not _slices(op.args[1])
-        if entry and self.kind(own) == "list":
-            return reach - own, reach - own  # one of the entries
-        if entry and self.kind(own) == "either":
-            return reach, reach
-        return own, reach  # a view, or another name for the same object
+        return env.get(base.id, _NONE)  # a view, or another name for the same object
+
+    def copied_list(self, op, env):
+        """The list ``xs`` of ``xs.copy()`` (``list.copy``, not ``ndarray.copy``), or None."""
+        if op.key is not np.copy or not op.text.endswith(".copy()") or len(op.args) != 1:
+            return None
+        a = op.args[0]
+        if not isinstance(a, ir.Name):
+            return None
+        if a.id in self.stacked:
+            return self.stacked[a.id]
+        return a if self.kind(env.get(a.id, _NONE)[0]) == "list" else None
+
+    def held(self, op, env):
+        """What the entries of the list or tuple ``op`` makes may reach (with ``_SHARED`` where
+        two of them may be one array)."""
+        if op.kind == "copy":
+            parts = [self.reach(a, env) for a in op.args[0]]  # a literal: its entries
+        elif op.key is repeat_sequence:
+            parts = [self.entries(op.args[0], env)] * 2  # one entry repeated
+        elif op.key is operator.getitem:
+            parts = [self.entries(op.args[0], env)]  # a slice of a literal
+        else:
+            parts = [self.entries(a, env) for a in op.args]
+        out = frozenset()
+        for part in parts:
+            if part & out - _SHARED:
+                out |= _SHARED
+            out |= part
+        return out
+
+    def entries(self, atom, env):
+        """What the entries of ``atom`` may reach: a literal's entries', a list's, or (an array or
+        an argument) the rows of the array itself."""
+        if isinstance(atom, Tup):
+            return frozenset().union(*(self.reach(a, env) for a in atom))
+        if isinstance(atom, ir.Name):
+            own, reach = env.get(atom.id, _NONE)
+            return reach - own if self.kind(own) == "list" else reach
+        return frozenset()
+
+    def reach(self, atom, env):
+        """What the value ``atom`` may reach (a literal written in place: its entries)."""
+        if isinstance(atom, ir.Name):
+            return env.get(atom.id, _NONE)[1]
+        return self.entries(atom, env) if isinstance(atom, Tup) else frozenset()
 
     def allocate(self, env, site):
         """A new object from ``site``: what was its newest is now one of its older ones."""
@@ -249,6 +407,16 @@ class _PointsTo:
     @staticmethod
     def merge(a, b):
         return a if a is b or a == b else (a[0] | b[0], a[1] | b[1])
+
+
+def _makes_container(op):
+    """Does ``op`` make a list or tuple of its operands' entries (not xs.copy(): its receiver
+    decides)?"""
+    if op.kind == "copy":
+        return isinstance(op.args[0], Tup)
+    if op.key is operator.getitem:
+        return isinstance(op.args[0], Tup) and _slices(op.args[1])
+    return _member(op.key, _CONTAINERS)
 
 
 def _aged(objs, new, old):

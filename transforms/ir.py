@@ -165,12 +165,16 @@ class Assign:
 
 @dataclass(frozen=True)
 class SetItem:
-    """``target[index] = value``: an in-place write into an array this function owns."""
+    """``target[index] = value``: an in-place write into an array this function owns.
+
+    ``augmented``: the operator of ``target[index] op= v`` (else empty), which for a list's entry
+    also updates the entry's own array in place (``aliasing.py`` checks who else sees it)."""
 
     target: str
     index: Index
     value: Atom
     pos: Pos
+    augmented: str = field(default="", compare=False)
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,10 @@ Expects: the walk of ``anf`` and its state. Guarantees: every assignment binds o
 ``Assign``) or writes one subscript of a local array (a ``SetItem``); tuple unpacking is
 indexing after a ``check_unpack`` of the value (``a, b = b, a`` evaluates every value before it
 binds any); ``x += v`` is ``x = x + v`` marked ``inplace`` (``aliasing.py`` refuses it where
-another name sees ``x``'s array), ``a[i] += v`` a read, an operation and a ``SetItem``; a value
-whose last operation makes a fresh temporary binds the target directly, with no copy.
+another name sees ``x``'s array), and so is ``d["k"] += v`` of a local dict's entry; ``a[i] += v``
+is a read, an operation and a ``SetItem`` marked ``augmented`` (a list's entry is updated in
+place too); a value whose last operation makes a fresh temporary binds the target directly, with
+no copy.
 """
 
 from __future__ import annotations
@@ -149,7 +151,11 @@ class Assignments:
         elif isinstance(s.target, cst.Subscript) and self._dict_base(s.target) is not None:
             name = self._dict_entry(s.target, read=True)
             right = self._atom(s.value)
-            self._emit(ir.Assign(name, self._binop(fn, sym, ir.Name(name), right, s), pos))
+            self._emit(  # numpy updates the entry's array in place, as ``x += v`` does
+                ir.Assign(
+                    name, self._binop(fn, sym, ir.Name(name), right, s), pos, inplace=True, node=s
+                )
+            )
         elif isinstance(s.target, cst.Subscript):
             base, index = self._subscript_parts(s.target)
             right = self._atom(s.value)
@@ -157,7 +163,7 @@ class Assignments:
             self._emit(ir.Assign(cur, self._getitem_op(base, index), pos))
             new = self.naming.temp()
             self._emit(ir.Assign(new, self._binop(fn, sym, ir.Name(cur), right, s), pos))
-            self._emit(ir.SetItem(base.id, index, ir.Name(new), pos))
+            self._emit(ir.SetItem(base.id, index, ir.Name(new), pos, augmented=sym))
         else:
             fence.refuse(
                 self.src, s.target, msg="only names and subscripts can be updated in place"

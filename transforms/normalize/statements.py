@@ -16,6 +16,7 @@ import contextlib
 import logging
 import types
 import warnings
+from dataclasses import replace
 
 import libcst as cst
 
@@ -292,7 +293,7 @@ class Statements:
             self.block.append(
                 ir.Assign(tmp, ir.Op(None, (stmt.value,), (), stmt.value.id, "nondiff"), stmt.pos)
             )
-            return ir.SetItem(stmt.target, stmt.index, ir.Name(tmp), stmt.pos)
+            return replace(stmt, value=ir.Name(tmp))
         return stmt
 
 
