@@ -292,6 +292,97 @@ def test_rebuilding_the_list_gets_the_right_gradient():
     check(weight_decay_rebuilt, _LAYER, wrt=(0, 1))
 
 
+# ---- a module-level or closed-over array is memory from outside the function ------------------
+# The function reads such a value as a constant: a write into it (through another name, a view or
+# a list) would change the caller's value and, read back, would not be seen by the gradient.
+
+OUTSIDE = np.array([1.0, 2.0, 3.0])
+
+
+def outside_iadd(x):
+    s = OUTSIDE
+    s += x  # W
+    return np.sum(s * x)
+
+
+def outside_setitem_read_back(x):
+    s = OUTSIDE
+    s[0] = x[0]  # W
+    return np.sum(OUTSIDE * x)
+
+
+def outside_view_written(x):
+    s = OUTSIDE[0:2]
+    s[0] = x[0] * 3.0  # W
+    return np.sum(OUTSIDE * x)
+
+
+def outside_transposed(x):
+    s = OUTSIDE.T
+    s *= x  # W
+    return np.sum(s)
+
+
+def outside_in_a_list(x):
+    h = x * 2.0
+    for p in [h, OUTSIDE]:
+        p *= 0.5  # W
+    return np.sum(h * x)
+
+
+def outside_constant_write(x):
+    s = OUTSIDE
+    s *= 2.0  # W (no gradient flows through it, but Python would double OUTSIDE)
+    return np.sum(s * x)
+
+
+def _closed_over():
+    table = np.array([0.5, -1.0, 2.0])
+
+    def f(x):
+        t = table
+        t[1] = x[1]  # W
+        return np.sum(table * x)
+
+    return f
+
+
+def outside_copied(x):
+    s = OUTSIDE.copy()
+    s += x
+    s[0] = x[0] * 3.0
+    return np.sum(s * x) + np.sum(OUTSIDE * x)
+
+
+@pytest.mark.parametrize(
+    "f",
+    [
+        outside_iadd,
+        outside_setitem_read_back,
+        outside_view_written,
+        outside_transposed,
+        outside_in_a_list,
+        outside_constant_write,
+        _closed_over(),
+    ],
+    ids=lambda f: f.__qualname__,
+)
+def test_a_write_into_an_array_from_outside_the_function_is_refused_at_its_line(f):
+    before = OUTSIDE.copy()
+    marker = "# W (no gradient" if f is outside_constant_write else "# W"
+    lines, _ = inspect.findsource(f)
+    want = [i + 1 for i, line in enumerate(lines) if marker in line]
+    with pytest.raises(sg.UnsupportedSyntaxError, match="from outside the function") as e:
+        sg.grad(f)(_X.copy())
+    assert e.value.lineno in want and e.value.hint and "copy" in e.value.hint
+    np.testing.assert_array_equal(OUTSIDE, before)  # refused before anything ran
+
+
+def test_a_copy_of_an_array_from_outside_may_be_written():
+    check(outside_copied, (_X.copy(),))
+    check_value(outside_copied, (_X.copy(),))
+
+
 # ---- the analysis is linear in the program ----------------------------------------------------
 # ``aliasing.work`` counts the statements the analyses visit and the name entries they touch one
 # by one (joined, aged, recorded, dropped). Before issue 14 each allocation aged every name in the

@@ -77,26 +77,31 @@ def check(fn, src, naming, varied):
     """Raise if an in-place write into a differentiated value could be seen through another
     name: one that may share its memory and is still read after the write."""
     params = set(fn.params)
+    every = [s for s in ir.walk(fn.body) if _is_write(s)]
     writes = [
         s
-        for s in ir.walk(fn.body)
-        if _is_write(s)
-        and (s.target in varied or (s.target in params and not isinstance(s, ir.Assign)))
+        for s in every
+        if s.target in varied or (s.target in params and not isinstance(s, ir.Assign))
     ]
-    if not writes:
+    # a write that changes no gradient still must not change a value from outside the function
+    outside = [s for s in every if s not in writes] if _reads_outside(fn) else []
+    if not writes and not outside:
         return
     flags = exit_flags(fn)
     live_after, dead = liveness(fn.body, {id(w) for w in writes})
     domain = _PointsTo(fn)
-    objects = _points_to(
-        fn, domain, flags, {id(w): live_after.get(id(w), set()) | {w.target} for w in writes}, dead
-    )
+    keep = {id(w): live_after.get(id(w), set()) | {w.target} for w in writes}
+    keep.update((id(w), {w.target}) for w in outside)
+    objects = _points_to(fn, domain, flags, keep, dead)
     in_lists = _appended(fn.body, flags, {id(w): {w.target} for w in writes}, dead)
+    for w in outside:
+        _refuse_outer_write(src, w, objects.get(id(w), {}).get(w.target, _NONE)[0])
     for w in writes:
         env = objects.get(id(w), {})  # (none: no way reaches the write)
         live = live_after.get(id(w), set())
         written = env.get(w.target, _NONE)[0]  # the write changes the memory (or the list) it is
         _refuse_argument_write(src, w, written)
+        _refuse_outer_write(src, w, written)
         if isinstance(w, ir.SetItem) and w.augmented:  # xs[i] += v
             _refuse_entry_update(src, w, domain, env, live)
         if not isinstance(w, ir.Append):
@@ -130,6 +135,22 @@ def _refuse_argument_write(src, w, written):
             f"{a!r} may share memory with the argument {p!r}: {what} would change the "
             "caller's data",
             f"work on a copy: {a} = np.copy(...)",
+        )
+
+
+def _refuse_outer_write(src, w, written):
+    """Refuse ``w`` where it writes into memory a value from outside the function may hold: the
+    function reads that value as a constant, so neither its later reads nor the gradient would
+    see the write (and the caller's value would change)."""
+    for outside in sorted(o[1] for o in written if o[0] == _OUTER):
+        _refuse(
+            src,
+            w,
+            f"{w.target!r} may share memory with {outside!r}, a value from outside the function (a "
+            "module-level or closed-over array): writing into it would change that value, unseen "
+            "by the gradient",
+            f"work on a copy: {w.target} = np.copy({outside}) (or write {w.target} = "
+            f"{w.target} + ... to make a new array)",
         )
 
 
@@ -234,6 +255,7 @@ def _is_write(s):
 
 
 _ARG, _NEW, _OLD = "argument", "newest", "older"
+_OUTER = "outside"  # (_OUTER, text): a mutable value the function reads from outside it
 _NONE = (frozenset(), frozenset())
 # reached by a list that may hold one array at two entries (``[a] * 3``, ``[a, a]``, ``xs + xs``)
 _SHARED = frozenset({("a list holding one array twice", None)})
@@ -293,7 +315,7 @@ class _PointsTo:
         lits = sum(1 for o in own if o[0] in self.literals)
         if own and lits == len(own):
             return "list"
-        return "array" if not lits and not any(o[0] == _ARG for o in own) else "either"
+        return "array" if not lits and not any(o[0] in (_ARG, _OUTER) for o in own) else "either"
 
     def step(self, s, env):
         if isinstance(s, ir.Assign) and not s.inplace:
@@ -323,6 +345,9 @@ class _PointsTo:
         if id(s) in self.literals:  # a list or tuple holds the entries it is made of
             own = self.allocate(env, id(s))
             return own, own | self.held(op, env)
+        outer = _outer(base)
+        if outer and not fresh(op):  # s = S, S[0:2], S.T of a module-level or closed-over array
+            return outer, outer
         if _member(op.key, _ENTRY_OF) and not (op.key is operator.getitem and _slices(op.args[1])):
             if isinstance(base, Tup):  # (w, b)[i], max([a, b])
                 self.entries_read.add(s.target)
@@ -384,7 +409,7 @@ class _PointsTo:
         """What the value ``atom`` may reach (a literal written in place: its entries)."""
         if isinstance(atom, ir.Name):
             return env.get(atom.id, _NONE)[1]
-        return self.entries(atom, env) if isinstance(atom, Tup) else frozenset()
+        return self.entries(atom, env) if isinstance(atom, Tup) else _outer(atom)
 
     def allocate(self, env, site):
         """A new object from ``site``: what was its newest is now one of its older ones."""
@@ -407,6 +432,21 @@ class _PointsTo:
     @staticmethod
     def merge(a, b):
         return a if a is b or a == b else (a[0] | b[0], a[1] | b[1])
+
+
+def _reads_outside(fn):
+    """Does ``fn`` read a mutable value from outside it (``_outer``)?"""
+    return any(_outer(a) for s in ir.walk(fn.body) if isinstance(s, ir.Assign) for a in s.op.args)
+
+
+def _outer(atom):
+    """The outside object a captured value is (a module-level or closed-over array, list or
+    other mutable object, which ``normalize`` reads as a constant), or nothing."""
+    if isinstance(atom, ir.Const) and not isinstance(
+        atom.value, (int, float, complex, bool, str, bytes, tuple, frozenset, type(None))
+    ):
+        return frozenset({(_OUTER, atom.text)})
+    return frozenset()
 
 
 def _makes_container(op):
