@@ -3,10 +3,15 @@
 Expects: the walk of ``anf`` and its state. Guarantees: ``for`` over a range with bounds known
 now (literals or module constants) and at most ``options["unroll"]`` trips, and no exit in its
 body, is unrolled; any other ``for`` is an ``ir.For`` over a range whose body first binds the
-user's targets by index: over a sequence (a snapshot of it when the body rebinds its name),
-``enumerate``, ``zip``, ``reversed``, a dict's keys, values or items (``dicts``), or
-``sourcegrad.checkpointed(range(...))`` (the loop's ``checkpoint``); a comprehension is a list
-built by such a loop, its names renamed so they stay inside it.
+user's targets by index: over a sequence, ``enumerate``, ``zip``, ``reversed``, a dict's keys,
+values or items (``dicts``), or ``sourcegrad.checkpointed(range(...))`` (the loop's
+``checkpoint``); a comprehension is a list built by such a loop, its names renamed so they stay
+inside it. What the loop reads by index is decided in one place (``_loop_operand``): evaluated
+once before the loop, as Python evaluates an iterable (a snapshot where the loop's targets or body
+rebind a name it reads; a comprehension's iterable reads the names as they were before its own
+targets bind), and a sequence whose k-th entry is what iterating it gives k-th (a captured dict,
+set or view is made the list its iteration gives when the loop starts; a local value is checked
+then, ``check_sequence``).
 """
 
 from __future__ import annotations
