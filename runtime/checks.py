@@ -5,6 +5,8 @@ scalar value for ``grad``, a sequence (not a dict) to loop over, the count of an
 
 from __future__ import annotations
 
+from collections import abc
+
 import numpy as np
 
 from .backend import array_module
@@ -33,11 +35,20 @@ def check_scalar(value, name):
 
 def check_sequence(seq):
     """``for x in seq`` is compiled as indexing ``seq[0], seq[1], ...``: refuse a dict, whose
-    iteration yields keys, not items by position."""
+    iteration yields keys, not items by position, and anything else whose entries by position
+    are not what iterating it gives (a set, a dict view, an iterator)."""
     if isinstance(seq, dict):
         raise UnsupportedValueError(
             "a differentiated function cannot loop over a dict directly; "
             "loop over d.items(), d.keys() or d.values()"
+        )
+    if isinstance(seq, (abc.Mapping, abc.Set, abc.MappingView, abc.Iterator)) or not hasattr(
+        type(seq), "__getitem__"
+    ):
+        raise UnsupportedValueError(
+            f"a differentiated function loops over a list, tuple or array of its own values, "
+            f"not a {type(seq).__name__}; make it a list first (list(...), or sorted(...) for "
+            "a set)"
         )
 
 

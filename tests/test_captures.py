@@ -289,6 +289,149 @@ def test_an_unrolled_loop_bound_from_a_module_constant_follows_the_constant(modu
     assert not compiles  # a bound a loop reads when it runs is not a compile-time decision
 
 
+CAPTURED_ITERABLES = """
+    import numpy as np
+
+    CNT = {0: 1.0, 1: 1.0, 2: 0.0}
+    NAMES = {"a": 0, "bb": 2}
+    S = {0, 2}
+
+    def keys(x):
+        s = 0.0
+        for k in CNT:
+            s = s + CNT[k] * x[k] ** 2
+        return s
+
+    def keys_method(x):
+        s = 0.0
+        for k in CNT.keys():
+            s = s + CNT[k] * np.sin(x[k])
+        return s
+
+    def items(x):
+        s = 0.0
+        for k, w in CNT.items():
+            s = s + w * x[k] ** 3
+        return s
+
+    def values(x):
+        s = 0.0
+        for w in CNT.values():
+            s = s * 0.5 + w * np.sum(x ** 2)
+        return s
+
+    def enumerated(x):
+        s = 0.0
+        for i, k in enumerate(CNT):
+            s = s + (i + 1) * x[k] ** 2
+        return s
+
+    def zipped(x):
+        s = 0.0
+        for k, xi in zip(CNT, x):
+            s = s + CNT[k] * xi ** 2 + k * xi
+        return s
+
+    def comprehension(x):
+        return sum([CNT[k] * x[k] ** 2 for k in CNT])
+
+    def generator(x):
+        return sum(w * np.tanh(x[k]) for k, w in CNT.items())
+
+    def reversed_keys(x):
+        s = 0.0
+        for j, k in enumerate(reversed(CNT)):
+            s = s + x[k] * (j + 1) ** 2
+        return s
+
+    def string_keys(x):
+        s = 0.0
+        for name in NAMES:
+            s = s + x[NAMES[name]] ** 3 * len(name)
+        return s
+
+    def a_set(x):
+        s = 0.0
+        for j, k in enumerate(S):
+            s = s * 0.5 + x[k] ** 2 * (j + 1)
+        return s
+
+    def _weighted(x, counts):
+        s = 0.0
+        for k in counts:
+            s = s + counts[k] * x[k] ** 2
+        for i, k in enumerate(counts):
+            s = s + i * x[k]
+        return s
+
+    def through_helper(x):
+        return _weighted(x, CNT)
+"""
+
+ITERATED = [
+    "keys",
+    "keys_method",
+    "items",
+    "values",
+    "enumerated",
+    "zipped",
+    "comprehension",
+    "generator",
+    "reversed_keys",
+    "string_keys",
+    "a_set",
+    "through_helper",
+]
+
+
+@pytest.mark.parametrize("name", ITERATED)
+def test_a_captured_dict_or_set_is_iterated_as_python_iterates_it(module, name):
+    """Keys in insertion order, items as pairs, a set in its own order; a key added, a key
+    removed, the dict rebound: each call's value and gradient are the function's as it now is."""
+    m = module(CAPTURED_ITERABLES)
+    f = getattr(m, name)
+    x = np.array([0.3, -0.7, 1.1, 0.4, -1.3])
+    vg = sg.value_and_grad(f)
+
+    def check_now():
+        value, grad = vg(x)
+        assert_close(value, f(x), 1e-12, 1e-12, what="value")
+        assert_close(grad, fd_grad(f, (x,), 0), rtol=1e-5, atol=1e-6)
+
+    check_now()
+    m.CNT[3] = 2.0  # a key added
+    m.NAMES["ccc"] = 3
+    m.S.add(4)
+    check_now()
+    del m.CNT[0]  # the first key removed: every position moves
+    del m.NAMES["a"]
+    m.S.discard(0)
+    check_now()
+    m.CNT = {4: -1.0, 1: 0.5, 3: 1.5}  # rebound to a new dict, in another order
+    m.NAMES = {"dddd": 1, "e": 4}
+    m.S = {3, 1, 4}
+    check_now()
+
+
+def test_reversed_of_a_captured_set_is_refused_where_it_is_written(module):
+    m = module("""
+        import numpy as np
+
+        S = {0, 2}
+
+        def f(x):
+            s = 0.0
+            for k in reversed(S):
+                s = s + x[k]
+            return s
+    """)
+    with pytest.raises(sg.UnsupportedSyntaxError) as info:
+        sg.grad(m.f)(X)
+    e = info.value
+    assert e.lineno == 8 and "reversed(S)" in e.text
+    assert "sorted" in str(e)
+
+
 def test_rebinding_the_function_a_name_calls(module):
     m = module("""
         import numpy as np

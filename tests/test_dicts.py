@@ -362,3 +362,86 @@ def test_sorted_of_floats_is_refused_not_silently_undifferentiated():
 
     with pytest.raises(UnsupportedValueError, match="np.sort"):
         sg.grad(sorted_floats)(X, [2.0, 0.5])
+
+
+# ---- the dict a loop reads is the one it started with ---------------------------------------------
+def items_target_rebinds_the_dict(p, x):
+    s = 0.0
+    for k, p in p.items():
+        s = s + np.sum(p**2 * x)
+    return s + np.sum(p)
+
+
+def values_body_rebinds_the_dict(p, x, q):
+    s = 0.0
+    for v in p.values():
+        p = q
+        s = s + np.sum(v * np.sin(x))
+    return s + np.sum(p["u"])
+
+
+def keys_body_rebinds_the_dict(p, x, q):
+    s = 0.0
+    for k in p:
+        s = s + np.sum(p[k] * x)
+        p = q
+    return s + np.sum(p["u"] * x)
+
+
+@pytest.mark.parametrize(
+    "f", [items_target_rebinds_the_dict, values_body_rebinds_the_dict, keys_body_rebinds_the_dict]
+)
+def test_a_loop_reads_the_dict_it_started_with(f):
+    args = (P, X, {"u": Y, "w": 2.0 * Y, "b": -Y})[: f.__code__.co_argcount]
+    value, _ = sg.value_and_grad(f)(*args)
+    assert_close(value, f(*args), 1e-12, 1e-12, what="value")
+    check(f, args, tuple(range(len(args))))
+
+
+# ---- entries by position are not what iterating a dict or a set gives ------------------------------
+def enumerate_dict_argument(x, counts):
+    s = 0.0
+    for i, k in enumerate(counts):
+        s = s + (i + 1) * x[k] ** 2
+    return s
+
+
+def zip_dict_argument(x, counts):
+    s = 0.0
+    for k, xi in zip(counts, x):
+        s = s + x[k] * xi
+    return s
+
+
+def reversed_dict_argument(x, counts):
+    s = 0.0
+    for k in reversed(counts):
+        s = s * 0.5 + x[k]
+    return s
+
+
+def loop_over_set_argument(x, counts):
+    s = 0.0
+    for k in counts:
+        s = s + x[k]
+    return s
+
+
+@pytest.mark.parametrize(
+    "f, counts",
+    [
+        (enumerate_dict_argument, {0: 1, 1: 1, 2: 0}),
+        (zip_dict_argument, {0: 1, 1: 1, 2: 0}),
+        (reversed_dict_argument, {0: 1, 1: 1, 2: 0}),
+        (loop_over_set_argument, {2, 0}),
+        (enumerate_dict_argument, {2: 1, 0: 1}.keys()),
+    ],
+    ids=["enumerate", "zip", "reversed", "set", "keys-view"],
+)
+def test_a_dict_set_or_view_argument_read_by_position_is_refused(f, counts):
+    """Read by position, {0: 1, 1: 1, 2: 0} would give its values for its keys: refused when the
+    loop starts, never a silently wrong gradient."""
+    from sourcegrad.errors import UnsupportedValueError
+
+    with pytest.raises(UnsupportedValueError, match="loop"):
+        sg.grad(f)(X, counts)

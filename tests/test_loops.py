@@ -477,6 +477,124 @@ def test_continue_and_break(seed, n):
     check(continue_and_break, (x,))
 
 
+# ==== the iterable is evaluated once, before the loop ==============================================
+# Python reads `for <target> in <iterable>`'s iterable (each operand of enumerate, zip, reversed)
+# once, before the first trip: a target or a body that rebinds a name the iterable reads changes
+# neither the object iterated nor the trip count.
+
+
+def target_is_the_iterable(x):
+    for x in x:
+        pass
+    return np.sum(x**2)
+
+
+def enumerate_target_is_the_iterable(v):
+    s = 0.0
+    for i, v in enumerate(v):
+        s = s + np.sum(v) * i
+    return s + np.sum(v)
+
+
+def zip_target_is_an_operand(x):
+    y = x * 2.0
+    s = 0.0
+    for a, y in zip(x, y):
+        s = s + np.sum(a * y)
+    return s + np.sum(y)
+
+
+def enumerate_zip_target_is_an_operand(x):
+    y = np.sin(x)
+    s = 0.0
+    for i, (y, b) in enumerate(zip(y, x)):
+        s = s + np.sum(y * b) * (i + 1)
+    return s + np.sum(y)
+
+
+def reversed_target_is_the_iterable(x):
+    s = 0.0
+    for x in reversed(x):
+        s = s * 0.5 + np.sum(np.sin(x))
+    return s + np.sum(x)
+
+
+def body_rebinds_the_iterable(x):
+    s = 0.0
+    for r in x:
+        x = x * 0.5
+        s = s + np.sum(r**2)
+    return s + np.sum(x)
+
+
+def body_rebinds_a_list_literal_entry(x):
+    a = x[0]
+    b = x[-1]
+    s = 0.0
+    for r in [a, b]:
+        b = b * 3.0
+        s = s + np.sum(r * b)
+    return s
+
+
+def body_rebinds_a_zip_operand(x):
+    y = np.cos(x)
+    s = 0.0
+    for a, b in zip(x, y):
+        y = y * 2.0
+        s = s + np.sum(a * b) + np.sum(y)
+    return s
+
+
+def _each_row(v):
+    for v in v:
+        pass
+    return v
+
+
+def inlined_helper_target_is_the_iterable(x):
+    return np.sum(_each_row(x) ** 2)
+
+
+def comprehension_target_is_the_iterable(x):
+    ys = [x * 2.0 for x in x]
+    return np.sum(np.stack(ys) ** 2) + np.sum(x)
+
+
+def nested_comprehension_reads_the_outer_target(x):
+    ys = [np.sin(x) for x in x for x in x]
+    return sum(np.sum(y) for y in ys) + np.sum(x)
+
+
+def generator_target_is_the_iterable(x):
+    return sum(np.sum(x**3) for x in x) + np.sum(x)
+
+
+ITERABLE_ONCE = [
+    target_is_the_iterable,
+    enumerate_target_is_the_iterable,
+    zip_target_is_an_operand,
+    enumerate_zip_target_is_an_operand,
+    reversed_target_is_the_iterable,
+    body_rebinds_the_iterable,
+    body_rebinds_a_list_literal_entry,
+    body_rebinds_a_zip_operand,
+    inlined_helper_target_is_the_iterable,
+    comprehension_target_is_the_iterable,
+    nested_comprehension_reads_the_outer_target,
+    generator_target_is_the_iterable,
+]
+
+
+@pytest.mark.parametrize("f", ITERABLE_ONCE, ids=lambda f: f.__name__)
+@given(seed=SEEDS, shape=st.sampled_from([(2, 2), (3, 3), (4, 2), (2, 2, 2), (3, 2, 4)]))
+@example(seed=0, shape=(2, 2)).via("the first reported case")
+def test_the_iterable_is_read_once_before_the_loop(f, seed, shape):
+    x = rng_of(seed).normal(size=shape)
+    check_value(f, (x,))
+    check(f, (x,))
+
+
 # ==== for/else and while/else are refused =========================================================
 
 

@@ -182,8 +182,11 @@ NORMALIZED = {
             total = total + v
         return total
     """,
+    # a dict's entries by position are not what iterating it gives: each operand is checked
     over_zip: """
         total = 0.0
+        check_sequence(xs)
+        check_sequence(ys)
         for _k0 in range(min(len(xs), len(ys))):
             a = xs[_k0]
             b = ys[_k0]
@@ -193,6 +196,7 @@ NORMALIZED = {
     """,
     over_enumerate: """
         total = 0.0
+        check_sequence(xs)
         for i in range(len(xs)):
             v = xs[i]
             _t0 = i * v

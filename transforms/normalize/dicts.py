@@ -137,9 +137,10 @@ class Dicts:
 
         return self._range_len(ir.Name(keys)), i, [bind]
 
-    def _dict_or_sequence_loop(self, it, target, s, pos):
+    def _dict_or_sequence_loop(self, it, target, s, pos, enter):
         """``for x in name``: a dict's keys when ``name`` holds a dict, its entries otherwise. The
-        loop runs over a list of the keys (a dict) or over the sequence itself, read by index."""
+        loop runs over a list of the keys (a dict) or over the sequence itself, read by index.
+        ``enter``: as for ``_loop_iter``, called once ``name`` is read."""
         seq = self._iterated(self._atom(it), s, pos)
         keys = self.naming.temp("keys")
         self._emit(
@@ -155,6 +156,7 @@ class Dicts:
                 pos,
             )
         )
+        enter()
         k = self.naming.temp("k")
         rng = ir.text(
             f"{self.captures.bind('range')}({self.captures.bind('len')}({{0}} if {{0}} is not None else {{1}}))",

@@ -3,22 +3,28 @@
 Expects: the walk of ``anf`` and its state. Guarantees: ``for`` over a range with bounds known
 now (literals or module constants) and at most ``options["unroll"]`` trips, and no exit in its
 body, is unrolled; any other ``for`` is an ``ir.For`` over a range whose body first binds the
-user's targets by index: over a sequence (a snapshot of it when the body rebinds its name),
-``enumerate``, ``zip``, ``reversed``, a dict's keys, values or items (``dicts``), or
-``sourcegrad.checkpointed(range(...))`` (the loop's ``checkpoint``); a comprehension is a list
-built by such a loop, its names renamed so they stay inside it.
+user's targets by index: over a sequence, ``enumerate``, ``zip``, ``reversed``, a dict's keys,
+values or items (``dicts``), or ``sourcegrad.checkpointed(range(...))`` (the loop's
+``checkpoint``); a comprehension is a list built by such a loop, its names renamed so they stay
+inside it. What the loop reads by index is decided in one place (``_loop_operand``): evaluated
+once before the loop, as Python evaluates an iterable (a snapshot where the loop's targets or body
+rebind a name it reads; a comprehension's iterable reads the names as they were before its own
+targets bind), and a sequence whose k-th entry is what iterating it gives k-th (a captured dict,
+set or view is made the list its iteration gives when the loop starts; a local value is checked
+then, ``check_sequence``).
 """
 
 from __future__ import annotations
 
 import builtins
+from collections import abc
 
 import libcst as cst
 
 from sourcegrad.runtime import checkpointed
 
 from .. import fence, ir
-from .syntax import assigned_in, find_node, indexes_by, target_names, tup
+from .syntax import assigned_in, find_node, indexes_by, names_read, target_names, tup
 
 
 class Loops:
@@ -149,32 +155,43 @@ class Loops:
             for stmt in s.body.body:
                 self._stmt(stmt)
 
-    def _loop_iter(self, s):
-        """(range text, index variable, statements that bind the user's targets per iteration)."""
+    def _loop_iter(self, s, enter=None):
+        """(range text, index variable, statements that bind the user's targets per iteration).
+
+        As in Python, the iterable (each operand of ``enumerate``, ``zip`` and ``reversed``) is
+        evaluated once, before the loop, in the scope the loop starts in (``_loop_operand``);
+        ``enter`` then binds a comprehension's own names, which its targets write."""
         it, target = s.iter, s.target
         pos = self._pos(s)
+        enter = enter or (lambda: None)
         if isinstance(it, cst.Call) and self._static_callee(it.func) is builtins.range:
             if not isinstance(target, cst.Name):
                 fence.refuse(self.src, target, msg="a range loop needs a single loop variable")
             self._check_text(it)
-            return self._kept(it), self._local(target.value), []
+            rng = self._kept(it)
+            enter()
+            return rng, self._local(target.value), []
         callee = self._static_callee(it.func) if isinstance(it, cst.Call) else None
         if callee is builtins.enumerate:
-            return self._enumerate_loop(it, target, s, pos)
+            return self._enumerate_loop(it, target, s, pos, enter)
         if callee is builtins.zip:
+            seqs = self._zip_operands(it, target, s, pos)
+            enter()
             k = self.naming.temp("k")
-            n, binders = self._zip_binders(it, target, k, s, pos)
-            return self._range(n), k, binders
+            return self._range(self._zip_trips(seqs)), k, self._zip_binders(target, seqs, k, pos)
         if callee is builtins.reversed:
-            seq = self._iterated(self._atom(it.args[0].value), s, pos)
+            if len(it.args) != 1 or it.args[0].keyword is not None or it.args[0].star:
+                fence.refuse(self.src, it, msg="reversed takes one sequence")
+            seq = self._loop_operand(it.args[0].value, s, pos, reverse=True)
+            enter()
             k = self.naming.temp("k")
             rng = ir.text(
                 f"{self.captures.bind('range')}({self.captures.bind('len')}({{}}) - 1, -1, -1)", seq
             )
             return rng, k, [lambda: self._bind_elem(target, seq, k, pos)]
-        return self._sequence_loop(it, target, callee, s, pos)
+        return self._sequence_loop(it, target, callee, s, pos, enter)
 
-    def _enumerate_loop(self, it, target, s, pos):
+    def _enumerate_loop(self, it, target, s, pos, enter):
         """``for i, x in enumerate(xs)`` (or ``enumerate(zip(xs, ys))``): ``i`` is the index."""
         if not isinstance(target, cst.Tuple) or len(target.elements) != 2:
             fence.refuse(
@@ -193,16 +210,23 @@ class Loops:
                 msg="enumerate takes one sequence here (no start=)",
                 hint="for i, x in enumerate(xs): and add the offset to i in the body",
             )
-        k = self._local(idx_target.value)
         inner = it.args[0].value
         if isinstance(inner, cst.Call) and self._static_callee(inner.func) is builtins.zip:
             # enumerate(zip(xs, ys))
-            n, binders = self._zip_binders(inner, value_target, k, s, pos)
-            return self._range(n), k, binders
-        seq = self._iterated(self._atom(inner), s, pos)
+            seqs = self._zip_operands(inner, value_target, s, pos)
+            enter()
+            k = self._local(idx_target.value)
+            return (
+                self._range(self._zip_trips(seqs)),
+                k,
+                self._zip_binders(value_target, seqs, k, pos),
+            )
+        seq = self._loop_operand(inner, s, pos)
+        enter()
+        k = self._local(idx_target.value)
         return self._range_len(seq), k, [lambda: self._bind_elem(value_target, seq, k, pos)]
 
-    def _sequence_loop(self, it, target, callee, s, pos):
+    def _sequence_loop(self, it, target, callee, s, pos, enter):
         """``for x in <value>``: a dict's keys, values or items, or a sequence read by index."""
         if (
             isinstance(it, cst.Call)
@@ -220,7 +244,7 @@ class Loops:
             and isinstance(self.subst.get(it.value, ir.Name("")), ir.Name)
             and indexes_by(s.body, it.value, target.value)
         ):
-            return self._dict_or_sequence_loop(it, target, s, pos)
+            return self._dict_or_sequence_loop(it, target, s, pos, enter)
         if (
             callee is None
             and isinstance(it, cst.Call)
@@ -230,23 +254,17 @@ class Loops:
             and isinstance(it.func.value, cst.Name)
             and it.func.value.value in self.locals
         ):
-            return self._dict_loop(it.func.attr.value, self._atom(it.func.value), target, pos)
-        seq = self._atom(it)
-        if isinstance(seq, ir.Name):
-            seq = self._iterated(seq, s, pos)
-            self._emit(
-                ir.Effect(ir.text(f"{self.captures.bind('check_sequence')}({{}})", seq), pos)
-            )
-        if isinstance(seq, ir.Const):  # a module-level list, or a literal: read by index
-            held = self.naming.temp("seq")
-            self._emit(ir.Assign(held, self._copy_op(seq), pos))
-            seq = ir.Name(held)
+            d = self._iterated(self._atom(it.func.value), s, pos)
+            enter()
+            return self._dict_loop(it.func.attr.value, d, target, pos)
+        seq = self._loop_operand(it, s, pos)
+        enter()
         k = self.naming.temp("k")
         return self._range_len(seq), k, [lambda: self._bind_elem(target, seq, k, pos)]
 
-    def _zip_binders(self, it, target, k, s, pos):
-        """``zip(xs, ys)`` read at index ``k``: (trip count text, one binder per loop target)."""
-        seqs = [self._iterated(self._atom(a.value), s, pos) for a in it.args]
+    def _zip_operands(self, it, target, s, pos):
+        """The sequences ``zip(xs, ys)`` reads by index (``_loop_operand``), one per loop target."""
+        seqs = [self._loop_operand(a.value, s, pos) for a in it.args]
         if not isinstance(target, (cst.Tuple, cst.List)) or len(target.elements) != len(seqs):
             fence.refuse(
                 self.src,
@@ -254,21 +272,100 @@ class Loops:
                 msg="zip(...) needs one loop target per sequence",
                 hint="for a, b in zip(xs, ys):",
             )
+        return seqs
+
+    def _zip_trips(self, seqs):
+        """The trip count of a loop over ``zip`` of ``seqs`` (text)."""
         length = self.captures.bind("len")
         n = ", ".join(f"{length}({q.render()})" for q in seqs)
-        trips = ir.Text(
+        return ir.Text(
             f"{self.captures.bind('min')}({n})", [x for q in seqs for x in ir.atom_names(q)]
         )
-        return trips, [
+
+    def _zip_binders(self, target, seqs, k, pos):
+        """One binder per loop target of a ``zip``: its sequence read at index ``k``."""
+        return [
             (lambda el=el, q=q: self._bind_elem(el.value, q, k, pos))
             for el, q in zip(target.elements, seqs)
         ]
 
+    def _loop_operand(self, node, s, pos, reverse=False):
+        """What loop ``s`` reads by index for ``node``, its iterable or an operand of
+        ``enumerate``, ``zip`` or ``reversed``. It is evaluated once, before the loop, as Python
+        evaluates it, and it is a sequence whose entry ``k`` is what iterating it gives k-th:
+
+        - a value known now (a module-level or closure value, a literal): a list, tuple, range,
+          string or array as it is; a dict, a set, a dict view or an iterator becomes the list of
+          what iterating it gives when the loop starts (a dict's keys in order, a set's elements
+          in its own order, a view's items). The captures' guard keeps its type
+          (``captures.py``); its contents are read live, so a key added between calls is seen;
+        - a value computed from such values only (``D.items()``, ``CFG["weights"]``): a list
+          made when the loop starts (it carries no gradient);
+        - a local value: as it is (a snapshot when the loop's targets or body rebind a name it
+          reads), checked when the loop starts to be a sequence read by position
+          (``check_sequence`` refuses a dict, a set, a view, an iterator).
+        """
+        seq = self._atom(node)
+        if isinstance(seq, ir.Const):
+            return self._known_sequence(seq, node, pos, reverse)
+        if isinstance(seq, ir.Tup):  # a literal [a, b]: its names as they are now
+            if set(ir.atom_names(seq)) & self._rebound(s):
+                return self._named(seq, pos)
+            return seq
+        if self._reads_no_local(node):
+            return self._listed(seq, pos)
+        seq = self._iterated(seq, s, pos)
+        self._emit(ir.Effect(ir.text(f"{self.captures.bind('check_sequence')}({{}})", seq), pos))
+        return seq
+
+    def _known_sequence(self, seq, node, pos, reverse):
+        """``_loop_operand`` of a value known now (``seq``, a ``Const``)."""
+        value = seq.value
+        if reverse and isinstance(value, (abc.Set, abc.Iterator)):
+            fence.refuse(
+                self.src,
+                node,
+                msg=f"reversed() of a {type(value).__name__}: it has no order to reverse",
+                hint="reversed(sorted(S))",
+            )
+        if isinstance(value, (abc.Mapping, abc.Set, abc.MappingView, abc.Iterator)) or not (
+            hasattr(type(value), "__getitem__") and hasattr(type(value), "__len__")
+        ):
+            return self._listed(seq, pos)
+        held = self.naming.temp("seq")  # a module-level list, or a literal: read by index
+        self._emit(ir.Assign(held, self._copy_op(seq), pos))
+        return ir.Name(held)
+
+    def _listed(self, seq, pos):
+        """A temporary holding ``list(seq)``, made when the loop starts (no gradient)."""
+        held = self.naming.temp("seq")
+        fn = self.captures.bind("list")
+        self._emit(
+            ir.Assign(held, ir.Op(list, (seq,), (), f"{fn}({seq.render()})", "nondiff"), pos)
+        )
+        return ir.Name(held)
+
+    def _reads_no_local(self, node):
+        """Does ``node`` read module-level or closure values only (never a local value)?"""
+        for n in names_read(node):
+            if n in self.subst:
+                if not isinstance(self.subst[n], ir.Const):
+                    return False
+            elif n in self.locals:
+                return False
+        return True
+
+    def _rebound(self, s):
+        """The local names (as the generated code spells them) loop ``s`` binds: its targets and
+        what its body assigns."""
+        names = set(assigned_in(s.body)) | set(target_names(s.target))
+        return {self._local(n) for n in names if n in self.locals}
+
     def _iterated(self, seq, s, pos):
-        """The sequence loop ``s`` reads by index: ``seq``, or a snapshot of it when the body
-        rebinds the name (Python iterates the object the name held when the loop began)."""
-        rebound = {self._local(n) for n in assigned_in(s.body) if n in self.locals}
-        if isinstance(seq, ir.Name) and seq.id in rebound:
+        """The sequence loop ``s`` reads by index: ``seq``, or a snapshot of it when the loop's
+        targets or body rebind the name (Python iterates the object the name held when the loop
+        began)."""
+        if isinstance(seq, ir.Name) and seq.id in self._rebound(s):
             snapshot = self.naming.temp("seq")
             self.naming.snapshots[snapshot] = seq.id
             self._emit(ir.Assign(snapshot, self._copy_op(seq), pos))
@@ -297,9 +394,13 @@ class Loops:
         """The loop of one ``for`` clause (and, inside it, of those after it)."""
         if comp_for.asynchronous is not None:
             fence.refuse(self.src, comp_for, kind="AsyncFunctionDef")
-        for name in target_names(comp_for.target):
-            self.locals.add(name)
-            self.rename[name] = self.naming.unique(name)
+        renamed = {name: self.naming.unique(name) for name in target_names(comp_for.target)}
+
+        def enter():  # after the iterable is read: it reads the names as they were before
+            for name, new in renamed.items():
+                self.locals.add(name)
+                self.rename[name] = new
+
         # read by _loop_iter: [params[k] for k in params] is over a dict's keys
         elt = getattr(node, "elt", None)
         fake = cst.For(
@@ -310,7 +411,7 @@ class Loops:
             ),
         )
         self.src.alias(fake, comp_for)  # its positions are the comprehension's
-        range_text, target, prologue = self._loop_iter(fake)
+        range_text, target, prologue = self._loop_iter(fake, enter)
         with self._in_loop(), self._collecting() as body:
             for build in prologue:
                 build()
