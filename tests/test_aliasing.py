@@ -9,6 +9,8 @@ import inspect
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import sourcegrad as sg
 from sourcegrad.transforms import aliasing
@@ -133,7 +135,7 @@ def test_an_in_place_write_seen_through_a_list_or_tuple_is_refused_at_its_line(c
 
 
 @pytest.mark.parametrize("write", sorted(REBUILT))
-@pytest.mark.parametrize("container", sorted(set(CONTAINERS) - {"comprehension_of_literal"}))
+@pytest.mark.parametrize("container", sorted(CONTAINERS))
 def test_new_arrays_in_place_of_the_update_get_the_right_gradient(container, write):
     f = load(PROGRAM.format(container=CONTAINERS[container], write=REBUILT[write])).f
     check(f, (_X.copy(),))
@@ -290,6 +292,27 @@ def test_a_list_of_its_own_new_arrays_may_be_updated_entry_by_entry(f):
 
 def test_rebuilding_the_list_gets_the_right_gradient():
     check(weight_decay_rebuilt, _LAYER, wrt=(0, 1))
+
+
+def decay_by_comprehension(w, b, x):
+    w, b = [p * 0.9 for p in (w, b)]  # entries of different shapes: (w, b)[k]'s adjoint
+    return np.sum((x @ w + b) ** 2)
+
+
+def scaled_by_position(w, b, x):
+    return sum(np.sum(p * (k + 1.0)) for k, p in enumerate([w, b, x]))
+
+
+@pytest.mark.parametrize(
+    "f", [decay_by_comprehension, scaled_by_position], ids=lambda f: f.__name__
+)
+@given(seed=st.integers(0, 2**16))
+@settings(max_examples=10, deadline=None)
+def test_an_entry_of_a_literal_picked_by_position_gets_its_own_adjoint(f, seed):
+    rng = np.random.default_rng(seed)
+    args = (rng.normal(size=(3, 2)), rng.normal(size=2), rng.normal(size=(4, 3)))
+    check(f, args, wrt=(0, 1, 2))
+    check_value(f, args)
 
 
 # ---- a module-level or closed-over array is memory from outside the function ------------------

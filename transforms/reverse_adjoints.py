@@ -12,6 +12,7 @@ is folded into it (``seed_like(x)``). With ``check_finite``, a check follows eac
 
 from __future__ import annotations
 
+import operator
 import os
 
 from . import code, ir
@@ -45,7 +46,7 @@ class Contributions:
                 flush()
                 out.append(code.assign(depth, inst.target, inst.expr, s.pos))
                 if inst.accumulate:
-                    self._tuple_entries(b, inst, state, depth, out, s.pos)
+                    self._tuple_entries(s, b, inst, state, depth, out)
                 continue
             expr, tight = self._contribution(s, b, inst, g, values, depth, out)
             if pending and pending[-1][0] == inst.target and pending[-1][1] == expr:
@@ -86,12 +87,18 @@ class Contributions:
                 adjoints[p] = None
         return values, adjoints, tuples
 
-    def _tuple_entries(self, b, inst, state, depth, out, pos):
-        """A tuple operand's adjoint, made in ``inst.target``: each entry into its own."""
+    def _tuple_entries(self, s, b, inst, state, depth, out):
+        """A tuple operand's adjoint, made in ``inst.target``: each entry into its own. An entry
+        of ``(w, b)[k]``'s adjoint is ``ZERO`` but at ``k`` (``unindex`` of a tuple)."""
+        picked, pos = s.op.key is operator.getitem, s.pos
         for k, a in enumerate(b.values[inst.source_param]):
             if isinstance(a, ir.Name) and a.id in self.an.active:
                 entry = fmt(f"{{t}}[{k}]", t=inst.target)
-                self._accumulate(self.naming.adjoint(a.id), entry, state, depth, out, pos)
+                adj = self.naming.adjoint(a.id)
+                if picked:
+                    self._entry_adjoint(adj, entry, state, depth, out, pos)
+                else:
+                    self._accumulate(adj, entry, state, depth, out, pos)
 
     def _contribution(self, s, b, inst, g, values, depth, out):
         """The expression a rule adds to an operand's adjoint, and whether it needs no
