@@ -362,3 +362,22 @@ def test_orders_c_and_f_are_exact_for_any_layout(order, layout):
     x = layout(np.arange(12.0).reshape(4, 3) ** 0.5)
     g = sg.grad(f)(x)
     assert_close(g, fd_grad(f, (x,), 0))
+
+
+@pytest.mark.parametrize(
+    "f",
+    [
+        int_arange_buffer,
+        full_like_int,
+        zeros_like_bool,
+        literal_int_dtypes,
+        zeros_setitem(np.int32),
+        ones_mask_write(np.bool_),
+        empty_fancy_write(np.uint16),
+    ],
+    ids=lambda f: f.__qualname__.split(".")[0],
+)
+def test_forward_mode_gives_an_exact_value_a_zero_tangent(f):
+    t = np.linspace(-1.0, 1.5, 6)
+    _, tangent = sg.jvp(f)(V, t)
+    assert_close(tangent, fd_grad(f, (V,), 0) @ t)
