@@ -29,6 +29,7 @@ from . import (
     check_sequence,
     copy_value,
     finalize,
+    inexact_part,
     scale_repeated,
     seed_like,
     shape_of,
@@ -293,6 +294,21 @@ def _check_sequence(seq):
 @overload(shape_of)
 def _shape_of(x):
     return lambda x: x  # numba keeps the value (or None); only its shape and dtype are read
+
+
+@overload(inexact_part)
+def _inexact_part(g, y):
+    """Decided when numba types the code: ``y``'s dtype is known then."""
+    kind = y.dtype if isinstance(y, types.Array) else y
+    if isinstance(kind, (types.Float, types.Complex)):
+        return lambda g, y: g
+    if not isinstance(kind, (types.Integer, types.Boolean)):
+        _refuse("inexact_part", g, y)
+    if _is_array(g):
+        return lambda g, y: np.zeros_like(g)
+    if _is_number(g):
+        return lambda g, y: 0.0 * g
+    _refuse("inexact_part", g, y)
 
 
 @overload(zero_at)

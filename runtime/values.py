@@ -17,7 +17,7 @@ from .backend import LikeModule, ShapeOf, array_module
 from .broadcast import as_array_like
 from .zeros import ZERO, zeros_like
 
-__all__ = ["shape_of", "scale_repeated", "copy_value", "copy_arrays", "finalize"]
+__all__ = ["shape_of", "inexact_part", "scale_repeated", "copy_value", "copy_arrays", "finalize"]
 
 _ndarray = np.ndarray
 
@@ -30,6 +30,16 @@ def shape_of(x):
     if shape is None or x is None:
         return x
     return ShapeOf(shape, x.dtype, array_module(x))
+
+
+def inexact_part(g, y):
+    """The adjoint ``g`` of the value ``y``, or zeros when ``y``'s dtype is not inexact: a value
+    of integers or booleans carries no gradient (a cast to them is a step function). ``y`` may
+    be what ``shape_of`` kept of it; a value with no dtype (a Python number, a list) passes."""
+    dtype = getattr(y, "dtype", None)
+    if dtype is None or g is ZERO or dtype.kind in "fcOV":
+        return g
+    return zeros_like(g)
 
 
 _FLOAT_MIN, _FLOAT_MAX = sys.float_info.min, sys.float_info.max

@@ -1161,8 +1161,13 @@ def shape_specs():
                 [(2, 3)], ", (3, 2)", ", -1", ", shape=(1, 6)", ", (3, 2), order='F'", ", -1, 'F'"
             ),
             each(((4,), ", (2, 1, 2)"), ((), ", (1,)"), ((1, 3), ", (3,)")),
+            # the operand's memory layout decides: refused
+            grid([(2, 3)], ", -1, order='A'", ", (3, 2), 'K'", refused="order"),
         ),
-        np.ravel: grid([(), (3,), (2, 3), (2, 1, 2)], "", ", order='F'"),
+        np.ravel: cat(
+            grid([(), (3,), (2, 3), (2, 1, 2)], "", ", order='F'"),
+            grid([(2, 3)], ", order='A'", ", 'K'", refused="order"),
+        ),
         np.squeeze: each(
             ((1, 3, 1), ""),
             ((1, 3, 1), ", axis=0"),
@@ -1599,7 +1604,15 @@ def indexing_specs():
             ]
         ),
         _indexing._flatten: cases_of(
-            *[(f"x.flatten({o})", {"x": inp(sh)}) for sh in [(2, 3), (3,), ()] for o in ["", "'F'"]]
+            *[
+                (f"x.flatten({o})", {"x": inp(sh)})
+                for sh in [(2, 3), (3,), ()]
+                for o in ["", "'F'"]
+            ],
+            *[
+                (f"x.T.flatten({o})", {"x": inp((2, 3))}, {"refused": "order"})
+                for o in ["'A'", "order='K'"]
+            ],
         ),
         _indexing._item: cases_of(
             *[("x.item()", {"x": inp(s)}) for s in [(), (1,), (1, 1), "scalar"]]
@@ -1615,7 +1628,12 @@ def indexing_specs():
                     ("(2,)", (), ", dtype=np.float64"),
                     ("()", (), ""),
                 ]
-            ]
+            ],
+            # a cast to integers or booleans: no gradient
+            *[
+                (f"{{F}}((2,), fill_value, dtype={t})", {"fill_value": inp((), NONINT)})
+                for t in ["np.int64", "bool", "'int8'"]
+            ],
         ),
         np.full_like: cases_of(
             *[
@@ -1627,7 +1645,9 @@ def indexing_specs():
                     ((2, 3), (), ", shape=(4,)"),
                     ((), (), ""),
                 ]
-            ]
+            ],
+            # the dtype of an array of integers: no gradient
+            ("{F}(np.arange(6), fill_value)", {"fill_value": inp((), NONINT)}),
         ),
         np.linspace: cases_of(
             *[

@@ -858,3 +858,16 @@ def test_a_strided_argument_is_saved_entry_by_entry():
     args = (rng.normal(size=(2, 3)) * 0.7, rng.normal(size=(3, 2)).T * 0.7, 4)
     assert not args[1].flags.c_contiguous
     assert check(saved_steps, args, (0, 1), rtol=1e-4, atol=1e-5)
+
+
+# ---- a buffer of integers: its writes carry no gradient, decided when numba types the code ------
+def integer_buffer(v):
+    buf = np.zeros(4, dtype=np.int64)
+    buf[1] = v[1] * 10
+    b = np.zeros(4)
+    b[2] = v[2]
+    return np.sum(buf * v) + np.sum(b * v)
+
+
+def test_an_integer_buffer_matches_finite_differences_on_numba():
+    assert check(integer_buffer, (np.array([0.537, 1.21, 0.734, 2.345]),))  # on numba

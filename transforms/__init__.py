@@ -220,8 +220,8 @@ def _check_only(src, s, binding):
     read = set().union(*(st.reads_values for st in binding.template.stmts))
     for param, allowed in binding.template.only:
         v = binding.values.get(param)
-        # the rule ignores it: only a literal can be checked
-        if isinstance(v, ir.Name) and param not in read:
+        # the rule ignores it (or must know it now): only a literal can be checked
+        if isinstance(v, ir.Name) and (param not in read or param in binding.template.literal):
             callee = s.op.text.split("(")[0]
             raise fence.located(
                 MissingAdjointError,
@@ -238,7 +238,8 @@ def _check_only(src, s, binding):
                 src,
                 s.node if s.node is not None else s.pos,
                 f"no adjoint rule for {callee} with {param}={v.value!r} (in {src.fn.__qualname__})",
-                f"the rule handles {param} in {allowed!r}; register your own with @sourcegrad.adjoint",
+                f"the rule handles {param} in {allowed!r}: pass one of those, or register your own "
+                "rule with @sourcegrad.adjoint",
             )
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from . import ir
+from . import dtypes, ir
 from . import rules as R
 from .ir import Tup
 from .templates import Template
@@ -305,6 +305,12 @@ class Analysis:
         self.useful = self._useful()
         self.active = self.varied & self.useful
         self.lazy = self._lazy(temps)
+        self.inexact = dtypes.Inexact(fn, wrt, bindings)
+
+    def guarded(self, s):
+        """Does the backward of definition ``s`` zero its adjoint when the value it makes has an
+        integer or boolean dtype (``dtypes.py``)? Only an active one whose dtype is not known."""
+        return self.is_active_stmt(s) and self.inexact.guarded(s)
 
     def unbroadcast_of(self, stmt, binding, param):
         """How the rule's ``unbroadcast(E, operand)`` for ``param`` of assignment ``stmt`` is
@@ -499,6 +505,8 @@ class Analysis:
             if not self.is_active_stmt(s):
                 continue
             reads.at, shapes.at = s, s
+            if self.inexact.guarded(s):
+                shapes.add(s.target, result=True)  # inexact_part(g, y): y's dtype
             if isinstance(s, ir.SetItem):
                 reads.update(s.index.names())
                 shapes.update(_names(s.value))  # unbroadcast(a_bar[i], v)

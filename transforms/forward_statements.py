@@ -68,6 +68,7 @@ class Statements:
         else:
             expr = self.template(rule.template, b, values, live, state, s, depth, out)
         out.append(code.assign(depth, self.dot(s.target), expr, s.pos))
+        self.inexact_part(s, depth, out)
         if custom or (rule.kind == "slope" and _bare(expr)):
             # the tangent may be an operand's tangent itself where the primal is a new array
             # (``b = a + 0.0``: ``b_dot = a_dot``): a write into either must copy first
@@ -186,8 +187,17 @@ class Statements:
                 s.pos,
             )
         )
+        self.inexact_part(s, depth, out)
         state[s.target] = DENSE
         return state, owned
+
+    def inexact_part(self, s, depth, out):
+        """A value of integers or booleans has a zero tangent (``dtypes.py``): where the dtype of
+        the value ``s`` makes is not known, the code tests it."""
+        if self.an.guarded(s):
+            t = self.dot(s.target)
+            expr = fmt("{f}({t}, {y})", f=self.rt("inexact_part"), t=t, y=s.target)
+            out.append(code.assign(depth, t, expr, s.pos))
 
     def append(self, s, depth, state, owned, out):
         line = code.line(depth, fmt("{t}.append({v})", t=s.target, v=code.atom(s.value)), s.pos)

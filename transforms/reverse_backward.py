@@ -133,6 +133,7 @@ class BackwardSweep(CheckpointedBackward, Contributions):
             state[adj] = ZERO
             self._restore(s, s.target, depth, out)
             return state
+        self._inexact_part(s, adj, depth, state, out)
         if s.target in s.op.arg_names():
             return self._self_assign(s, adj, depth, state, out)
         state = self._guarded(
@@ -141,6 +142,13 @@ class BackwardSweep(CheckpointedBackward, Contributions):
         state[adj] = ZERO
         self._restore(s, s.target, depth, out)
         return state
+
+    def _inexact_part(self, s, adj, depth, state, out):
+        """The adjoint of a value of integers or booleans is zero (``dtypes.py``): where the
+        dtype of the value ``s`` makes is not known, the backward tests it (before restoring)."""
+        if self.an.guarded(s):
+            expr = fmt("{f}({g}, {y})", f=self.rt("inexact_part"), g=adj, y=s.target)
+            out.append(code.assign(depth, adj, expr, s.pos))
 
     def _self_assign(self, s, adj, depth, state, out):
         """``x = f(x, ...)``: the adjoint captured, the old value restored, then the rule."""
@@ -170,6 +178,7 @@ class BackwardSweep(CheckpointedBackward, Contributions):
         adj = self.naming.adjoint(s.target)
         entry = of(Ref(adj), "[", code.index_subscript(s.index), "]")
         if self.an.is_active_stmt(s) and state.get(adj, ZERO) != ZERO:
+            self._inexact_part(s, adj, depth, state, out)
             body = lambda st, d: self._setitem_adjoint(s, adj, entry, st, d, out)  # noqa: E731
             state = self._guarded(adj, state, depth, out, body)
         written = of(Ref(s.target), "[", code.index_subscript(s.index), "]")

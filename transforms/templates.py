@@ -62,6 +62,9 @@ class Template:
     namespace: dict  # where those free names resolve
     origin: str
     only: tuple = ()  # ((parameter, allowed constant values), ...): other values have no rule
+    # parameters of ``only`` whose value must be a literal: a variable is refused, even though the
+    # rule reads it (a variable could hold a value the rule does not handle)
+    literal: frozenset = frozenset()
     # an elementwise broadcasting binary rule: each operand's adjoint is unbroadcast(an elementwise
     # expression linear in d[result], operand), so a d[result] that is still broadcast to a larger
     # shape (its sum over the extra axes left for later) gives the operands' adjoints exactly

@@ -23,6 +23,7 @@ from sourcegrad.runtime import Context, Function, outer_operand
 
 from .. import fence, ir
 from .. import rules as R
+from ..dtypes import casts_to_exact
 from ..ir import Tup
 from ..templates import custom_template, gradient_call_template
 from .syntax import code_of, tup
@@ -242,7 +243,9 @@ class Calls:
         if self.no_grad or R.is_nondiff(callee):
             return ir.Op(callee, args, kwargs, text, "nondiff")
         if R.lookup(callee) is not None:
-            return ir.Op(callee, args, kwargs, text, "call")
+            # dtype=int, bool, "int32", ...: a cast to integers is a step function (dtypes.py)
+            kind = "nondiff" if casts_to_exact(callee, args, kwargs) else "call"
+            return ir.Op(callee, args, kwargs, text, kind)
         cls = getattr(callee, "__self__", None)
         if (
             isinstance(cls, type)

@@ -160,6 +160,7 @@ def rule(
     *,
     signature=None,
     only=None,
+    literal=(),
     broadcasting=False,
     ranks=None,
     nondiff=None,
@@ -168,7 +169,8 @@ def rule(
 ):
     """Register a template given as text: ``params`` like ``"y, a, axis=None"``. ``only`` maps a
     parameter to the constant values the rule handles (``only={"mode": ("constant",)}``): a call
-    with another literal value is refused when it is compiled. ``ranks`` maps the ranks of the
+    with another literal value is refused when it is compiled, and so is a variable for the
+    parameters named in ``literal`` (or for any the body does not read). ``ranks`` maps the ranks of the
     differentiated operands, in order, to a body used when shape inference knows them.
     ``nondiff`` maps each parameter the body does not differentiate, beyond the conventional
     ``NONDIFF_PARAMS``, to the reason it carries no gradient. ``shape`` and ``fresh`` are the
@@ -177,7 +179,9 @@ def rule(
     origin = f"rule for {getattr(_as_list(fns)[0], '__name__', fns)}"
     template = parse_template(body, names, defaults, NAMESPACE, origin)
     if only:
-        template = dataclasses.replace(template, only=tuple(only.items()))
+        template = dataclasses.replace(
+            template, only=tuple(only.items()), literal=frozenset(literal)
+        )
     if broadcasting:
         template = dataclasses.replace(template, broadcasting=True)
     if ranks:

@@ -18,6 +18,7 @@ from . import (
     nondiff_params,
     rule,
 )
+from .shape import MEMORY_ORDERS
 
 # ---- indexing -----------------------------------------------------------------------------------
 rule(operator.getitem, "y, x, index", "d[x] += unindex(d[y], x, index)")
@@ -97,6 +98,8 @@ rule(
     _flatten,
     "y, x, order='C'",
     "d[x] += np.reshape(d[y], np.shape(x), order=order)",
+    only=MEMORY_ORDERS,
+    literal=("order",),
     fresh=True,
 )
 

@@ -8,13 +8,23 @@ from . import rule, unary
 
 # ---- same entries, new shape --------------------------------------------------------------------
 unary([np.atleast_1d, np.atleast_2d, np.atleast_3d], "np.reshape(d[y], np.shape(x))")
+# order "A" and "K" follow the operand's memory layout, which the adjoint (a new array) has not
+MEMORY_ORDERS = {"order": ("C", "F")}
 rule(
     np.reshape,
     "y, a, shape=None, order='C'",
     "d[a] += np.reshape(d[y], np.shape(a), order=order)",
+    only=MEMORY_ORDERS,
+    literal=("order",),
     shape="reshape",
 )
-rule(np.ravel, "y, a, order='C'", "d[a] += np.reshape(d[y], np.shape(a), order=order)")
+rule(
+    np.ravel,
+    "y, a, order='C'",
+    "d[a] += np.reshape(d[y], np.shape(a), order=order)",
+    only=MEMORY_ORDERS,
+    literal=("order",),
+)
 rule(np.squeeze, "y, a, axis=None", "d[a] += np.reshape(d[y], np.shape(a))")
 rule(np.expand_dims, "y, a, axis", "d[a] += np.reshape(d[y], np.shape(a))")
 rule(np.broadcast_to, "y, array, shape", "d[array] += unbroadcast(d[y], array)")
