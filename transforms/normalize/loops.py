@@ -20,7 +20,6 @@ import builtins
 from collections import abc
 
 import libcst as cst
-
 from sourcegrad.runtime import checkpointed
 
 from .. import fence, ir
