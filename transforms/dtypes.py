@@ -58,19 +58,39 @@ def dtype_argument(key, args, kwargs):
             return v
     if not args:
         return None
-    from .analyze import _NO_SIG, _signature
-
     try:
-        sig = _signature(key)
+        where = _DTYPE_POSITION.get(key)
     except TypeError:  # an unhashable key
         return None
-    if sig is _NO_SIG or "dtype" not in sig.parameters:
-        return None
-    try:
-        bound = sig.bind_partial(*args)
-    except TypeError:
-        return None
-    return bound.arguments.get("dtype")
+    if where is None:
+        where = _DTYPE_POSITION[key] = _dtype_position(key)
+    position, most = where
+    if position is None or len(args) <= position or (most is not None and len(args) > most):
+        return None  # (too many: the call fails as it would without sourcegrad)
+    return args[position]
+
+
+# key -> (the position ``dtype`` may be passed at, or None; how many positional arguments the
+# signature takes, None for any): a signature is read once per function, not once per call
+_DTYPE_POSITION = {}
+
+
+def _dtype_position(key):
+    from .analyze import _NO_SIG, _signature
+
+    sig = _signature(key)
+    if sig is _NO_SIG:
+        return None, None
+    position, most = None, 0
+    for k, p in enumerate(sig.parameters.values()):
+        if p.kind is p.VAR_POSITIONAL:
+            return position, None
+        if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            break
+        most = k + 1
+        if p.name == "dtype":
+            position = k
+    return position, most
 
 
 def casts_to_exact(key, args, kwargs):
