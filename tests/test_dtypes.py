@@ -381,3 +381,18 @@ def test_forward_mode_gives_an_exact_value_a_zero_tangent(f):
     t = np.linspace(-1.0, 1.5, 6)
     _, tangent = sg.jvp(f)(V, t)
     assert_close(tangent, fd_grad(f, (V,), 0) @ t)
+
+
+def test_the_positions_of_dtype_known_without_a_signature_are_numpys():
+    """numpy builds whose builtins have no signature Python can read (numpy 2.2) rely on the
+    table: where this numpy has signatures, the table must say what they say."""
+    import inspect
+
+    from sourcegrad.transforms.dtypes import _KNOWN_POSITION
+
+    for f, (position, _) in _KNOWN_POSITION.items():
+        try:
+            names = list(inspect.signature(f).parameters)
+        except ValueError:
+            continue
+        assert names.index("dtype") == position, f.__name__

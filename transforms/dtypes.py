@@ -75,9 +75,42 @@ def dtype_argument(key, args, kwargs):
 _DTYPE_POSITION = {}
 
 
+# where numpy's functions take ``dtype`` by position, for builds whose builtins have no signature
+# Python can read (numpy 2.2: np.zeros, np.array, ...): without it, np.zeros(3, np.int8) would be
+# taken for a float buffer
+_KNOWN_POSITION = {
+    np.zeros: (1, 3),
+    np.ones: (1, 3),
+    np.empty: (1, 3),
+    np.full: (2, 4),
+    np.array: (1, None),
+    np.asarray: (1, None),
+    np.asanyarray: (1, None),
+    np.ascontiguousarray: (1, None),
+    np.zeros_like: (1, None),
+    np.ones_like: (1, None),
+    np.empty_like: (1, None),
+    np.full_like: (2, None),
+    np.arange: (3, 4),
+    np.eye: (3, 5),
+    np.identity: (1, 2),
+    np.tri: (3, 5),
+    np.linspace: (5, 7),
+    np.sum: (2, None),
+    np.prod: (2, None),
+    np.mean: (2, None),
+    np.cumsum: (2, None),
+    np.cumprod: (2, None),
+    np.trace: (4, None),
+}
+
+
 def _dtype_position(key):
     from .analyze import _NO_SIG, _signature
 
+    known = _KNOWN_POSITION.get(key)
+    if known is not None:
+        return known
     sig = _signature(key)
     if sig is _NO_SIG:
         return None, None
