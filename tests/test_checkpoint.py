@@ -275,10 +275,9 @@ def comprehension_sum(x):
 
 
 def temporary_read_by_loop(x, w):
-    scaled = x * w  # a temporary the loop reads and nothing after it
     total = 0.0
-    for i in range(x.shape[0]):
-        total = total + np.sum(np.tanh(scaled[i] * total + 0.1))
+    for r in x * w:  # a temporary the loop reads and nothing after it
+        total = total + np.sum(np.tanh(r * total + 0.1))
     return total
 
 

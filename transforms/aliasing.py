@@ -84,7 +84,8 @@ def check(fn, src, naming, varied):
         if s.target in varied or (s.target in params and not isinstance(s, ir.Assign))
     ]
     # a write that changes no gradient still must not change a value from outside the function
-    outside = [s for s in every if s not in writes] if _reads_outside(fn) else []
+    checked = {id(s) for s in writes}
+    outside = [s for s in every if id(s) not in checked] if _reads_outside(fn) else []
     if not writes and not outside:
         return
     flags = exit_flags(fn)

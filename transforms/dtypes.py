@@ -142,21 +142,13 @@ _FLOAT_DEFAULT = {np.zeros, np.ones, np.empty, np.eye, np.identity, np.linspace,
 # the operand whose dtype the result has when no ``dtype=`` is given
 _LIKE = {np.zeros_like: 0, np.ones_like: 0, np.empty_like: 0}
 # their adjoint casts at run time already (``cast_like``: zero for an integer result)
-_CASTS_AT_RUN_TIME = set()
-
-
-def _casting_rules():
-    from .rules import indexing
-
-    _CASTS_AT_RUN_TIME.update((indexing._astype, indexing._as_dtype))
+_CASTS_AT_RUN_TIME = {R.indexing._astype, R.indexing._as_dtype}
 
 
 class Inexact:
     """Which names surely hold inexact values, and which definitions need ``inexact_part``."""
 
     def __init__(self, fn, wrt, bindings):
-        if not _CASTS_AT_RUN_TIME:
-            _casting_rules()
         self.bindings = bindings
         self.sequences = fn.info.get("sequences", ())
         self.defs = {}

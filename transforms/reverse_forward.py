@@ -196,7 +196,7 @@ class ForwardSweep(CheckpointedForward):
         candidates = (self.naming.temps & self.an.active) - plan.reads - set(self.fn.params)
         for s in ir.walk(body):
             if id(s) in plan.state:  # a checkpointed loop: the backward runs it again
-                candidates -= _reads_of(s) | _writes_of(s)
+                candidates -= _reads_of(s)  # (a list it appends to included)
         for n in sorted(candidates - plan.restored):
             if n in plan.shapes and self._small(n):
                 continue  # keeping a few numbers costs less than shape_of's record of them
@@ -371,11 +371,6 @@ def _reads_of(stmt):
     if type(stmt) is ir.Assign:
         return ir.reads(stmt)
     return set().union(*[ir.reads(s) for s in ir.walk([stmt])])
-
-
-def _writes_of(stmt):
-    """Every name ``stmt`` (with the statements inside it) may bind or change."""
-    return {n for s in ir.walk([stmt]) for n in (getattr(s, "target", None),) if n}
 
 
 def _writes_in_place(s):
