@@ -155,6 +155,7 @@ def test_dask_limits_name_rows_of_the_table():
     assert set(DASK_LIMITS) <= {c.id for c in backend.CASES}
 
 
+@pytest.mark.slow
 def test_every_rule_on_dask_is_right_or_fails_loudly():
     """The rule table's fast profile (test_systematic's cases, float64) on dask arrays: each case
     either raises (dask lacks the operation, or cannot assign that way) or gives numpy's value and

@@ -308,6 +308,7 @@ def test_loop_tapes_match_finite_differences(seed, n):
     assert check(loop_n, (np.random.default_rng(seed).normal(size=4), n), 0)
 
 
+@pytest.mark.slow
 @settings(max_examples=5, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(0, 4))
 def test_values_read_for_a_known_shape_need_no_tape(seed, n):
@@ -548,6 +549,7 @@ def scaled_loop(x, s):
     return np.sum(y * y)
 
 
+@pytest.mark.slow
 @settings(max_examples=5, deadline=None)
 @given(st.floats(-1.5, 1.5), st.sampled_from([0, (0,), (0, 1), 1]))
 @example(1.5, 0)
@@ -675,6 +677,7 @@ def test_elementwise_statements_become_one_loop():
     assert "np.tanh(" in source and "range(8)" in source
 
 
+@pytest.mark.slow
 @settings(max_examples=10, deadline=None)
 @given(st.sampled_from(range(len(ELEMENTWISE))), st.integers(0, 2**32 - 1), st.floats(0.1, 1.5))
 def test_fused_programs_match_finite_differences(which, seed, scale):
@@ -801,6 +804,7 @@ KNOWN_TRIPS = [
 ]
 
 
+@pytest.mark.slow
 @settings(max_examples=10, deadline=None)
 @given(
     st.sampled_from(range(len(KNOWN_TRIPS))),
