@@ -14,17 +14,22 @@ from __future__ import annotations
 import sourcegrad.runtime as _runtime
 from sourcegrad.runtime import tangents as _rt
 
-from ..templates import parse_template
+from ..templates import Deferred, parse_template
 from . import _declare, _parse_params, _register, facts
 from .tangents import TANGENT_NAMESPACE, _keys
 
 
 def _helper_rule(fns, params, body, nondiff=None, *, shape=None, fresh=False):
-    names, defaults = _parse_params(params)
     for fn in _keys(*(fns if isinstance(fns, (list, tuple)) else [fns])):
         origin = f"second-order rule for {fn.__name__}"
-        template = parse_template(body, names, defaults, TANGENT_NAMESPACE, origin)
-        _register(fn, _declare(template, nondiff, origin))
+        template = Deferred(
+            lambda origin=origin: _declare(
+                parse_template(body, *_parse_params(params), TANGENT_NAMESPACE, origin),
+                nondiff,
+                origin,
+            )
+        )
+        _register(fn, template)
     facts(fns, shape=shape, fresh=fresh)
 
 

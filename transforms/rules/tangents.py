@@ -36,7 +36,7 @@ from sourcegrad.runtime import curvatures as _curvatures
 from sourcegrad.runtime import outer_operand as _outer_operand
 from sourcegrad.runtime import tangents as _rt
 
-from ..templates import parse_template
+from ..templates import Deferred, Templates, parse_template
 from . import NAMESPACE, RULES, _parse_params
 
 LA = np.linalg
@@ -50,7 +50,7 @@ class Tangent:
 
 LINEAR = set()
 MULTILINEAR = set()
-TEMPLATES = {}  # primitive -> Template (``d[p]`` is p's tangent)
+TEMPLATES = Templates()  # primitive -> Template (``d[p]`` is p's tangent), parsed on first use
 _SLOPE_CACHE = {}
 
 TANGENT_NAMESPACE = dict(NAMESPACE)
@@ -73,10 +73,11 @@ def multilinear(*fns):
 def tangent_rule(fns, params, body):
     """A tangent template: ``params`` as the adjoint rule's (result first), ``body`` lines
     ``d[y] += E`` each reading one operand's tangent ``d[p]``, and ``name = E`` locals."""
-    names, defaults = _parse_params(params)
     for fn in _keys(*(fns if isinstance(fns, (list, tuple)) else [fns])):
-        TEMPLATES[fn] = parse_template(
-            body, names, defaults, TANGENT_NAMESPACE, f"tangent rule for {fn.__name__}"
+        TEMPLATES[fn] = Deferred(
+            lambda origin=f"tangent rule for {fn.__name__}": parse_template(
+                body, *_parse_params(params), TANGENT_NAMESPACE, origin
+            )
         )
 
 
