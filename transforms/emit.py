@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from sourcegrad.errors import PullbackError
+from sourcegrad.runtime.private import private_pullback
 
 from . import ir
 from .captures import KEY as _CAPTURES
@@ -237,7 +238,7 @@ def load(fn, qualname, mode, lines, names, replace_objects=None):
     line_map = {i + 2: pos for i, (_, pos) in enumerate(lines) if pos is not None}
     reads = tuple(captures.reads.values()) if captures is not None else ()
     if mode == "vjp":
-        generated = _pullback_checked(generated, reads, filename)
+        generated = _pullback_checked(_pullback_private(generated), reads, filename)
     compiled = Compiled(
         generated, "\n".join(texts) + "\n", filename, line_map, 2, guard(reads, filename), reads
     )
@@ -296,6 +297,19 @@ def guard(reads, filename="<sourcegrad guard>"):
         f"    return guard\n"
     )
     return _made(text, filename, params)
+
+
+def _pullback_private(vjp):
+    """``vjp`` whose pullback reads its own copies of the arrays the caller can still write into
+    in place (its arguments, the value returned, the user's globals): ``runtime/private.py``."""
+
+    own_cells = frozenset(vjp.__code__.co_cellvars)
+
+    def private_vjp(*args, **kwargs):
+        value, pullback = vjp(*args, **kwargs)
+        return value, private_pullback(pullback, (args, kwargs, value), own_cells)
+
+    return private_vjp
 
 
 def _pullback_checked(vjp, reads, filename):
