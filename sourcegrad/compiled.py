@@ -128,8 +128,10 @@ def _plain_function(fn, kind):
     if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
         return fn.__func__, fn.__self__
     if isinstance(fn, types.FunctionType):
-        while isinstance(getattr(fn, "__wrapped__", None), types.FunctionType):
-            fn = fn.__wrapped__  # functools.wraps: the function whose source inspect shows
+        if isinstance(getattr(fn, "__wrapped__", None), types.FunctionType):
+            from .transforms.source import unwrap
+
+            fn = unwrap(fn)  # functools.wraps: what it wraps, where the wrapper adds nothing
         if fn.__code__.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
             from .transforms import compile_gradient
 

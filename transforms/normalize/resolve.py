@@ -13,12 +13,10 @@ from __future__ import annotations
 
 import ast
 import builtins
-import types
 
 import libcst as cst
 
 from .. import fence, ir
-from ..captures import is_library
 from .syntax import code_of
 
 _TARGETED = (ast.AugAssign, ast.AnnAssign, ast.For)
@@ -90,11 +88,6 @@ def _did_you_mean(obj, name):
 _INF = float("inf")
 
 
-def _trusted(value):
-    """Is ``value`` a library module, whose attributes a guard need not check?"""
-    return isinstance(value, types.ModuleType) and is_library(value)
-
-
 def method_class(fn):
     """The class ``fn`` is a plain method of, found by its qualified name (``Model.loss``), or None
     (a function, a class defined inside a function, a static or class method)."""
@@ -141,14 +134,14 @@ class Resolve:
         recompiles when it changes (``captures.py``)."""
         value, read = self._resolve(node)
         if record and read is not None:
-            where, name, attrs, read_value, _ = read
+            where, name, attrs, read_value = read
             self.captures.record(where, name, attrs, read_value)
         return value
 
     def _resolve(self, node):
-        """(value, read): read is (where, name, attrs, the value read, cut) for the part of the
-        chain a guard checks, None for a builtin. The chain is cut after a library module
-        (``np.tanh`` is checked as ``np``: numpy's attributes are trusted to stay)."""
+        """(value, read): read is (where, name, attrs, the value read) for the chain a guard
+        checks, None for a builtin. The whole chain is checked, a library's too: ``np.tanh =
+        np.sin`` after a compile is a new function, which the compile must see."""
         if type(node) is cst.Name:
             return self._lookup_global(node)
         if type(node) is cst.Attribute:
@@ -162,8 +155,8 @@ class Resolve:
                     msg=f"{code_of(node)} does not exist",
                     hint=_did_you_mean(base, node.attr.value),
                 )
-            if read is not None and not read[4]:
-                read = (read[0], read[1], read[2] + (node.attr.value,), value, _trusted(value))
+            if read is not None:
+                read = (read[0], read[1], read[2] + (node.attr.value,), value)
             return value, read
         fence.refuse(self.src, node)
 
@@ -176,13 +169,13 @@ class Resolve:
             cell = fn.__closure__[code.co_freevars.index(name)]
             try:
                 value = cell.cell_contents
-                return value, (cell, name, (), value, _trusted(value))
+                return value, (cell, name, (), value)
             except ValueError:
                 pass
         g = fn.__globals__
         if name in g:
             value = g[name]
-            return value, (g, name, (), value, _trusted(value))
+            return value, (g, name, (), value)
         if hasattr(builtins, name):
             self.captures.record(g, name, (), None, "absent")
             return getattr(builtins, name), None
