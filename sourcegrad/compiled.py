@@ -26,6 +26,7 @@ from .arguments import (
     _fname,
     _keyword_only,
     _wrt_names,
+    check_array_kinds,
     check_wrt_values,
     parameters_of,
 )
@@ -256,6 +257,7 @@ class _Compiled:
         return c
 
     def _check_args(self, args, kwargs):
+        check_array_kinds(self.fn, args, kwargs)
         check_wrt_values(self.fn, self.names, self.positions, args, kwargs)
 
     def _run(self, args, kwargs):

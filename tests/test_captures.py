@@ -811,3 +811,24 @@ def with_defaults(x):
 def test_non_literal_defaults_of_inlined_helpers():
     check(sg.grad(with_defaults), with_defaults, X)
     check(sg.grad(clipped), clipped, X)
+
+
+def tanh_sum(x):
+    return np.sum(np.tanh(x) * x)
+
+
+def test_a_numpy_function_rebound_after_the_compile_compiles_again():
+    """``np.tanh = np.sin`` (a monkeypatch, a test double) after the first gradient: the forward
+    reads np.tanh live, so the rule must be the new function's, never the old one's."""
+    g = sg.grad(tanh_sum)
+    x = np.array([0.3, -0.5, 1.2])
+    check(g, tanh_sum, x)
+    original = np.tanh
+    try:
+        np.tanh = np.sin
+        assert_close(g(x), np.cos(x) * x + np.sin(x))
+        np.tanh = lambda t: t * t  # a user's function: its source is read
+        assert_close(g(x), 3 * x * x)
+    finally:
+        np.tanh = original
+    check(g, tanh_sum, x)
