@@ -38,6 +38,12 @@ _helper_rule(_rt.expand, "r, t, like", "d[t] += unbroadcast(d[r], t)", {"like": 
 # (each makes the tangent's own array)
 _helper_rule(_rt.tangent_zeros, "r, like", "", {"like": _SHAPE}, shape="operand", fresh=True)
 _helper_rule([_rt.materialize, _rt.owned_tangent], "r, t, like", "d[t] += d[r]", {"like": _SHAPE})
+# (a product where the slope is not zero: differentiated as one, but for the entries left out)
+_helper_rule(
+    _rt.selected,
+    "r, t, slope",
+    "d[t] += unbroadcast(selected(d[r], slope), t)\nd[slope] += unbroadcast(d[r] * t, slope)",
+)
 facts(_rt.owned_tangent, fresh=True)
 _helper_rule(
     _rt.extremum_tangent,

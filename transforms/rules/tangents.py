@@ -235,8 +235,13 @@ def _reduction_tangent(template):
         return None
     axis = ast.unparse(node.args[2]) if len(node.args) > 2 else "None"
     keepdims = ast.unparse(node.args[3]) if len(node.args) > 3 else "False"
-    slope = "".join(f" * ({ast.unparse(f)})" for f in reversed(factors))
-    text = f"d[{result}] += np.sum(d[{target}]{slope}, axis={axis}, keepdims={keepdims})"
+    slope = " * ".join(
+        ast.unparse(f) if len(factors) == 1 else f"({ast.unparse(f)})" for f in reversed(factors)
+    )
+    # an entry whose slope is zero (a NaN nansum skips, an entry a mask leaves out) adds nothing,
+    # even where its tangent is NaN or infinite: selected, not multiplied by zero
+    term = f"selected(d[{target}], {slope})" if factors else f"d[{target}]"
+    text = f"d[{result}] += np.sum({term}, axis={axis}, keepdims={keepdims})"
     for other in acc[
         1:
     ]:  # d[p] += unbroadcast(d[y] * SLOPE, p): an elementwise term, p_dot * SLOPE
@@ -246,7 +251,7 @@ def _reduction_tangent(template):
         text += f"\nd[{result}] += expand({term}, {result})"
     text = _PLACEHOLDER.sub(lambda m: f"d[{m.group(2)}]" if m.group(1) == "A" else m.group(2), text)
     namespace = dict(template.namespace)
-    namespace.update(np=np, expand=_rt.expand)
+    namespace.update(np=np, expand=_rt.expand, selected=_rt.selected)
     return parse_template(
         text, list(template.params), template.defaults, namespace, f"tangent of {template.origin}"
     )
