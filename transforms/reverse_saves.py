@@ -23,6 +23,7 @@ class Plan:
         self.an = analysis
         self.wrt = list(wrt)
         self.reads = analysis.backward_reads() | set(self.wrt)
+        self.read_sites = analysis.read_sites  # (with the reads of checkpointed loops run again)
         self.shapes = analysis.shape_reads() - self.reads  # only shape and dtype are read
         # of those, the ones one expression defines, of a shape known now: never saved (``_unsaved``)
         self.unsaved = set()
@@ -59,7 +60,30 @@ class Plan:
 
 def plan(fn, analysis, naming, wrt, checkpoints):
     """The ``Plan`` of ``fn``: ``checkpoints`` maps id(loop) to True or a number of snapshots."""
-    return _Planner(Plan(fn, analysis, wrt), naming, checkpoints).run()
+    p = Plan(fn, analysis, wrt)
+    _rerun_reads(p, checkpoints)
+    return _Planner(p, naming, checkpoints).run()
+
+
+def _rerun_reads(p, checkpoints):
+    """The backward runs a checkpointed loop's iterations again from its snapshots: it reads,
+    at the loop, every name an iteration reads before writing it. A name its snapshot does not
+    keep (a value from before the loop: a weight an enclosing loop sets anew each trip, that
+    loop's index, a buffer written after the loop) must hold there, when the backward reaches
+    the loop, the value the forward's iterations read: a definition after it, or in a loop
+    around it, saves the value it overwrites (``_old_value_read``)."""
+    loops = [s for s in ir.walk(p.fn.body) if id(s) in checkpoints]
+    if not loops:
+        return
+    sites = {n: list(v) for n, v in p.read_sites.items()}
+    for s in loops:
+        names = _exposed(s.body) | ir.reads(s)
+        if isinstance(s, ir.For):
+            names.discard(s.target)
+        for n in names:
+            sites.setdefault(n, []).append((s, False))
+        p.reads |= names
+    p.read_sites = sites
 
 
 class _Planner:
@@ -124,7 +148,7 @@ class _Planner:
         if name in p.wrt:
             return True  # finalize() reads the argument after the whole backward
         i, loops = p.order[id(d)]
-        for r, of_result in p.an.read_sites.get(name, ()):
+        for r, of_result in p.read_sites.get(name, ()):
             j, rloops = p.order[id(r)]
             if j < i or (j == i and not of_result) or loops & rloops:
                 return True
