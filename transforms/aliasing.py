@@ -110,6 +110,42 @@ def check(fn, src, naming, varied):
         _refuse_shared(src, w, naming, domain, env, written, live)
 
 
+def sharing_classes(fn):
+    """name -> its class: names that may share memory (or hold one another, a list its arrays)
+    are in one class, decided for the whole function at once (flow-insensitive, so a class may
+    hold names that never share: it errs towards sharing). Linear in the program. The reverse
+    pass asks it of an in-place write ``a[i] = v``: a view of ``a`` made before it (``t = a.T``)
+    that the backward reads sees the write too (``reverse_saves``)."""
+    parent = {}
+
+    def find(n):
+        root = n
+        while parent.get(root, root) != root:
+            root = parent[root]
+        while parent.get(n, n) != root:  # (path compression)
+            parent[n], n = root, parent[n]
+        return root
+
+    def union(a, names):
+        for b in names:
+            ra, rb = find(a), find(b)
+            if ra != rb:
+                parent[rb] = ra
+
+    stmts = ir.walk(fn.body)
+    lists = {s.target for s in stmts if isinstance(s, ir.Append)} | {
+        s.target for s in stmts if isinstance(s, ir.Assign) and _makes_container(s.op)
+    }
+    for s in stmts:
+        if isinstance(s, ir.Assign) and (not fresh(s.op) or _makes_container(s.op)):
+            union(s.target, s.op.arg_names())
+        elif isinstance(s, ir.For):
+            union(s.target, ir.reads(s))
+        elif isinstance(s, ir.Append) or (isinstance(s, ir.SetItem) and s.target in lists):
+            union(s.target, ir.atom_names(s.value))  # a list holds the value (an array copies)
+    return find
+
+
 def _refuse_argument_write(src, w, written):
     """Refuse ``w`` where it writes into memory an argument of the function may hold."""
     a = w.target

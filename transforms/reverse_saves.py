@@ -13,6 +13,7 @@ that an iteration may read before writing it.
 from __future__ import annotations
 
 from . import ir
+from .aliasing import sharing_classes
 
 
 class Plan:
@@ -24,6 +25,7 @@ class Plan:
         self.wrt = list(wrt)
         self.reads = analysis.backward_reads() | set(self.wrt)
         self.read_sites = analysis.read_sites  # (with the reads of checkpointed loops run again)
+        self._sharing = None  # class -> the names in it the backward reads (``sharing``)
         self.shapes = analysis.shape_reads() - self.reads  # only shape and dtype are read
         # of those, the ones one expression defines, of a shape known now: never saved (``_unsaved``)
         self.unsaved = set()
@@ -40,6 +42,15 @@ class Plan:
         self.state = {}  # id(checkpointed loop) -> the names a snapshot keeps
         self.by_length = {}  # id(checkpointed loop) -> {list it only appends to: its length's name}
         self._backward = {}
+
+    def sharing(self, name):
+        """The names the backward reads that may share memory with ``name`` (itself too)."""
+        if self._sharing is None:
+            find = sharing_classes(self.fn)
+            self._find, self._sharing = find, {}
+            for n in sorted(self.reads):
+                self._sharing.setdefault(find(n), []).append(n)
+        return self._sharing.get(self._find(name), ())
 
     def has_backward(self, s):
         """Does statement ``s`` (or one inside it) have a backward?"""
@@ -95,6 +106,7 @@ class _Planner:
     def run(self):
         p = self.plan
         self._number(p.fn.body, frozenset())
+        self._read_through_views()
         p.unsaved = self._unsaved()
         self._block(p.fn.body, set(p.fn.params), set(p.fn.params), False)
         return p
@@ -153,6 +165,20 @@ class _Planner:
             if j < i or (j == i and not of_result) or loops & rloops:
                 return True
         return False
+
+    def _read_through_views(self):
+        """A write ``a[i] = v`` whose overwritten part the backward reads through another name
+        that may share ``a``'s memory (a view made before it, ``t = a.T``, ``r = a[0]``) is a
+        read of ``a`` by the backward there: ``a`` is restored where the backward passes the
+        write, and so is the name ``a`` itself where it is bound anew (a buffer allocated in
+        each trip of a loop)."""
+        p = self.plan
+        for s in ir.walk(p.fn.body):
+            if isinstance(s, ir.SetItem) and any(
+                n != s.target and self._old_value_read(n, s) for n in p.sharing(s.target)
+            ):
+                p.reads.add(s.target)
+                p.read_sites[s.target] = [*p.read_sites.get(s.target, ()), (s, False)]
 
     def _block(self, stmts, possibly, definitely, in_loop):
         p = self.plan
