@@ -13,7 +13,7 @@ from .backend import array_module
 from .errors import NonScalarOutputError, UnsupportedValueError
 from .zeros import ZERO, MapAdjoint, SeqAdjoint
 
-__all__ = ["check_scalar", "check_sequence", "check_unpack", "check_finite"]
+__all__ = ["check_scalar", "check_sequence", "check_unpack", "check_unpack_star", "check_finite"]
 
 
 def check_scalar(value, name):
@@ -56,6 +56,13 @@ def check_unpack(value, n):
     """``a, b = value`` unpacks by indexing: first check the count, as Python would."""
     if len(value) != n:
         raise ValueError(f"cannot unpack {len(value)} values into {n} targets")
+
+
+def check_unpack_star(value, n):
+    """``a, *rest, z = value`` unpacks by indexing: first check there are at least ``n`` values
+    (the targets other than the starred one), as Python would."""
+    if len(value) < n:
+        raise ValueError(f"not enough values to unpack (expected at least {n}, got {len(value)})")
 
 
 def check_finite(g, where):

@@ -12,11 +12,13 @@ no copy.
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
 from .. import fence, ir
 from ..ir import Tup
-from .syntax import AUGOPS, BINOPS, code_of, op_text
+from .syntax import AUGOPS, BINOPS, code_of, op_text, tup
 
 
 class Assignments:
@@ -38,9 +40,12 @@ class Assignments:
         elif isinstance(target, cst.Name):
             if target.value in self.dicts:
                 self._refuse_dict_value(target)
-            self._assign_expr(self._local(target.value), s.value, pos)
-        elif isinstance(target, (cst.Tuple, cst.List)) and isinstance(
-            s.value, (cst.Tuple, cst.List)
+            self._assign_expr(self._local(target.value), s.value, pos, user=target.value)
+        elif (
+            isinstance(target, (cst.Tuple, cst.List))
+            and isinstance(s.value, (cst.Tuple, cst.List))
+            and not _starred(target)
+            and not _starred(s.value)
         ):
             # a, b = b, a: evaluate every right-hand value before binding any
             self._bind_pairwise(target, self._values_pairwise(target, s.value), pos)
@@ -50,10 +55,12 @@ class Assignments:
     def _values_pairwise(self, target, value):
         """The right-hand side of ``(p, q), r = (a, b), c`` evaluated to temporaries, nested as the targets."""
         if not (
-            isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List))
+            isinstance(target, (cst.Tuple, cst.List))
+            and isinstance(value, (cst.Tuple, cst.List))
+            and not _starred(target)
+            and not _starred(value)
         ):
             return self._value_to_temp(value)
-        self._no_starred(target)
         if len(value.elements) != len(target.elements):
             fence.refuse(
                 self.src,
@@ -73,16 +80,6 @@ class Assignments:
         for el, v in zip(target.elements, values):
             self._bind_pairwise(el.value, v, pos)
 
-    def _no_starred(self, target):
-        for el in target.elements:
-            if isinstance(el, cst.StarredElement) or isinstance(el.value, cst.StarredElement):
-                fence.refuse(
-                    self.src,
-                    el,
-                    msg="starred unpacking (a, *b = ...) is not supported",
-                    hint="index the values instead: a, b = x[0], x[1:]",
-                )
-
     def _value_to_temp(self, node):
         atom = self._atom(node)
         if isinstance(atom, ir.Name):
@@ -94,31 +91,10 @@ class Assignments:
     def _assign_target(self, target, value, pos):
         """Bind ``target`` (a name, a tuple or list of targets, a subscript) to the atom ``value``."""
         if isinstance(target, cst.Name):
+            self._note_length(target.value, value)
             self._emit(ir.Assign(self._local(target.value), self._copy_op(value), pos))
         elif isinstance(target, (cst.Tuple, cst.List)):
-            self._no_starred(target)
-            value = self._named(value, pos)
-            self._emit(
-                ir.Effect(
-                    ir.text(
-                        f"{self.captures.bind('check_unpack')}({{}}, {len(target.elements)})", value
-                    ),
-                    pos,
-                )
-            )
-            for k, el in enumerate(target.elements):
-                index = ir.Index((ir.Const(k, str(k)),), False)
-                tmp_target = el.value
-                if isinstance(tmp_target, cst.Name):
-                    self._emit(
-                        ir.Assign(
-                            self._local(tmp_target.value), self._getitem_op(value, index), pos
-                        )
-                    )
-                else:
-                    tmp = self.naming.temp()
-                    self._emit(ir.Assign(tmp, self._getitem_op(value, index), pos))
-                    self._assign_target(tmp_target, ir.Name(tmp), pos)
+            self._unpack(target, value, pos)
         elif isinstance(target, cst.Subscript) and self._dict_base(target) is not None:
             self._dict_write(target, value, pos)
         elif isinstance(target, cst.Subscript):
@@ -130,6 +106,85 @@ class Assignments:
                 msg="only names, tuples of names and subscripts can be assigned to",
                 hint="attributes of objects cannot be set in a differentiated function: keep the value in a variable",
             )
+
+    def _unpack(self, target, value, pos):
+        """``a, b = value`` and ``a, *rest, z = value`` (``rest`` a list, as Python makes it).
+        The values of a literal or a helper's tuple are bound one by one, their count checked
+        now; any other value is checked when it runs (``check_unpack``) and read by index."""
+        els = target.elements
+        stars = [k for k, el in enumerate(els) if isinstance(el, cst.StarredElement)]
+        if len(stars) > 1:
+            fence.refuse(
+                self.src,
+                els[stars[1]],
+                msg="an unpacking takes at most one starred target",
+                hint="a, *rest = values",
+            )
+        n = len(els)
+        before = stars[0] if stars else n
+        after = n - before - 1 if stars else 0
+        entries = ir.entries(value)
+        if entries is not None:
+            if len(entries) != n if not stars else len(entries) < n - 1:
+                fence.refuse(
+                    self.src,
+                    target,
+                    msg=f"cannot unpack {len(entries)} values into "
+                    f"{'at least ' if stars else ''}{n - len(stars)} targets",
+                    hint="give as many targets as values (a starred target takes any left over)",
+                )
+            entries = self._kept_entries(target, entries, pos)
+            parts = entries[:before]
+            if stars:
+                parts.append(tup(entries[before : len(entries) - after], True))
+                parts.extend(entries[len(entries) - after :])
+            for el, part in zip(els, parts):
+                self._assign_target(el.value, part, pos)
+            return
+        value = self._named(value, pos)
+        check = "check_unpack" if not stars else "check_unpack_star"
+        self._emit(
+            ir.Effect(ir.text(f"{self.captures.bind(check)}({{}}, {n - len(stars)})", value), pos)
+        )
+        for k, el in enumerate(els):
+            if k < before:
+                op = self._getitem_op(value, ir.Index((ir.Const(k, str(k)),), False))
+            elif k > before:
+                j = k - n
+                op = self._getitem_op(value, ir.Index((ir.Const(j, str(j)),), False))
+            else:
+                rest = self._getitem_op(
+                    value,
+                    ir.Index(
+                        (
+                            ir.Slice(
+                                ir.Const(before, str(before)),
+                                ir.Const(-after, str(-after)) if after else None,
+                                None,
+                            ),
+                        ),
+                        False,
+                    ),
+                )
+                tmp = self.naming.temp()
+                self._emit(ir.Assign(tmp, rest, pos))
+                fn = self.captures.bind("list")
+                op = ir.Op(list, (ir.Name(tmp),), (), f"{fn}({tmp})", self._kind(list))
+            self._bind_value(el.value, op, pos)
+
+    def _kept_entries(self, target, entries, pos):
+        """``entries``, those that name a variable the unpacking ``target`` rebinds read into a
+        temporary first (``x, y = swap(x, y)``: Python evaluates every value before it binds)."""
+        bound = {self._local(n) for n in _bound_names(target)}
+        return [
+            self._value_to_temp_atom(a, pos) if isinstance(a, ir.Name) and a.id in bound else a
+            for a in entries
+        ]
+
+    def _value_to_temp_atom(self, atom, pos):
+        tmp = self.naming.temp()
+        self._emit(ir.Assign(tmp, self._copy_op(atom), pos))
+        return ir.Name(tmp)
 
     def _small_AugAssign(self, s):
         pos = self._pos(s)
@@ -171,7 +226,8 @@ class Assignments:
 
     def _setitem(self, target, value, pos):
         base, index = self._subscript_parts(target)
-        self._emit(ir.SetItem(base.id, index, value, pos))
+        # (a literal written is one value: its entries' adjoints come back through it)
+        self._emit(ir.SetItem(base.id, index, self._named(value, pos), pos))
 
     def _subscript_parts(self, node):
         if isinstance(node.value, cst.Subscript):
@@ -207,12 +263,27 @@ class Assignments:
             )
         self._assign_expr(self._local(s.target.value), s.value, self._pos(s))
 
-    def _assign_expr(self, name, value, pos):
-        """``name = value`` where value's last operation binds ``name`` directly (no extra copy)."""
+    def _note_length(self, user, value):
+        """Remember the number of entries of the literal ``value`` bound to the local ``user``
+        where it is the one value the name is ever given and its entries are never added or
+        removed in place: ``f(*args)`` then passes them one by one (``_known_entries``)."""
+        known = ir.entries(value)
+        if known is None or self.bind_counts.get(user, 0) != 1 or user in self.params:
+            return
+        if getattr(self, "_resized", None) is None:
+            self._resized = _resized_in_place(self.src.ast_fn)
+        if user not in self._resized:
+            self.lengths[self._local(user)] = len(known)
+
+    def _assign_expr(self, name, value, pos, user=None):
+        """``name = value`` where value's last operation binds ``name`` directly (no extra copy).
+        ``user``: the name as the function writes it (``name`` is as the generated code does)."""
         if type(value) is cst.IfExp:
             self._ifexp(name, value, pos)
             return
         op = self._op(value)
+        if user is not None:
+            self._note_length(user, op)
         if (
             isinstance(op, ir.Const)
             and callable(op.value)
@@ -236,7 +307,9 @@ class Assignments:
 
     def _bind_value(self, target, op, pos):
         """Bind ``target`` (a name, or a tuple to unpack) to the value of ``op``."""
-        if isinstance(target, cst.Name):
+        if isinstance(op, (ir.Name, ir.Const, Tup)):
+            self._assign_target(target, op, pos)
+        elif isinstance(target, cst.Name):
             self._emit(ir.Assign(self._local(target.value), op, pos))
         else:
             tmp = self.naming.temp()
@@ -246,3 +319,43 @@ class Assignments:
     def _bind_elem(self, target, seq, k, pos):
         """Bind ``target`` to ``seq[k]`` (a loop's element)."""
         self._bind_value(target, self._getitem_op(seq, ir.Index((ir.Name(k),), False)), pos)
+
+
+def _starred(node):
+    """Has the tuple or list ``node`` a starred entry (``a, *b``)?"""
+    return any(isinstance(el, cst.StarredElement) for el in node.elements)
+
+
+def _bound_names(target):
+    """The names an assignment target binds (a subscript's base is written into, not bound)."""
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for el in target.elements for n in _bound_names(el.value)]
+    return []
+
+
+_RESIZING = frozenset({"append", "extend", "insert", "pop", "remove", "clear"})
+
+
+def _resized_in_place(afn):
+    """Names whose value gains or loses entries in place somewhere in the ``ast`` function
+    ``afn`` (``xs.append(v)``, ``del xs[0]``, ``xs[1:] = ...``)."""
+    out = set()
+    for node in ast.walk(afn):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in _RESIZING
+            and isinstance(node.func.value, ast.Name)
+        ):
+            out.add(node.func.value.id)
+        targets = node.targets if isinstance(node, (ast.Delete, ast.Assign)) else []
+        for t in targets:
+            if (
+                isinstance(t, ast.Subscript)
+                and isinstance(t.value, ast.Name)
+                and (isinstance(node, ast.Delete) or isinstance(t.slice, ast.Slice))
+            ):
+                out.add(t.value.id)
+    return out

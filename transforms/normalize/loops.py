@@ -371,6 +371,87 @@ class Loops:
             return ir.Name(snapshot)
         return seq
 
+    def _zip_value(self, node, args, kwargs):
+        """``zip(xs, ys)`` as a value (a loop over it is ``_loop_iter``'s): the tuple of its
+        tuples where every sequence's entries are known now (a literal, a helper's tuple), else
+        a list of tuples built by a loop over the shortest sequence's length; ``zip(*pairs)``
+        transposes a sequence of sequences of any length, by two loops."""
+        from .calls import Unpacked
+
+        if kwargs:
+            fence.refuse(
+                self.src,
+                node,
+                msg="zip(...) takes its sequences only here (no strict=)",
+                hint="zip(xs, ys)",
+            )
+        pos = self._pos(node)
+        if any(isinstance(a, Unpacked) for a in args):
+            if len(args) != 1:
+                fence.refuse(
+                    self.src,
+                    node,
+                    msg="zip(*seqs) is supported with the one starred argument",
+                    hint="zip(*pairs), or zip(xs, ys) with the sequences one by one",
+                )
+            return self._transposed(args[0].atom, pos)
+        known = [ir.entries(a) for a in args]
+        if all(k is not None for k in known):
+            n = min((len(k) for k in known), default=0)
+            rows = [self._literal([k[i] for k in known], False, pos) for i in range(n)]
+            return self._literal(rows, False, pos)
+        seqs = [self._named(a, pos) for a in args]
+        result = self.naming.temp("list")
+        self._emit(ir.Assign(result, self._copy_op(tup([], True)), pos))
+        k = self.naming.temp("k")
+        with self._in_loop(), self._collecting() as body:
+            row = []
+            for q in seqs:
+                entry = self.naming.temp()
+                self._emit(
+                    ir.Assign(entry, self._getitem_op(q, ir.Index((ir.Name(k),), False)), pos)
+                )
+                row.append(ir.Name(entry))
+            self._emit(ir.Append(result, self._named(tup(row, False), pos), pos))
+        trips = self._zip_trips(seqs) if seqs else ir.Text("0")
+        self._emit(ir.For(k, self._range(trips), tuple(body), pos))
+        return ir.Name(result)
+
+    def _transposed(self, seqs, pos):
+        """``zip(*seqs)``: a list of tuples, the k-th of every sequence's k-th entries."""
+        seqs = self._named(seqs, pos)
+        result = self.naming.temp("list")
+        self._emit(ir.Assign(result, self._copy_op(tup([], True)), pos))
+        k, j = self.naming.temp("k"), self.naming.temp("k")
+        trips = ir.text(f"{self.captures.bind('shortest_entry')}({{}})", seqs)
+        with self._in_loop(), self._collecting() as body:
+            row = self.naming.temp("list")
+            self._emit(ir.Assign(row, self._copy_op(tup([], True)), pos))
+            with self._collecting() as inner:
+                seq, entry = self.naming.temp(), self.naming.temp()
+                self._emit(
+                    ir.Assign(seq, self._getitem_op(seqs, ir.Index((ir.Name(j),), False)), pos)
+                )
+                self._emit(
+                    ir.Assign(
+                        entry, self._getitem_op(ir.Name(seq), ir.Index((ir.Name(k),), False)), pos
+                    )
+                )
+                self._emit(ir.Append(row, ir.Name(entry), pos))
+            self._emit(ir.For(j, self._range_len(seqs), tuple(inner), pos))
+            fn = self.captures.bind("tuple")
+            entries = self.naming.temp()
+            self._emit(
+                ir.Assign(
+                    entries,
+                    ir.Op(tuple, (ir.Name(row),), (), f"{fn}({row})", self._kind(tuple)),
+                    pos,
+                )
+            )
+            self._emit(ir.Append(result, ir.Name(entries), pos))
+        self._emit(ir.For(k, self._range(trips), tuple(body), pos))
+        return ir.Name(result)
+
     def _expr_ListComp(self, node):
         return self._comprehension(node)
 

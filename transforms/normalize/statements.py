@@ -20,7 +20,7 @@ from dataclasses import replace
 
 import libcst as cst
 
-from sourcegrad.runtime import check_sequence, check_unpack, no_grad
+from sourcegrad.runtime import check_sequence, check_unpack, check_unpack_star, no_grad
 
 from .. import fence, ir
 from .. import rules as R
@@ -32,7 +32,7 @@ _SIDE_EFFECT_ONLY = {builtins.print, builtins.breakpoint, warnings.warn}
 _LOG_METHODS = ("debug", "info", "warning", "error", "exception", "critical", "log")
 # sourcegrad's own checks of a value (they return nothing, or raise): when the compiler reads code
 # it generated (hvp differentiates a generated jvp), they run in the forward as written
-_RUNTIME_CHECKS = {check_sequence, check_unpack}
+_RUNTIME_CHECKS = {check_sequence, check_unpack, check_unpack_star}
 
 
 class Statements:
@@ -60,7 +60,8 @@ class Statements:
         if self._local_method(func, "append"):
             if len(v.args) != 1 or v.args[0].keyword is not None or v.args[0].star:
                 fence.refuse(self.src, v, msg="append takes one value")
-            value = self._atom(v.args[0].value)
+            # (a literal appended is one value: its entries' adjoints come back through it)
+            value = self._named(self._atom(v.args[0].value), self._pos(s))
             self._emit(ir.Append(self._local(func.value.value), value, self._pos(s)))
             return
         if self._local_method(func, "extend"):
@@ -181,14 +182,21 @@ class Statements:
                 hint="return the value to differentiate: return loss",
             )
         atom = self._atom(s.value)
-        if isinstance(atom, Tup):
-            fence.refuse(
-                self.src,
-                s,
-                msg="returning a tuple is not supported yet",
-                hint="return one value (a scalar for grad, any array for vjp)",
-            )
-        self._emit(ir.Return(atom, self._pos(s)))
+        pos = self._pos(s)
+        if isinstance(atom, Tup) and self.parent is None:
+            # a helper's tuple is its caller's values (inline.py); the function's own is its value
+            if self.options.get("mode") == "value_and_grad":
+                fence.refuse(
+                    self.src,
+                    s,
+                    msg=f"{self.fn.__qualname__} returns a tuple of {len(atom)} values, but grad "
+                    "differentiates one scalar value",
+                    hint="return the loss alone; or differentiate with has_aux=True and return "
+                    "(loss, aux), aux coming back with no gradient; or use sourcegrad.vjp, whose "
+                    "pullback takes one cotangent per value",
+                )
+            atom = self._named(atom, pos)
+        self._emit(ir.Return(atom, pos))
 
     def _small_Assert(self, s):
         """``assert`` runs in the forward as written; its condition is never differentiated."""
