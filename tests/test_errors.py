@@ -101,7 +101,6 @@ CATALOGUE = [
     R("with_errstate", US, "no_grad", 109, "with"),
     R("with_no_grad_uncalled", US, "no_grad", 115, "with"),
     R("class_inside", US, "class", 121, "class"),
-    R("del_stmt", US, "del", 128, "del"),
     R("import_inside", US, "import", 133, "import"),
     R("from_import_inside", US, "import", 138, "from"),
     R("bare_raise", US, "bare raise", 144, "raise"),
@@ -494,6 +493,7 @@ NEVER_WRONG = [
     Either("nested_list_starred", B.nested_list_starred, (X,)),
     Either("starred_target", B.starred_target, (X,)),
     Either("starred_target_literal", B.starred_target_literal, (X,)),
+    Either("del_stmt", B.del_stmt, (X,)),
 ]
 
 

@@ -107,6 +107,7 @@ class Normalizer(Inlining, Calls, Attributes, Dicts, Loops, Assignments, Stateme
         self.naming = Naming(finder.all_names | set(self.params))
         self.naming.root_locals = self.locals
         self.lengths = {}  # a name bound to a tuple or list literal -> its number of entries
+        self.deleted = set()  # the names (as the generated code spells them) after ``del name``
         self.extra_ns = {}  # names the generated code needs beyond the user's globals
         self.inlining = [self.fn]
         # (the gradient's ``finalize`` also rebuilds dataclasses, namedtuples and registered objects)
@@ -120,6 +121,7 @@ class Normalizer(Inlining, Calls, Attributes, Dicts, Loops, Assignments, Stateme
         """The state of a helper's normalizer: its parent's naming, namespace and captures."""
         self.naming = parent.naming
         self.lengths = parent.lengths
+        self.deleted = parent.deleted  # (a local def reads the enclosing function's names)
         self.extra_ns = parent.extra_ns
         self.captures = parent.captures
         self.inlining = parent.inlining + [self.fn]

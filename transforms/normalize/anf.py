@@ -69,6 +69,8 @@ class ANF:
         """Append ``stmt`` to the current block (with no gradient inside ``with no_grad()``)."""
         if self.no_grad:
             stmt = self._without_gradient(stmt)
+        if self.deleted and type(stmt) is ir.Assign:
+            self.deleted.discard(stmt.target)  # bound again after a del
         self.block.append(stmt)
 
     def _pos(self, node):
@@ -124,10 +126,22 @@ class ANF:
         rename.update({p: a.render() for p, a in self.subst.items()})
         return code_of(node.visit(Renamer(rename)))
 
+    def _refuse_deleted(self, node):
+        fence.refuse(
+            self.src,
+            node,
+            msg=f"{node.value!r} is read after `del {node.value}`: Python would raise NameError",
+            hint=f"read {node.value} before the del, or bind it again first",
+        )
+
     def _kept(self, node):
         """``_text`` of an expression kept as written (a condition, a range, what ``print``
         prints), with the local names it reads."""
         names = set()
+        if self.deleted:
+            gone = {n for n in names_read(node) if self._local(n) in self.deleted}
+            if gone:
+                self._refuse_deleted(find_name(node, gone) or node)
         for n in names_read(node):
             a = self.subst.get(n)
             names.update(ir.atom_names(a) if a is not None else (self.rename.get(n, n),))
@@ -203,6 +217,8 @@ class ANF:
         if n in self.dicts:
             self._refuse_dict_value(node)
         if n in self.locals:
+            if self.deleted and self._local(n) in self.deleted:
+                self._refuse_deleted(node)
             return ir.Name(self._local(n))
         # a module-level or closure value: read as written, never differentiated
         return ir.Const(self._static_value(node), self._text(node))

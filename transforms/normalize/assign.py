@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 
 import libcst as cst
+import numpy as np
 
 from .. import fence, ir
 from ..ir import Tup
@@ -48,18 +49,27 @@ class Assignments:
             and not _starred(s.value)
         ):
             # a, b = b, a: evaluate every right-hand value before binding any
-            self._bind_pairwise(target, self._values_pairwise(target, s.value), pos)
+            written = _written_bases(target)
+            self._bind_pairwise(target, self._values_pairwise(target, s.value, written), pos)
         else:
             self._assign_target(target, self._atom(s.value), pos)
 
-    def _values_pairwise(self, target, value):
-        """The right-hand side of ``(p, q), r = (a, b), c`` evaluated to temporaries, nested as the targets."""
+    def _values_pairwise(self, target, value, written):
+        """The right-hand side of ``(p, q), r = (a, b), c`` evaluated to temporaries, nested as
+        the targets (``written``: the arrays the targets write into, by subscript)."""
         if not (
             isinstance(target, (cst.Tuple, cst.List))
             and isinstance(value, (cst.Tuple, cst.List))
             and not _starred(target)
             and not _starred(value)
         ):
+            if (
+                type(value) is cst.Subscript
+                and type(value.value) is cst.Name
+                and value.value.value in written
+                and self._dict_base(value) is None
+            ):
+                return self._entry_copy(value)
             return self._value_to_temp(value)
         if len(value.elements) != len(target.elements):
             fence.refuse(
@@ -70,8 +80,23 @@ class Assignments:
                 hint="give as many targets as values",
             )
         return [
-            self._values_pairwise(t.value, v.value) for t, v in zip(target.elements, value.elements)
+            self._values_pairwise(t.value, v.value, written)
+            for t, v in zip(target.elements, value.elements)
         ]
+
+    def _entry_copy(self, node):
+        """``y[1]`` of ``y[0], y[1] = y[1], y[0]``, read before either write: an element, which
+        the swap copies (a row, a view Python would read after the first write, is refused when
+        it runs: ``check_entry_read``)."""
+        pos = self._pos(node)
+        entry = self._atom(node)
+        where = f"{pos.filename.rsplit('/', 1)[-1]}:{pos.line}"
+        check = self.captures.bind("check_entry_read")
+        self._emit(ir.Effect(ir.text(f"{check}({{}}, {where!r})", entry), pos))
+        tmp = self.naming.temp()
+        text = f"{self.captures.bind('np')}.copy({entry.render()})"
+        self._emit(ir.Assign(tmp, ir.Op(np.copy, (entry,), (), text, self._kind(np.copy)), pos))
+        return ir.Name(tmp)
 
     def _bind_pairwise(self, target, values, pos):
         if not isinstance(values, list):
@@ -324,6 +349,15 @@ class Assignments:
 def _starred(node):
     """Has the tuple or list ``node`` a starred entry (``a, *b``)?"""
     return any(isinstance(el, cst.StarredElement) for el in node.elements)
+
+
+def _written_bases(target):
+    """The local names a target writes into by subscript (``y`` of ``y[0], y[1] = ...``)."""
+    if type(target) is cst.Subscript and type(target.value) is cst.Name:
+        return {target.value.value}
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return set().union(*(_written_bases(el.value) for el in target.elements))
+    return set()
 
 
 def _bound_names(target):

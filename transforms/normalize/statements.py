@@ -20,7 +20,13 @@ from dataclasses import replace
 
 import libcst as cst
 
-from sourcegrad.runtime import check_sequence, check_unpack, check_unpack_star, no_grad
+from sourcegrad.runtime import (
+    check_entry_read,
+    check_sequence,
+    check_unpack,
+    check_unpack_star,
+    no_grad,
+)
 
 from .. import fence, ir
 from .. import rules as R
@@ -32,7 +38,7 @@ _SIDE_EFFECT_ONLY = {builtins.print, builtins.breakpoint, warnings.warn}
 _LOG_METHODS = ("debug", "info", "warning", "error", "exception", "critical", "log")
 # sourcegrad's own checks of a value (they return nothing, or raise): when the compiler reads code
 # it generated (hvp differentiates a generated jvp), they run in the forward as written
-_RUNTIME_CHECKS = {check_sequence, check_unpack, check_unpack_star}
+_RUNTIME_CHECKS = {check_sequence, check_unpack, check_unpack_star, check_entry_read}
 
 
 class Statements:
@@ -247,7 +253,9 @@ class Statements:
     def _stmt_If(self, s):
         pos = self._pos(s)
         test = self._test(s.test)
+        before = set(self.deleted)
         body = tuple(self._block(s.body))
+        after_body, self.deleted = self.deleted, before
         orelse = ()
         if isinstance(s.orelse, cst.If):  # elif
             with self._collecting() as orelse:
@@ -255,7 +263,41 @@ class Statements:
             orelse = tuple(orelse)
         elif isinstance(s.orelse, cst.Else):
             orelse = tuple(self._block(s.orelse.body))
+        self.deleted |= after_body  # deleted on either path: not read after the if
         self._emit(ir.If(test, body, orelse, pos))
+
+    def _small_Del(self, s):
+        """``del name`` of a local (a later read is refused, as Python would raise NameError)
+        and ``del d["k"]`` of a local dict literal's entry; nothing runs. Inside a loop, where a
+        later iteration could read what an earlier one deleted, it is refused."""
+        if self._loop_depth:
+            fence.refuse(
+                self.src,
+                s,
+                msg="del inside a loop is not supported",
+                hint="let the variable go out of use, or bind it again instead",
+            )
+        target = s.target
+        items = [el.value for el in target.elements] if isinstance(target, cst.Tuple) else [target]
+        for t in items:
+            if type(t) is cst.Name and t.value in self.locals and t.value not in self.dicts:
+                self._expr_Name(t)  # (deleting a name never bound, or deleted, is refused)
+                self.deleted.add(self._local(t.value))
+            elif type(t) is cst.Subscript and self._dict_base(t) is not None:
+                name = self._dict_entry(t, read=True)  # (its key must be written)
+                self.dict_keys[self._dict_base(t)].discard(
+                    next(k for k, v in self.dicts[self._dict_base(t)].items() if v == name)
+                )
+            else:
+                fence.refuse(
+                    self.src,
+                    t,
+                    kind="Del",
+                    msg="del deletes a local variable or an entry of a local dict literal "
+                    "here; a list's or an array's entries cannot be deleted in place",
+                    hint="build a new value without the entry: xs[:i] + xs[i + 1:], or "
+                    "np.delete(x, i) for an array",
+                )
 
     def _stmt_While(self, s):
         if s.orelse is not None:
