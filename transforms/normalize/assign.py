@@ -29,8 +29,12 @@ class Assignments:
         pos = self._pos(s)
         if len(s.targets) > 1:
             value = self._atom(s.value)
-            for t in s.targets:
-                self._assign_target(t.target, value, pos)
+            self._shared_value = True  # (each target reads it: no temporary is renamed)
+            try:
+                for t in s.targets:
+                    self._assign_target(t.target, value, pos)
+            finally:
+                self._shared_value = False
             return
         target = s.targets[0].target
         # (type(x) is: isinstance with a libcst class, an ABC, costs ten times more when false)
@@ -163,8 +167,10 @@ class Assignments:
             if stars:
                 parts.append(tup(entries[before : len(entries) - after], True))
                 parts.extend(entries[len(entries) - after :])
-            for el, part in zip(els, parts):
-                self._assign_target(el.value, part, pos)
+            for k, (el, part) in enumerate(zip(els, parts)):
+                later = {n for p in parts[k + 1 :] for n in ir.atom_names(p)}
+                if not (type(el.value) is cst.Name and self._bind_fresh(el.value, part, later)):
+                    self._assign_target(el.value, part, pos)
             return
         value = self._named(value, pos)
         check = "check_unpack" if not stars else "check_unpack_star"
@@ -196,6 +202,38 @@ class Assignments:
                 fn = self.captures.bind("list")
                 op = ir.Op(list, (ir.Name(tmp),), (), f"{fn}({tmp})", self._kind(list))
             self._bind_value(el.value, op, pos)
+
+    def _bind_fresh(self, target, value, later):
+        """Bind the name ``target`` to ``value`` by renaming: where ``value`` is a temporary
+        assigned in this block, read by nothing after (``later``: names the rest of the
+        unpacking reads), and nothing after reads or writes ``target``, its assignment binds
+        ``target`` instead (``a, b = f(x)`` reads ``a = np.sin(x)``, not ``a = _t0``)."""
+        if (
+            not isinstance(value, ir.Name)
+            or value.id not in self.naming.temps
+            or value.id in later
+            or getattr(self, "_shared_value", False)
+        ):
+            return False
+        name = self._local(target.value)
+        for k in range(len(self.block) - 1, max(len(self.block) - 16, 0) - 1, -1):
+            s = self.block[k]
+            if type(s) is ir.Assign and s.target == value.id:
+                break
+        else:
+            return False
+        if s.inplace or any(
+            value.id in ir.reads(t) or name in ir.reads(t) or name in _writes(t)
+            for t in ir.walk(self.block[k + 1 :])
+        ):
+            return False
+        if self._loop_depth and any(value.id in ir.reads(t) for t in ir.walk(self.block[:k])):
+            return False  # (read by the next iteration before it is assigned)
+        self.block[k] = ir.Assign(name, s.op, s.pos, node=s.node)
+        self.deleted.discard(name)
+        if value.id in self.lengths:
+            self.lengths[name] = self.lengths[value.id]
+        return True
 
     def _kept_entries(self, target, entries, pos):
         """``entries``, those that name a variable the unpacking ``target`` rebinds read into a
@@ -349,6 +387,13 @@ class Assignments:
 def _starred(node):
     """Has the tuple or list ``node`` a starred entry (``a, *b``)?"""
     return any(isinstance(el, cst.StarredElement) for el in node.elements)
+
+
+def _writes(s):
+    """The names statement ``s`` binds or writes into."""
+    if type(s) in (ir.Assign, ir.SetItem, ir.Append, ir.For):
+        return {s.target}
+    return set()
 
 
 def _written_bases(target):
