@@ -340,6 +340,36 @@ def zip_of_two_sequences(x):
     return np.sum(z[0][0] * z[1][1] + z[1][0])
 
 
+def loop_with_a_starred_target(x):
+    rows = [(x, 1.0, 2.0), (np.sin(x), 3.0, 4.0)]
+    total = 0.0
+    for a, *rest in rows:
+        total = total + np.sum(a) * rest[1]
+    return total
+
+
+def loop_over_zip_of_pairs(x):
+    pairs = [(x, 1.0), (x * 2.0, 2.0), (np.sin(x), 3.0)]
+    total = 0.0
+    for a, b, c in zip(*pairs):
+        total = total + np.sum(a * b * c)
+    return total
+
+
+def loop_over_enumerate_zip_of_pairs(x):
+    pairs = [(x, 1.0), (np.cos(x), 2.0)]
+    total = 0.0
+    for i, (a, b) in enumerate(zip(*pairs)):
+        total = total + np.sum(a * b) * (i + 1)
+    return total
+
+
+def comprehension_with_a_starred_target(x):
+    triples = [(x, 1.0, 5.0), (x * 2.0, 2.0, 6.0)]
+    firsts = [a for a, *_ in triples]
+    return np.sum(firsts[1] * np.tanh(firsts[0]))
+
+
 def appended_tuple_literal(x):
     out = []
     out.append((np.tanh(x), 2.0))
@@ -397,6 +427,10 @@ FORMS = [
     (zip_of_pairs, (X,)),
     (zip_of_appended_pairs, (X,)),
     (zip_of_two_sequences, (X,)),
+    (loop_with_a_starred_target, (X,)),
+    (loop_over_zip_of_pairs, (X,)),
+    (loop_over_enumerate_zip_of_pairs, (X,)),
+    (comprehension_with_a_starred_target, (X,)),
     (appended_tuple_literal, (X,)),
     (tuple_literal_written_into_a_list, (X,)),
 ]

@@ -173,7 +173,7 @@ class Loops:
         callee = self._static_callee(it.func) if isinstance(it, cst.Call) else None
         if callee is builtins.enumerate:
             return self._enumerate_loop(it, target, s, pos, enter)
-        if callee is builtins.zip:
+        if callee is builtins.zip and not any(a.star for a in it.args):
             seqs = self._zip_operands(it, target, s, pos)
             enter()
             k = self.naming.temp("k")
@@ -210,7 +210,11 @@ class Loops:
                 hint="for i, x in enumerate(xs): and add the offset to i in the body",
             )
         inner = it.args[0].value
-        if isinstance(inner, cst.Call) and self._static_callee(inner.func) is builtins.zip:
+        if (
+            isinstance(inner, cst.Call)
+            and self._static_callee(inner.func) is builtins.zip
+            and not any(a.star for a in inner.args)
+        ):
             # enumerate(zip(xs, ys))
             seqs = self._zip_operands(inner, value_target, s, pos)
             enter()
