@@ -1,9 +1,11 @@
 """Assignments: plain, chained, unpacking, augmented, annotated, and into subscripts.
 
 Expects: the walk of ``anf`` and its state. Guarantees: every assignment binds one name (an
-``Assign``) or writes one subscript of a local array (a ``SetItem``); tuple unpacking is
-indexing after a ``check_unpack`` of the value (``a, b = b, a`` evaluates every value before it
-binds any); ``x += v`` is ``x = x + v`` marked ``inplace`` (``aliasing.py`` refuses it where
+``Assign``) or writes one subscript of a local array (a ``SetItem``); unpacking a literal or a
+helper's tuple binds its values one by one (their count checked now), any other value is
+indexed after a ``check_unpack`` of it (``check_unpack_star`` with a starred target, which gets
+a list); every value is evaluated before any target is bound (``a, b = b, a``; ``y[0], y[1] =
+y[1], y[0]`` copies the elements it reads, ``check_entry_read``); ``x += v`` is ``x = x + v`` marked ``inplace`` (``aliasing.py`` refuses it where
 another name sees ``x``'s array), and so is ``d["k"] += v`` of a local dict's entry; ``a[i] += v``
 is a read, an operation and a ``SetItem`` marked ``augmented`` (a list's entry is updated in
 place too); a value whose last operation makes a fresh temporary binds the target directly, with

@@ -6,7 +6,12 @@ one ``Op`` whose ``key`` is what its adjoint is looked up by: a library function
 an array method (its numpy function), a ``sourcegrad.Function`` (its own backward), or a
 gradient made by sourcegrad (its second derivatives); a call of the user's own function, a
 local def or lambda, ``self.method`` or a module-level object's ``model.method`` is inlined
-(``inline``). ``out=``, ``*args`` and in-place array methods are refused.
+(``inline``). ``f(*seq)`` passes the entries of ``seq`` one by one where their number is known
+now (a literal, a helper's tuple, a name bound once to a literal); otherwise the call runs as
+written with no gradient (``np.random.rand(*x.shape)``), ``x.reshape(*shape)`` is
+``x.reshape(shape)``, and a call that needs its arguments one by one (a rule, an inlined
+function) is refused. ``f(**d)`` passes the entries of a dict literal, a local dict literal or a
+dict known now. ``out=`` and in-place array methods are refused.
 """
 
 from __future__ import annotations

@@ -3,7 +3,10 @@
 
 Expects: the walk of ``anf`` and its state. Guarantees: the callee's body is lowered by a child
 ``Normalizer`` sharing this one's naming, captures and namespace, its exits lowered
-(``exits.py``) so its one ``Return`` gives the call's value, its locals renamed to fresh names,
+(``exits.py``) so its one ``Return`` gives the call's value (a tuple it returns is the literal
+of its atoms, one variable per value where several returns give tuples, which the caller
+unpacks, indexes or passes on with no tuple made); its ``*args`` is the literal of the atoms it
+takes, its ``**kwargs`` a local dict; its locals renamed to fresh names,
 and what it captures read live (``captures.py``); a parameter the callee never rebinds reads
 the caller's atom itself (``subst``). Recursion, calls nested deeper than ``MAX_INLINE_DEPTH``
 and a local function used other than by calling it are refused.

@@ -6,7 +6,10 @@ local list's ``append``/``extend`` (``Append`` statements), ``np.<ufunc>.at`` (a
 ``Assign``), ``print``, ``breakpoint``, ``warnings.warn``, a logger's methods or one of
 sourcegrad's own checks (an ``Effect``), and any other is refused; ``break``/``continue`` appear
 only inside loops (``exits.py`` lowers them); inside ``with no_grad():`` every operation is
-non-differentiable.
+non-differentiable. A helper's ``return a, b`` gives its caller the tuple's atoms (``inline``);
+the compiled function's own tuple is its value (refused for ``grad``, which needs one scalar).
+``del name`` makes a later read of the name a compile-time error until it is bound again;
+``del d["k"]`` forgets a local dict's entry; nothing runs for either.
 """
 
 from __future__ import annotations
@@ -132,7 +135,12 @@ class Statements:
         """``np.add.at(buf, idx, v)`` updates ``buf`` in place: ``buf = add_at(buf, idx, v)``,
         refused as ``buf += v`` is where another name sees ``buf`` (``aliasing.py``)."""
         args, kwargs = self._call_args(call)
-        if kwargs or len(args) != 3 or not isinstance(args[0], ir.Name):
+        if (
+            kwargs
+            or len(args) != 3
+            or not isinstance(args[0], ir.Name)
+            or not all(isinstance(a, (ir.Name, ir.Const, Tup)) for a in args)
+        ):
             fence.refuse(
                 self.src,
                 call,
