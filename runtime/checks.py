@@ -18,6 +18,7 @@ __all__ = [
     "check_sequence",
     "check_unpack",
     "check_unpack_star",
+    "check_star_length",
     "check_entry_read",
     "check_finite",
 ]
@@ -76,6 +77,18 @@ def check_unpack_star(value, n):
     (the targets other than the starred one), as Python would."""
     if len(value) < n:
         raise ValueError(f"not enough values to unpack (expected at least {n}, got {len(value)})")
+
+
+def check_star_length(value, n, written):
+    """``f(*args)`` (``written``) is compiled to pass ``n`` values, the length of the literal the
+    name was bound to: refuse a value that gained or lost entries since (in place, through
+    another name or a function it was passed to), which Python would pass in full."""
+    if len(value) != n:
+        raise UnsupportedValueError(
+            f"{written} unpacks {len(value)} values here, but the function was compiled for the "
+            f"{n} of the literal the name is bound to (its length changed in place since): pass "
+            "the values one by one, or unpack a new tuple"
+        )
 
 
 def check_entry_read(value, where):

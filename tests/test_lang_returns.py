@@ -614,11 +614,27 @@ def test_a_swap_of_rows_is_refused_when_it_runs():
 def test_a_star_of_the_wrong_length_when_it_runs_is_refused():
     def grows(x):
         args = [x, x]
-        _grow(args)
-        return np.sum(_scale(*args))
+        more = _grow(args)  # (the helper appends to the list args names)
+        return np.sum(_scale(*args)) + len(more)
 
-    with pytest.raises((SourcegradError, ValueError)):
-        sg.grad(grows)(V)
+    with pytest.raises(SourcegradError, match="'args' may share memory with 'xs'"):
+        sg.grad(grows)(V)  # (refused where the helper grows the list another name reads)
+    from sourcegrad.runtime import check_star_length
+
+    check_star_length([1.0, 2.0], 2, "*args")
+    with pytest.raises(UnsupportedValueError, match=r"\*args unpacks 3 values here"):
+        check_star_length([1.0, 2.0, 3.0], 2, "*args")
+
+
+def grows_through_a_helper(x):
+    xs = [x * 2.0]
+    ys = _grow(xs)
+    return np.sum(ys[0] * ys[1])
+
+
+def test_a_helper_growing_a_list_argument():
+    # the helper appends to the caller's list, as Python does (once a NameError)
+    check(grows_through_a_helper, (X,))
 
 
 def _grow(xs):

@@ -312,8 +312,9 @@ class ANF:
         n = self.lengths.get(atom.id)
         if n is None:
             return None
-        check = self.captures.bind("check_unpack")
-        self._emit(ir.Effect(ir.text(f"{check}({{}}, {n})", atom), pos))
+        check = self.captures.bind("check_star_length")
+        written = f"*{atom.id}"
+        self._emit(ir.Effect(ir.text(f"{check}({{}}, {n}, {written!r})", atom), pos))
         out = []
         for k in range(n):
             tmp = self.naming.temp()

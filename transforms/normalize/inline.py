@@ -42,9 +42,17 @@ class _LocalSource:
 
 
 def _written_into(afn):
-    """Names an ``ast`` function assigns into by subscript (``u[0] = 0.0``, ``u[i] += v``)."""
+    """Names an ``ast`` function assigns into by subscript (``u[0] = 0.0``, ``u[i] += v``) or
+    grows in place (``xs.append(v)``, ``xs.extend(vs)``)."""
     out = set()
     for node in ast.walk(afn):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("append", "extend")
+            and isinstance(node.func.value, ast.Name)
+        ):
+            out.add(node.func.value.id)
         targets = (
             node.targets
             if isinstance(node, ast.Assign)

@@ -26,6 +26,7 @@ import libcst as cst
 from sourcegrad.runtime import (
     check_entry_read,
     check_sequence,
+    check_star_length,
     check_unpack,
     check_unpack_star,
     no_grad,
@@ -41,7 +42,13 @@ _SIDE_EFFECT_ONLY = {builtins.print, builtins.breakpoint, warnings.warn}
 _LOG_METHODS = ("debug", "info", "warning", "error", "exception", "critical", "log")
 # sourcegrad's own checks of a value (they return nothing, or raise): when the compiler reads code
 # it generated (hvp differentiates a generated jvp), they run in the forward as written
-_RUNTIME_CHECKS = {check_sequence, check_unpack, check_unpack_star, check_entry_read}
+_RUNTIME_CHECKS = {
+    check_sequence,
+    check_unpack,
+    check_unpack_star,
+    check_star_length,
+    check_entry_read,
+}
 
 
 class Statements:
