@@ -88,6 +88,60 @@ def _three(x):
     return x, x * 2.0, x * 3.0
 
 
+class _Layer:
+    def __init__(self, scale):
+        self.scale = scale
+
+    def split(self, z):
+        return np.tanh(z), z * self.scale
+
+    def forward(self, x):
+        h, lin = self.split(x)
+        return np.sum(h * lin)
+
+    def scaled(self, x, *scales):
+        return x * scales[0], x * scales[1]
+
+
+LAYER = _Layer(0.5)
+
+
+def returns_from_a_method_on_self(x):
+    return LAYER.forward(x)
+
+
+def returns_from_a_method(x):
+    a, b = LAYER.split(x)
+    c, d = LAYER.scaled(x, 2.0, 3.0)
+    return np.sum(a + b * c * d)
+
+
+def returns_looped_over(x):
+    total = 0.0
+    for v in _sin_cos(x):
+        total = total + np.sum(v * v)
+    return total
+
+
+def returns_stacked_and_summed(x):
+    return np.sum(np.stack(_sin_cos(x))) + np.sum(sum(_sin_cos(x) * 2)) + len(_sin_cos(x))
+
+
+def returns_in_a_conditional_expression(x):
+    a, b = _sin_cos(x) if np.sum(x) > 0.0 else (x, x * 2.0)
+    return np.sum(a * b)
+
+
+def returns_concatenated(x):
+    t = _sin_cos(x) + (x,)
+    return np.sum(t[2] * t[0])
+
+
+def returns_in_a_list(x):
+    ps = [_sin_cos(x), _sin_cos(x * 2.0)]
+    return np.sum(ps[1][0] * ps[0][1])
+
+
 def returns_pair(x):
     a, b = _sin_cos(x)
     return np.sum(a * b)
@@ -383,6 +437,14 @@ def tuple_literal_written_into_a_list(x):
 
 
 FORMS = [
+    (returns_from_a_method_on_self, (X,)),
+    (returns_from_a_method, (X,)),
+    (returns_looped_over, (X,)),
+    (returns_stacked_and_summed, (X,)),
+    (returns_in_a_conditional_expression, (X,)),
+    (returns_in_a_conditional_expression, (-X,)),
+    (returns_concatenated, (X,)),
+    (returns_in_a_list, (X,)),
     (returns_pair, (X,)),
     (returns_indexed, (X,)),
     (returns_nested, (X,)),
