@@ -322,6 +322,14 @@ def _forwards(x, *args, **kw):
     return _scale(x, *args, **kw)
 
 
+def _options(x, **kw):
+    return x * kw.get("scale", 1.0) + kw.get("shift", 0.5)
+
+
+def star_kwargs_read_with_get(x):
+    return np.sum(_options(x, scale=3.0) * _options(x))
+
+
 def star_tuple_literal(x):
     return np.sum(_scale(*(x, x)))
 
@@ -475,6 +483,7 @@ FORMS = [
     (deleted_dict_entry, (X,)),
     (deleted_on_one_branch, (X,)),
     (deleted_on_one_branch, (-X,)),
+    (star_kwargs_read_with_get, (X,)),
     (star_tuple_literal, (X,)),
     (star_local_tuple_and_dict, (X,)),
     (star_dict_literal, (X,)),
@@ -630,6 +639,15 @@ def del_list_entry(x):
     return np.sum(xs[0])
 
 
+def get_of_a_dict_written(x):
+    return np.sum(_get_written(x, a=2.0))
+
+
+def _get_written(x, **kw):
+    kw["b"] = x
+    return kw.get("b", 1.0)  # E
+
+
 def zip_strict(x):
     a, b = zip([x, x], [x, x], strict=True)  # E
     return np.sum(a[0])
@@ -645,6 +663,7 @@ REFUSED = [
     (del_in_a_loop, (V,), "del inside a loop", "del"),
     (del_list_entry, (V,), "cannot be deleted in place", "xs[0]"),
     (zip_strict, (V,), "no strict=", "zip("),
+    (get_of_a_dict_written, (V,), "whose entries no statement writes", "kw.get"),
 ]
 
 
