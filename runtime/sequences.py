@@ -26,12 +26,19 @@ __all__ = [
     "extremum_entries",
     "unstack_entries",
     "sequence_copy_adjoint",
+    "shortest_entry",
 ]
 
 
 def concat_sequences(a, b):
     """``a + b`` of two lists or tuples (concatenation)."""
     return a + b
+
+
+def shortest_entry(seqs):
+    """The length of the shortest sequence in ``seqs`` (0 for none): how many tuples
+    ``zip(*seqs)`` makes."""
+    return builtins.min((len(q) for q in seqs), default=0)
 
 
 def repeat_sequence(a, b):

@@ -101,13 +101,11 @@ CATALOGUE = [
     R("with_errstate", US, "no_grad", 109, "with"),
     R("with_no_grad_uncalled", US, "no_grad", 115, "with"),
     R("class_inside", US, "class", 121, "class"),
-    R("del_stmt", US, "del", 128, "del"),
     R("import_inside", US, "import", 133, "import"),
     R("from_import_inside", US, "import", 138, "from"),
     R("bare_raise", US, "bare raise", 144, "raise"),
     R("assert_walrus", US, ":=", 149, "n :="),
     R("match_stmt", US, "match", 154, "match"),
-    R("nested_def_star", US, "*args", 163, "*t"),
     R("for_else", US, "for/else", 172, "else"),
     R("while_else", US, "while/else", 183, "else"),
     R("unreachable_after_return", US, "never run", 190, "y = x"),
@@ -128,8 +126,6 @@ CATALOGUE = [
     R("dict_comp", US, "dict comprehension", 264, "{i:"),
     R("dict_literal", US, "dict literal", 269, "0: x}"),
     R("set_literal", US, "set literal", 274, "{1.0"),
-    R("star_args_call", US, "unpacking", 280, "*xs"),
-    R("double_star_call", US, "unpacking", 285, "**{"),
     R("fstring_value", US, "f-string", 290, 'f"'),
     R("chained_comparison", US, "chained comparison", 295, "0.0 <"),
     R("and_value", US, "and/or", 300, "(x > 0.0) and"),
@@ -137,7 +133,6 @@ CATALOGUE = [
     R("in_value", US, "`in`", 310, "0.0 in"),
     R("lshift_value", US, "<<", 315, "x.ndim <<"),
     R("ellipsis_value", US, "...", 320, "..."),
-    R("nested_list_starred", US, "unpacking", 325, "*x"),
     R("tuple_in_index", US, "tuple inside an index", 330, "0, 1)"),
     # ---- parameters ------------------------------------------------------------------------------
     R("star_params", US, "*args", 341, "*rest"),
@@ -146,8 +141,6 @@ CATALOGUE = [
     R("posonly_params", US, "positional-only", 353, run=grad_of("posonly_params", X, X)),
     R("varargs_only", US, "*args", 357, "*xs"),
     # ---- assignment targets ----------------------------------------------------------------------
-    R("starred_target", US, "starred", 364, "*b"),
-    R("starred_target_literal", US, "starred", 369, "*b"),
     R("attribute_assign", US, "assigned to", 375, "y.a"),
     R("shape_assign", US, "assigned to", 381, "y.shape"),
     R("global_subscript_assign", US, "local variable", 386, "G[0]"),
@@ -493,6 +486,14 @@ NEVER_WRONG = [
     # is read by index
     Either("indices_above", B.indices_above, (X,)),
     Either("loop_over_global_constant", B.loop_over_global_constant, (X,)),
+    # *args and **kwargs known when compiling, a helper's *args, starred targets
+    Either("nested_def_star", B.nested_def_star, (X,)),
+    Either("star_args_call", B.star_args_call, (X,)),
+    Either("double_star_call", B.double_star_call, (X,)),
+    Either("nested_list_starred", B.nested_list_starred, (X,)),
+    Either("starred_target", B.starred_target, (X,)),
+    Either("starred_target_literal", B.starred_target_literal, (X,)),
+    Either("del_stmt", B.del_stmt, (X,)),
 ]
 
 

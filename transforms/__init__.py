@@ -66,7 +66,7 @@ def compile_gradient(
     of ``runtime.jit.STAND_INS`` bound for ``reversed``, ``finalize`` and ``check_scalar``."""
     with _stages(fn) as stage:
         src, normalizer, irfn, analysis = _front(
-            stage, fn, wrt, unroll, signature, AuxNormalizer if has_aux else Normalizer
+            stage, fn, wrt, unroll, signature, AuxNormalizer if has_aux else Normalizer, mode
         )
         bind = normalizer.captures.bind
         stage.name = "checkpoints"
@@ -146,13 +146,14 @@ def compile_jvp(fn, wrt, unroll=8, tangent_first=False, jit=False):
         )
 
 
-def _front(stage, fn, wrt, unroll, signature, normalizer_class):
+def _front(stage, fn, wrt, unroll, signature, normalizer_class, mode=None):
     """The passes both modes share, in order: source, normalize, exits, sequences, bind, shapes
-    (with a ``signature``), analyze, gate, aliasing. Returns (source, normalizer, IR, analysis)."""
+    (with a ``signature``), analyze, gate, aliasing. Returns (source, normalizer, IR, analysis).
+    ``mode``: the compile's (``value_and_grad`` refuses a function returning a tuple literal)."""
     stage.name = "source"
     src = get_source(fn)
     stage.name = "normalize"
-    normalizer = normalizer_class(src, options={"unroll": unroll})
+    normalizer = normalizer_class(src, options={"unroll": unroll, "mode": mode})
     body = normalizer.lower()
     stage.name = "exits"
     irfn = normalizer.function(exits.lower_function(body, normalizer.naming))

@@ -1014,7 +1014,46 @@ class Generator:
         for h in reversed(helpers):  # defined after the caller; later helpers call earlier ones
             parts += ["", "", h.source]
         rebind = {"SCALE": -scale / 2.0, "TRIPS": (trips + 1) % (TRIPS_MAX + 1)}
+        parts = self.tuple_helper(parts)
         return Program("\n".join(parts) + "\n", self.n, set(self.features), self.r, rebind)
+
+    # ---- a helper returning a tuple, unpacked where f calls it (a self-contained block) ----
+
+    def tuple_helper(self, parts):
+        """``parts`` (the module's lines), with some chance with a helper ``pair(a, b)`` returning
+        three values (computed ones, one of its own arguments, a Python float; from one return
+        or one per branch), called by ``f`` just before its last return and unpacked there (plain,
+        starred or indexed), its values added to the result. Drawn after the rest of the program,
+        so the programs drawn before it are unchanged."""
+        if not self.c.chance(0.3):
+            return parts
+        first = self.c.choice(["np.tanh(a * b)", "np.sin(a) * b", "a"])
+        second = self.c.choice(["np.cos(b)", "b * 0.5", "a * b"])
+        extra = self.c.choice(["1.0", "-0.5"])
+        helper = ["", "", "def pair(a, b):"]
+        if self.c.chance(0.5):
+            self.features.add("helper_returns_tuple_branches")
+            helper += [
+                "    if np.sum(a) > 0.0:",
+                f"        return {first}, {second}, {extra}",
+                f"    return {second}, {first}, 2.0",
+            ]
+        else:
+            helper.append(f"    return {first}, {second}, {extra}")
+        call = "pair(x, np.tanh(y))"
+        form = self.c.choice(["plain", "starred", "indexed"])
+        self.features.add(f"helper_returns_tuple_{form}")
+        if form == "plain":
+            bind, use = f"tup_a, tup_b, tup_c = {call}", "np.sum(tup_a * tup_b) * tup_c"
+        elif form == "starred":
+            bind, use = f"tup_a, *tup_bc = {call}", "np.sum(tup_a * tup_bc[0]) * tup_bc[1]"
+        else:
+            bind, use = f"tup_a = {call}[1]", "np.sum(tup_a)"
+        last = len(parts) - 1 - parts[::-1].index("def f(x, y, s, k, w):")
+        end = next(i for i in range(len(parts) - 1, last, -1) if parts[i].startswith("    return "))
+        parts = list(parts)
+        parts[end : end + 1] = ["    " + bind, parts[end] + f" + 0.1 * ({use})"]
+        return parts + helper
 
 
 def generate(chooser, max_statements=8):

@@ -62,12 +62,19 @@ class Normalizer(Inlining, Calls, Attributes, Dicts, Loops, Assignments, Stateme
     def __init__(self, src, parent=None, options=None):
         self.src = src
         self.fn = src.fn
-        _check_signature(src)
+        _check_signature(src, parent is None)
         params = src.tree.params
         # keyword-only parameters last: the compiled code takes them by position (api.parameters_of)
-        self.params = [p.name.value for p in (*params.params, *params.kwonly_params)]
+        self.params = [
+            p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)
+        ]
+        # an inlined helper's *args and **kwargs (``inline.py`` binds them: a tuple, a dict)
+        self.star_params = tuple(
+            p.name.value if isinstance(p, cst.Param) else None
+            for p in (params.star_arg, params.star_kwarg)
+        )
         finder = Locals(src.ast_fn)
-        self.locals = set(self.params) | finder.names
+        self.locals = set(self.params) | finder.names | (set(self.star_params) - {None})
         self.assigned = finder.names
         self.bind_counts = finder.counts
         self.local_defs = {}  # name -> (libcst def, ast def, node) of a def or lambda written in the function
@@ -99,6 +106,8 @@ class Normalizer(Inlining, Calls, Attributes, Dicts, Loops, Assignments, Stateme
         """The state of the compiled function's own normalizer."""
         self.naming = Naming(finder.all_names | set(self.params))
         self.naming.root_locals = self.locals
+        self.lengths = {}  # a name bound to a tuple or list literal -> its number of entries
+        self.deleted = set()  # the names (as the generated code spells them) after ``del name``
         self.extra_ns = {}  # names the generated code needs beyond the user's globals
         self.inlining = [self.fn]
         # (the gradient's ``finalize`` also rebuilds dataclasses, namedtuples and registered objects)
@@ -111,6 +120,8 @@ class Normalizer(Inlining, Calls, Attributes, Dicts, Loops, Assignments, Stateme
     def _inlined_into(self, parent, finder):
         """The state of a helper's normalizer: its parent's naming, namespace and captures."""
         self.naming = parent.naming
+        self.lengths = parent.lengths
+        self.deleted = parent.deleted  # (a local def reads the enclosing function's names)
         self.extra_ns = parent.extra_ns
         self.captures = parent.captures
         self.inlining = parent.inlining + [self.fn]
@@ -143,11 +154,12 @@ class Normalizer(Inlining, Calls, Attributes, Dicts, Loops, Assignments, Stateme
         return self.function(lower_function(self.lower(), self.naming))
 
 
-def _check_signature(src):
-    """Refuse ``*args``, ``**kwargs``, positional-only parameters and ``async def``."""
+def _check_signature(src, root):
+    """Refuse ``async def``, and, in the function compiled (``root``: its parameters are the
+    gradient's), ``*args``, ``**kwargs`` and positional-only parameters."""
     tree = src.tree
     params = tree.params
-    if (
+    if root and (
         isinstance(params.star_arg, cst.Param)
         or params.star_kwarg is not None
         or params.posonly_params

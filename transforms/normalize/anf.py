@@ -69,6 +69,8 @@ class ANF:
         """Append ``stmt`` to the current block (with no gradient inside ``with no_grad()``)."""
         if self.no_grad:
             stmt = self._without_gradient(stmt)
+        if self.deleted and type(stmt) is ir.Assign:
+            self.deleted.discard(stmt.target)  # bound again after a del
         self.block.append(stmt)
 
     def _pos(self, node):
@@ -124,10 +126,22 @@ class ANF:
         rename.update({p: a.render() for p, a in self.subst.items()})
         return code_of(node.visit(Renamer(rename)))
 
+    def _refuse_deleted(self, node):
+        fence.refuse(
+            self.src,
+            node,
+            msg=f"{node.value!r} is read after `del {node.value}`: Python would raise NameError",
+            hint=f"read {node.value} before the del, or bind it again first",
+        )
+
     def _kept(self, node):
         """``_text`` of an expression kept as written (a condition, a range, what ``print``
         prints), with the local names it reads."""
         names = set()
+        if self.deleted:
+            gone = {n for n in names_read(node) if self._local(n) in self.deleted}
+            if gone:
+                self._refuse_deleted(find_name(node, gone) or node)
         for n in names_read(node):
             a = self.subst.get(n)
             names.update(ir.atom_names(a) if a is not None else (self.rename.get(n, n),))
@@ -189,6 +203,7 @@ class ANF:
             return atom
         tmp = self.naming.temp()
         self._emit(ir.Assign(tmp, self._copy_op(atom), pos))
+        self.lengths[tmp] = len(atom)
         return ir.Name(tmp)
 
     def _expr_Name(self, node):
@@ -202,6 +217,8 @@ class ANF:
         if n in self.dicts:
             self._refuse_dict_value(node)
         if n in self.locals:
+            if self.deleted and self._local(n) in self.deleted:
+                self._refuse_deleted(node)
             return ir.Name(self._local(n))
         # a module-level or closure value: read as written, never differentiated
         return ir.Const(self._static_value(node), self._text(node))
@@ -225,21 +242,87 @@ class ANF:
         return self._sequence(node, True)
 
     def _sequence(self, node, is_list):
-        """A literal of atoms. A literal inside it is a constant when all its entries are (its
-        Python value), otherwise a temporary holding a list, which ``sequences.py`` stacks where
-        numpy differentiates an array (``np.array([[c, -s], [s, c]])``)."""
-        items = []
-        for el in node.elements:
-            if isinstance(el, cst.StarredElement):
-                fence.refuse(self.src, el, kind="Starred")
-            items.append(self._atom(el.value))
-        if not any(isinstance(el.value, (cst.List, cst.Tuple)) for el in node.elements):
+        """A literal of atoms. A literal inside it (or a helper's tuple, ``(f(x), y)``) is a
+        constant when all its entries are (its Python value), otherwise a temporary holding a
+        list or tuple, which ``sequences.py`` stacks where numpy differentiates an array
+        (``np.array([[c, -s], [s, c]])``). A starred entry (``(*x.shape, 2)``) is spliced in: its
+        values when they are known now, else the literal is a concatenation made when it runs."""
+        if any(isinstance(el, cst.StarredElement) for el in node.elements):
+            return self._starred_sequence(node, is_list)
+        items = [self._atom(el.value) for el in node.elements]
+        return self._literal(items, is_list, node)
+
+    def _literal(self, items, is_list, where):
+        """The literal of the atoms ``items`` (those that are literals themselves named;
+        ``where``: the literal's node or position)."""
+        if not any(isinstance(a, Tup) for a in items):
             return tup(items, is_list)
         literal = literal_const(tup(items, is_list))
         if literal is not None:
             return literal
-        pos = self._pos(node)
+        pos = where if isinstance(where, ir.Pos) else self._pos(where)
         return tup([self._named(literal_const(a) or a, pos) for a in items], is_list)
+
+    def _starred_sequence(self, node, is_list):
+        """``(a, *b, c)``: the entries of ``b`` spliced in where they are known now (a literal, a
+        helper's tuple, a name bound once to a literal, checked when it runs), else
+        ``(a,) + tuple(b) + (c,)`` (``[a] + list(b) + [c]`` for a list), made when it runs."""
+        pieces, run = [], []
+        for el in node.elements:
+            if not isinstance(el, cst.StarredElement):
+                run.append(self._atom(el.value))
+                continue
+            atom = self._atom(el.value)
+            known = self._known_entries(atom, self._pos(el))
+            if known is not None:
+                run.extend(known)
+                continue
+            if run:
+                pieces.append(self._literal(run, is_list, node))
+                run = []
+            maker = list if is_list else tuple
+            fn = self.captures.bind(maker.__name__)
+            pieces.append(ir.Op(maker, (atom,), (), f"{fn}({atom.render()})", self._kind(maker)))
+        if not pieces:
+            return self._literal(run, is_list, node)
+        if run:
+            pieces.append(self._literal(run, is_list, node))
+        pos = self._pos(node)
+        head = self._held(pieces[0], pos)
+        for piece in pieces[1:]:
+            op = self._binop(operator.add, "+", head, self._held(piece, pos), node)
+            head = self._held(op, pos)
+        return head
+
+    def _held(self, op, pos):
+        """An atom for ``op``: itself when it is one, else a temporary assigned it."""
+        if isinstance(op, (ir.Name, ir.Const, Tup)):
+            return op
+        tmp = self.naming.temp()
+        self._emit(ir.Assign(tmp, op, pos))
+        return ir.Name(tmp)
+
+    def _known_entries(self, atom, pos):
+        """The atoms of the entries of ``atom`` where their number is known now: a literal's, a
+        constant tuple's, or a name's bound once to a literal (read by index, after a check of
+        the count when it runs); None otherwise."""
+        known = ir.entries(atom)
+        if known is not None or not isinstance(atom, ir.Name):
+            return known
+        n = self.lengths.get(atom.id)
+        if n is None:
+            return None
+        check = self.captures.bind("check_star_length")
+        written = f"*{atom.id}"
+        self._emit(ir.Effect(ir.text(f"{check}({{}}, {n}, {written!r})", atom), pos))
+        out = []
+        for k in range(n):
+            tmp = self.naming.temp()
+            self._emit(
+                ir.Assign(tmp, self._getitem_op(atom, ir.Index((ir.Const(k, str(k)),), False)), pos)
+            )
+            out.append(ir.Name(tmp))
+        return out
 
     def _expr_UnaryOperation(self, node):
         fn, sym = UNOPS[type(node.operator)]
@@ -312,8 +395,13 @@ class ANF:
     def _expr_Subscript(self, node):
         if self._dict_base(node) is not None:
             return ir.Name(self._dict_entry(node, read=True))
-        base = self._named(self._atom(node.value), self._pos(node))
+        base = self._atom(node.value)
         index = self._index(node)
+        if isinstance(base, Tup):
+            entry = _static_entry(base, index)
+            if entry is not None:  # f(x)[1], (a, b)[0]: the entry itself
+                return entry
+        base = self._named(base, self._pos(node))
         if (
             isinstance(base, ir.Const)
             and isinstance(base.value, _JOINERS)
@@ -369,3 +457,22 @@ class ANF:
                 hint="index with a list or an integer array: x[[0, 1]]",
             )
         return a
+
+
+def _static_entry(t, index):
+    """The entry (or, a slice, the literal of the entries) of the literal ``t`` that ``index``
+    reads when it is one constant integer or a slice of constant integers, else None."""
+    if index.is_tuple or len(index.parts) != 1:
+        return None
+    part = index.parts[0]
+    if isinstance(part, ir.Const) and type(part.value) is int:
+        return t[part.value] if -len(t) <= part.value < len(t) else None
+    if isinstance(part, ir.Slice) and all(
+        b is None or (isinstance(b, ir.Const) and type(b.value) is int)
+        for b in (part.lower, part.upper, part.step)
+    ):
+        bounds = [b.value if b is not None else None for b in (part.lower, part.upper, part.step)]
+        if bounds[2] == 0:
+            return None
+        return tup(list(t)[slice(*bounds)], t.is_list)
+    return None

@@ -6,7 +6,12 @@ one ``Op`` whose ``key`` is what its adjoint is looked up by: a library function
 an array method (its numpy function), a ``sourcegrad.Function`` (its own backward), or a
 gradient made by sourcegrad (its second derivatives); a call of the user's own function, a
 local def or lambda, ``self.method`` or a module-level object's ``model.method`` is inlined
-(``inline``). ``out=``, ``*args`` and in-place array methods are refused.
+(``inline``). ``f(*seq)`` passes the entries of ``seq`` one by one where their number is known
+now (a literal, a helper's tuple, a name bound once to a literal); otherwise the call runs as
+written with no gradient (``np.random.rand(*x.shape)``), ``x.reshape(*shape)`` is
+``x.reshape(shape)``, and a call that needs its arguments one by one (a rule, an inlined
+function) is refused. ``f(**d)`` passes the entries of a dict literal, a local dict literal or a
+dict known now. ``out=`` and in-place array methods are refused.
 """
 
 from __future__ import annotations
@@ -37,6 +42,19 @@ _INPLACE_METHODS = {
     "setflags": "remove the call",
     "partition": "use np.sort",
 }
+
+
+class Unpacked:
+    """A ``*seq`` argument whose number of values is known only when the call runs."""
+
+    def __init__(self, atom, node):
+        self.atom, self.node = atom, node
+
+
+def call_unpacked(fn, args, **kwargs):
+    """The key of ``fn(*args)`` (an ``Op`` made by ``Calls._unpacked_call``): its text runs the
+    call as written; no analysis reads ``fn``'s parameters by position off this one tuple."""
+    return fn(*args, **kwargs)
 
 
 def _is_users(fn):
@@ -94,6 +112,15 @@ class Calls:
         if view is not None:
             return view
         args, kwargs = self._call_args(node)
+        if (
+            type(func) is cst.Name
+            and func.value == "zip"
+            and func.value not in self.locals
+            and self._static_callee(func) is builtins.zip
+        ):
+            return self._zip_value(node, args, kwargs)
+        if any(isinstance(a, Unpacked) for a in args):
+            return self._call_with_unpacked(node, func, args, kwargs)
         # (type(func) is: isinstance with a libcst class, an ABC, costs ten times more when false)
         if type(func) is cst.Name and func.value in self.local_defs:
             return self._call_local_def(node, func.value, args, kwargs)
@@ -129,24 +156,154 @@ class Calls:
         return self._call_op(node, callee, args, kwargs, text, code_of(func))
 
     def _call_args(self, node):
-        """The atoms of a call's positional and keyword arguments."""
+        """The atoms of a call's positional and keyword arguments. ``*seq`` gives the atoms of
+        its entries where their number is known now (``_known_entries``), else one ``Unpacked``
+        (``_unpacked_call`` decides); ``**d`` gives the entries of a local dict literal or of a
+        dict known now, by key."""
         args, kwargs = [], []
         for a in node.args:
-            if a.star:
-                fence.refuse(self.src, a, kind="Starred")
+            if a.star == "*":
+                atom = self._atom(a.value)
+                known = self._known_entries(atom, self._pos(a))
+                args.extend(known if known is not None else [Unpacked(atom, a)])
+                continue
+            if a.star == "**":
+                kwargs.extend(self._keywords_of(a))
+                continue
+            if a.keyword is not None and a.keyword.value == "out":
+                self._refuse_out(a)
             atom = self._atom(a.value)
             if a.keyword is not None:
-                if a.keyword.value == "out":
-                    fence.refuse(
-                        self.src,
-                        a,
-                        msg="out= arguments are not supported",
-                        hint="assign the result to a variable instead",
-                    )
                 kwargs.append((a.keyword.value, atom))
             else:
                 args.append(atom)
+        seen = set()
+        for k, _ in kwargs:
+            if k == "out":
+                self._refuse_out(node)
+            if k in seen:
+                fence.refuse(
+                    self.src,
+                    node,
+                    msg=f"{code_of(node.func)}(...) is given the keyword argument {k!r} twice",
+                    hint="pass each keyword argument once",
+                )
+            seen.add(k)
         return tuple(args), tuple(kwargs)
+
+    def _refuse_out(self, node):
+        fence.refuse(
+            self.src,
+            node,
+            msg="out= arguments are not supported",
+            hint="assign the result to a variable instead",
+        )
+
+    def _keywords_of(self, arg):
+        """The (key, atom) pairs ``**d`` passes: a dict literal's entries, a local dict literal's
+        entries written so far (as its variables hold them now), or a dict known now (a
+        module-level one, read by key)."""
+        node = arg.value
+        if type(node) is cst.Dict and not any(
+            isinstance(el, cst.StarredDictElement) for el in node.elements
+        ):  # f(**{"b": 2.0}): its entries, each key a string constant
+            return [(self._dict_key(el.key), self._atom(el.value)) for el in node.elements]
+        if type(node) is cst.Name and node.value in self.dicts:
+            written = self.dict_keys.get(node.value, set())
+            return [
+                (key, ir.Name(slot))
+                for key, slot in self.dicts[node.value].items()
+                if key in written
+            ]
+        atom = self._atom(node)
+        if (
+            isinstance(atom, ir.Const)
+            and isinstance(atom.value, dict)
+            and all(isinstance(k, str) and k.isidentifier() for k in atom.value)
+        ):
+            # (read by key where the call runs: the captures' guard keeps the dict's identity)
+            return [(k, ir.Const(v, f"{atom.render()}[{k!r}]")) for k, v in atom.value.items()]
+        fence.refuse(
+            self.src,
+            arg,
+            msg=f"**{code_of(node)}: the keys of this dict are not known when sourcegrad "
+            "compiles the function",
+            hint="pass the keyword arguments one by one, or build a local dict literal with "
+            'string keys (kw = {"scale": 2.0}) and pass **kw',
+        )
+
+    def _unpacked_call(self, node, callee, args, kwargs, text_of_func):
+        """A call with ``*seq`` whose number of values is known only when it runs: the call runs
+        as written, with no gradient (``np.random.rand(*x.shape)``); the gate refuses it where a
+        differentiated value flows in. A function with a rule, or one sourcegrad inlines, needs
+        its arguments one by one: refused."""
+        star = next(a for a in args if isinstance(a, Unpacked))
+        if callee is None or (
+            not self.no_grad
+            and not R.is_nondiff(callee)
+            and (R.lookup(callee) is not None or isinstance(callee, types.FunctionType))
+        ):
+            fence.refuse(
+                self.src,
+                star.node,
+                msg=f"*{code_of(star.node.value)}: the number of values it unpacks is not known "
+                f"when sourcegrad compiles the call of {code_of(node.func)}",
+                hint="unpack a tuple literal, or a name bound once to one (args = (a, b)), or a "
+                "helper's returned tuple; or pass the values one by one",
+            )
+        whole = self._positional_tuple(node, args)
+        rendered = ", ".join([f"*{whole.render()}"] + [f"{k}={v.render()}" for k, v in kwargs])
+        return ir.Op(
+            call_unpacked,
+            (ir.Const(callee, text_of_func), whole),
+            kwargs,
+            f"{text_of_func}({rendered})",
+            "nondiff",
+        )
+
+    def _positional_tuple(self, node, args):
+        """The positional arguments ``args`` (one or more ``Unpacked``) as one tuple made when
+        the call runs: ``(a,) + tuple(seq) + (b,)``."""
+        pieces, run = [], []
+        for a in args:
+            if not isinstance(a, Unpacked):
+                run.append(a)
+                continue
+            if run:
+                pieces.append(tup(run, False))
+                run = []
+            fn = self.captures.bind("tuple")
+            pieces.append(
+                ir.Op(tuple, (a.atom,), (), f"{fn}({a.atom.render()})", self._kind(tuple))
+            )
+        if run:
+            pieces.append(tup(run, False))
+        pos = self._pos(node)
+        head = self._held(pieces[0], pos)
+        for piece in pieces[1:]:
+            head = self._held(
+                self._binop(operator.add, "+", head, self._held(piece, pos), node), pos
+            )
+        return head
+
+    def _call_with_unpacked(self, node, func, args, kwargs):
+        """A call with a ``*seq`` of a number of values known only when it runs (``_call_args``):
+        ``x.reshape(*shape)`` is ``x.reshape(shape)``; any other runs as written, with no
+        gradient (``_unpacked_call``)."""
+        if (
+            isinstance(func, cst.Attribute)
+            and self._is_local_expr(func.value)
+            and not (type(func.value) is cst.Name and func.value.value in self.local_defs)
+            and func.attr.value in ("reshape", "transpose")
+            and not kwargs
+        ):
+            # x.reshape(2, *rest) == x.reshape((2, *rest)): one tuple of the dimensions
+            whole = self._positional_tuple(node, args)
+            return self._method_call(node, func, (whole,), ())
+        callee = self._static_callee(func) if type(func) in (cst.Name, cst.Attribute) else None
+        if type(func) is cst.Name and func.value in self.local_defs:
+            callee = None
+        return self._unpacked_call(node, callee, args, kwargs, self._text(func))
 
     @staticmethod
     def _render_args(args, kwargs):

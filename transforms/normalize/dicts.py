@@ -10,6 +10,7 @@ variable is looped over by a list of its keys, made without gradient, and read b
 
 from __future__ import annotations
 
+import ast
 import builtins
 
 import libcst as cst
@@ -24,6 +25,24 @@ def _nth_key(keys, i):
     return ir.Op(
         None, (ir.Name(keys), ir.Index((ir.Name(i),), False)), (), f"{keys}[{i}]", "nondiff"
     )
+
+
+def _entries_changed(afn):
+    """Names of which an ``ast`` function writes or deletes an entry (``d["k"] = v``,
+    ``d["k"] += v``, ``del d["k"]``)."""
+    out = set()
+    for node in ast.walk(afn):
+        if isinstance(node, (ast.Assign, ast.Delete)):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        else:
+            continue
+        for t in targets:
+            for sub in ast.walk(t):
+                if isinstance(sub, ast.Subscript) and isinstance(sub.value, ast.Name):
+                    out.add(sub.value.id)
+    return out
 
 
 def _sorted_keys(d):
@@ -65,6 +84,14 @@ class Dicts:
             d = self._atom(node.args[0].value)
             fn = self._alias("sorted_keys", _sorted_keys)
             return ir.Op(None, (d,), (), f"{fn}({d.render()})", "nondiff")
+        if (
+            type(func) is cst.Attribute
+            and func.attr.value == "get"
+            and type(func.value) is cst.Name
+            and func.value.value in self.dicts
+            and func.value.value == self.star_params[1]
+        ):
+            return self._dict_get(node, func.value.value)
         if not (
             isinstance(func, cst.Attribute)
             and func.attr.value in ("items", "keys", "values")
@@ -77,6 +104,30 @@ class Dicts:
         if node.args:
             fence.refuse(self.src, node, msg=f".{func.attr.value}() takes no arguments")
         return self._view_list(func.attr.value, func.value, self._pos(node))
+
+    def _dict_get(self, node, name):
+        """``kw.get("k", default)`` of a helper's ``**kw`` whose entries no statement writes or
+        deletes: its keys are the call's, known now, so it reads the entry or is the default."""
+        args = node.args
+        if (
+            not 1 <= len(args) <= 2
+            or any(a.keyword is not None or a.star for a in args)
+            or name in _entries_changed(self.src.ast_fn)
+        ):
+            fence.refuse(
+                self.src,
+                node,
+                kind="Dict",
+                msg=f"{name}.get(key, default) is supported with a string key, on a helper's "
+                "**kwargs whose entries no statement writes or deletes",
+                hint=f'read {name}["key"], or test the key with an if before the function',
+            )
+        key = self._dict_key(args[0].value)
+        if key in self.dict_keys.get(name, set()):
+            return ir.Name(self._dict_slot(name, key))
+        if len(args) == 2:
+            return self._atom(args[1].value)
+        return ir.Const(None, "None")
 
     def _view_list(self, method, name, pos):
         """The list ``name.<method>()`` gives (``method``: keys, values or items)."""

@@ -3,7 +3,10 @@
 
 Expects: the walk of ``anf`` and its state. Guarantees: the callee's body is lowered by a child
 ``Normalizer`` sharing this one's naming, captures and namespace, its exits lowered
-(``exits.py``) so its one ``Return`` gives the call's value, its locals renamed to fresh names,
+(``exits.py``) so its one ``Return`` gives the call's value (a tuple it returns is the literal
+of its atoms, one variable per value where several returns give tuples, which the caller
+unpacks, indexes or passes on with no tuple made); its ``*args`` is the literal of the atoms it
+takes, its ``**kwargs`` a local dict; its locals renamed to fresh names,
 and what it captures read live (``captures.py``); a parameter the callee never rebinds reads
 the caller's atom itself (``subst``). Recursion, calls nested deeper than ``MAX_INLINE_DEPTH``
 and a local function used other than by calling it are refused.
@@ -39,9 +42,17 @@ class _LocalSource:
 
 
 def _written_into(afn):
-    """Names an ``ast`` function assigns into by subscript (``u[0] = 0.0``, ``u[i] += v``)."""
+    """Names an ``ast`` function assigns into by subscript (``u[0] = 0.0``, ``u[i] += v``) or
+    grows in place (``xs.append(v)``, ``xs.extend(vs)``)."""
     out = set()
     for node in ast.walk(afn):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("append", "extend")
+            and isinstance(node.func.value, ast.Name)
+        ):
+            out.add(node.func.value.id)
         targets = (
             node.targets
             if isinstance(node, ast.Assign)
@@ -124,6 +135,7 @@ class Inlining:
             )
         pos = self._pos(node)
         written = _written_into(src.ast_fn)
+        self._bind_star_params(child, bound, written, pos)
         for p in child.params:
             if p in bound.arguments:
                 value = bound.arguments[p]
@@ -145,9 +157,33 @@ class Inlining:
             else:  # never rebound in the callee: read the argument itself
                 child.subst[p] = value
         # its exits lowered first, so its one return, last, gives the call's value
-        body = exits.lower_function(child.lower(), self.naming)
+        body = exits.lower_function(child.lower(), self.naming, entries=True)
         self.block.extend(body[:-1])
         return body[-1].value
+
+    def _bind_star_params(self, child, bound, written, pos):
+        """A helper's ``*args`` is the tuple of the atoms it takes (a literal its body reads
+        entry by entry), its ``**kwargs`` a local dict of the keyword atoms it takes."""
+        var_args, var_kwargs = child.star_params
+        if var_args is not None:
+            value = self._literal(list(bound.arguments.get(var_args, ())), False, pos)
+            if var_args in child.assigned or var_args in written:
+                self._emit(ir.Assign(child._local(var_args), self._copy_op(value), pos))
+            else:
+                child.subst[var_args] = value
+        if var_kwargs is not None:
+            if var_kwargs in child.assigned:
+                fence.refuse(
+                    child.src,
+                    child.src.tree.params.star_kwarg,
+                    msg=f"the **{var_kwargs} of {child.fn.__qualname__} is rebound in its body",
+                    hint="read its entries by key, and give any new dict a name of its own",
+                )
+            entries = bound.arguments.get(var_kwargs, {})
+            child.dicts[var_kwargs] = {}
+            for key, atom in entries.items():
+                self._emit(ir.Assign(child._dict_slot(var_kwargs, key), self._copy_op(atom), pos))
+            child.dict_keys[var_kwargs] = set(entries)
 
     def _self_method_call(self, node, func, args, kwargs):
         """``self.helper(z)`` in a method: the class's own method (or static method), inlined as a
@@ -255,7 +291,12 @@ class Inlining:
     def _local_signature(self, tree):
         """The ``inspect.Signature`` of a local def, its defaults lowered to constants here."""
         params = []
-        for p in (*tree.params.params, *tree.params.kwonly_params):
+        every = (
+            *tree.params.posonly_params,
+            *tree.params.params,
+            *tree.params.kwonly_params,
+        )
+        for p in every:
             default = inspect.Parameter.empty if p.default is None else self._atom(p.default)
             if not isinstance(default, (ir.Const, type(inspect.Parameter.empty))):
                 fence.refuse(
@@ -267,7 +308,15 @@ class Inlining:
             kind = (
                 inspect.Parameter.KEYWORD_ONLY
                 if p in tree.params.kwonly_params
+                else inspect.Parameter.POSITIONAL_ONLY
+                if p in tree.params.posonly_params
                 else inspect.Parameter.POSITIONAL_OR_KEYWORD
             )
             params.append(inspect.Parameter(p.name.value, kind, default=default))
+        star, star_kw = tree.params.star_arg, tree.params.star_kwarg
+        if isinstance(star, cst.Param):  # (after the positional ones, before the keyword-only)
+            at = sum(1 for q in params if q.kind != inspect.Parameter.KEYWORD_ONLY)
+            params.insert(at, inspect.Parameter(star.name.value, inspect.Parameter.VAR_POSITIONAL))
+        if star_kw is not None:
+            params.append(inspect.Parameter(star_kw.name.value, inspect.Parameter.VAR_KEYWORD))
         return inspect.Signature(params)

@@ -173,7 +173,7 @@ class Loops:
         callee = self._static_callee(it.func) if isinstance(it, cst.Call) else None
         if callee is builtins.enumerate:
             return self._enumerate_loop(it, target, s, pos, enter)
-        if callee is builtins.zip:
+        if callee is builtins.zip and not any(a.star for a in it.args):
             seqs = self._zip_operands(it, target, s, pos)
             enter()
             k = self.naming.temp("k")
@@ -210,7 +210,11 @@ class Loops:
                 hint="for i, x in enumerate(xs): and add the offset to i in the body",
             )
         inner = it.args[0].value
-        if isinstance(inner, cst.Call) and self._static_callee(inner.func) is builtins.zip:
+        if (
+            isinstance(inner, cst.Call)
+            and self._static_callee(inner.func) is builtins.zip
+            and not any(a.star for a in inner.args)
+        ):
             # enumerate(zip(xs, ys))
             seqs = self._zip_operands(inner, value_target, s, pos)
             enter()
@@ -370,6 +374,87 @@ class Loops:
             self._emit(ir.Assign(snapshot, self._copy_op(seq), pos))
             return ir.Name(snapshot)
         return seq
+
+    def _zip_value(self, node, args, kwargs):
+        """``zip(xs, ys)`` as a value (a loop over it is ``_loop_iter``'s): the tuple of its
+        tuples where every sequence's entries are known now (a literal, a helper's tuple), else
+        a list of tuples built by a loop over the shortest sequence's length; ``zip(*pairs)``
+        transposes a sequence of sequences of any length, by two loops."""
+        from .calls import Unpacked
+
+        if kwargs:
+            fence.refuse(
+                self.src,
+                node,
+                msg="zip(...) takes its sequences only here (no strict=)",
+                hint="zip(xs, ys)",
+            )
+        pos = self._pos(node)
+        if any(isinstance(a, Unpacked) for a in args):
+            if len(args) != 1:
+                fence.refuse(
+                    self.src,
+                    node,
+                    msg="zip(*seqs) is supported with the one starred argument",
+                    hint="zip(*pairs), or zip(xs, ys) with the sequences one by one",
+                )
+            return self._transposed(args[0].atom, pos)
+        known = [ir.entries(a) for a in args]
+        if all(k is not None for k in known):
+            n = min((len(k) for k in known), default=0)
+            rows = [self._literal([k[i] for k in known], False, pos) for i in range(n)]
+            return self._literal(rows, False, pos)
+        seqs = [self._named(a, pos) for a in args]
+        result = self.naming.temp("list")
+        self._emit(ir.Assign(result, self._copy_op(tup([], True)), pos))
+        k = self.naming.temp("k")
+        with self._in_loop(), self._collecting() as body:
+            row = []
+            for q in seqs:
+                entry = self.naming.temp()
+                self._emit(
+                    ir.Assign(entry, self._getitem_op(q, ir.Index((ir.Name(k),), False)), pos)
+                )
+                row.append(ir.Name(entry))
+            self._emit(ir.Append(result, self._named(tup(row, False), pos), pos))
+        trips = self._zip_trips(seqs) if seqs else ir.Text("0")
+        self._emit(ir.For(k, self._range(trips), tuple(body), pos))
+        return ir.Name(result)
+
+    def _transposed(self, seqs, pos):
+        """``zip(*seqs)``: a list of tuples, the k-th of every sequence's k-th entries."""
+        seqs = self._named(seqs, pos)
+        result = self.naming.temp("list")
+        self._emit(ir.Assign(result, self._copy_op(tup([], True)), pos))
+        k, j = self.naming.temp("k"), self.naming.temp("k")
+        trips = ir.text(f"{self.captures.bind('shortest_entry')}({{}})", seqs)
+        with self._in_loop(), self._collecting() as body:
+            row = self.naming.temp("list")
+            self._emit(ir.Assign(row, self._copy_op(tup([], True)), pos))
+            with self._collecting() as inner:
+                seq, entry = self.naming.temp(), self.naming.temp()
+                self._emit(
+                    ir.Assign(seq, self._getitem_op(seqs, ir.Index((ir.Name(j),), False)), pos)
+                )
+                self._emit(
+                    ir.Assign(
+                        entry, self._getitem_op(ir.Name(seq), ir.Index((ir.Name(k),), False)), pos
+                    )
+                )
+                self._emit(ir.Append(row, ir.Name(entry), pos))
+            self._emit(ir.For(j, self._range_len(seqs), tuple(inner), pos))
+            fn = self.captures.bind("tuple")
+            entries = self.naming.temp()
+            self._emit(
+                ir.Assign(
+                    entries,
+                    ir.Op(tuple, (ir.Name(row),), (), f"{fn}({row})", self._kind(tuple)),
+                    pos,
+                )
+            )
+            self._emit(ir.Append(result, ir.Name(entries), pos))
+        self._emit(ir.For(k, self._range(trips), tuple(body), pos))
+        return ir.Name(result)
 
     def _expr_ListComp(self, node):
         return self._comprehension(node)

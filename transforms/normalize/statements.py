@@ -6,7 +6,10 @@ local list's ``append``/``extend`` (``Append`` statements), ``np.<ufunc>.at`` (a
 ``Assign``), ``print``, ``breakpoint``, ``warnings.warn``, a logger's methods or one of
 sourcegrad's own checks (an ``Effect``), and any other is refused; ``break``/``continue`` appear
 only inside loops (``exits.py`` lowers them); inside ``with no_grad():`` every operation is
-non-differentiable.
+non-differentiable. A helper's ``return a, b`` gives its caller the tuple's atoms (``inline``);
+the compiled function's own tuple is its value (refused for ``grad``, which needs one scalar).
+``del name`` makes a later read of the name a compile-time error until it is bound again;
+``del d["k"]`` forgets a local dict's entry; nothing runs for either.
 """
 
 from __future__ import annotations
@@ -20,7 +23,14 @@ from dataclasses import replace
 
 import libcst as cst
 
-from sourcegrad.runtime import check_sequence, check_unpack, no_grad
+from sourcegrad.runtime import (
+    check_entry_read,
+    check_sequence,
+    check_star_length,
+    check_unpack,
+    check_unpack_star,
+    no_grad,
+)
 
 from .. import fence, ir
 from .. import rules as R
@@ -32,7 +42,13 @@ _SIDE_EFFECT_ONLY = {builtins.print, builtins.breakpoint, warnings.warn}
 _LOG_METHODS = ("debug", "info", "warning", "error", "exception", "critical", "log")
 # sourcegrad's own checks of a value (they return nothing, or raise): when the compiler reads code
 # it generated (hvp differentiates a generated jvp), they run in the forward as written
-_RUNTIME_CHECKS = {check_sequence, check_unpack}
+_RUNTIME_CHECKS = {
+    check_sequence,
+    check_unpack,
+    check_unpack_star,
+    check_star_length,
+    check_entry_read,
+}
 
 
 class Statements:
@@ -60,7 +76,8 @@ class Statements:
         if self._local_method(func, "append"):
             if len(v.args) != 1 or v.args[0].keyword is not None or v.args[0].star:
                 fence.refuse(self.src, v, msg="append takes one value")
-            value = self._atom(v.args[0].value)
+            # (a literal appended is one value: its entries' adjoints come back through it)
+            value = self._named(self._atom(v.args[0].value), self._pos(s))
             self._emit(ir.Append(self._local(func.value.value), value, self._pos(s)))
             return
         if self._local_method(func, "extend"):
@@ -125,7 +142,12 @@ class Statements:
         """``np.add.at(buf, idx, v)`` updates ``buf`` in place: ``buf = add_at(buf, idx, v)``,
         refused as ``buf += v`` is where another name sees ``buf`` (``aliasing.py``)."""
         args, kwargs = self._call_args(call)
-        if kwargs or len(args) != 3 or not isinstance(args[0], ir.Name):
+        if (
+            kwargs
+            or len(args) != 3
+            or not isinstance(args[0], ir.Name)
+            or not all(isinstance(a, (ir.Name, ir.Const, Tup)) for a in args)
+        ):
             fence.refuse(
                 self.src,
                 call,
@@ -181,14 +203,21 @@ class Statements:
                 hint="return the value to differentiate: return loss",
             )
         atom = self._atom(s.value)
-        if isinstance(atom, Tup):
-            fence.refuse(
-                self.src,
-                s,
-                msg="returning a tuple is not supported yet",
-                hint="return one value (a scalar for grad, any array for vjp)",
-            )
-        self._emit(ir.Return(atom, self._pos(s)))
+        pos = self._pos(s)
+        if isinstance(atom, Tup) and self.parent is None:
+            # a helper's tuple is its caller's values (inline.py); the function's own is its value
+            if self.options.get("mode") == "value_and_grad":
+                fence.refuse(
+                    self.src,
+                    s,
+                    msg=f"{self.fn.__qualname__} returns a tuple of {len(atom)} values, but grad "
+                    "differentiates one scalar value",
+                    hint="return the loss alone; or differentiate with has_aux=True and return "
+                    "(loss, aux), aux coming back with no gradient; or use sourcegrad.vjp, whose "
+                    "pullback takes one cotangent per value",
+                )
+            atom = self._named(atom, pos)
+        self._emit(ir.Return(atom, pos))
 
     def _small_Assert(self, s):
         """``assert`` runs in the forward as written; its condition is never differentiated."""
@@ -239,7 +268,9 @@ class Statements:
     def _stmt_If(self, s):
         pos = self._pos(s)
         test = self._test(s.test)
+        before = set(self.deleted)
         body = tuple(self._block(s.body))
+        after_body, self.deleted = self.deleted, before
         orelse = ()
         if isinstance(s.orelse, cst.If):  # elif
             with self._collecting() as orelse:
@@ -247,7 +278,41 @@ class Statements:
             orelse = tuple(orelse)
         elif isinstance(s.orelse, cst.Else):
             orelse = tuple(self._block(s.orelse.body))
+        self.deleted |= after_body  # deleted on either path: not read after the if
         self._emit(ir.If(test, body, orelse, pos))
+
+    def _small_Del(self, s):
+        """``del name`` of a local (a later read is refused, as Python would raise NameError)
+        and ``del d["k"]`` of a local dict literal's entry; nothing runs. Inside a loop, where a
+        later iteration could read what an earlier one deleted, it is refused."""
+        if self._loop_depth:
+            fence.refuse(
+                self.src,
+                s,
+                msg="del inside a loop is not supported",
+                hint="let the variable go out of use, or bind it again instead",
+            )
+        target = s.target
+        items = [el.value for el in target.elements] if isinstance(target, cst.Tuple) else [target]
+        for t in items:
+            if type(t) is cst.Name and t.value in self.locals and t.value not in self.dicts:
+                self._expr_Name(t)  # (deleting a name never bound, or deleted, is refused)
+                self.deleted.add(self._local(t.value))
+            elif type(t) is cst.Subscript and self._dict_base(t) is not None:
+                name = self._dict_entry(t, read=True)  # (its key must be written)
+                self.dict_keys[self._dict_base(t)].discard(
+                    next(k for k, v in self.dicts[self._dict_base(t)].items() if v == name)
+                )
+            else:
+                fence.refuse(
+                    self.src,
+                    t,
+                    kind="Del",
+                    msg="del deletes a local variable or an entry of a local dict literal "
+                    "here; a list's or an array's entries cannot be deleted in place",
+                    hint="build a new value without the entry: xs[:i] + xs[i + 1:], or "
+                    "np.delete(x, i) for an array",
+                )
 
     def _stmt_While(self, s):
         if s.orelse is not None:
