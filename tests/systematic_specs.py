@@ -1580,6 +1580,10 @@ def indexing_specs():
                 ),
             ]
         ),
+        # x.conj(), x.conjugate(): x itself where it is real (np.conjugate makes a copy)
+        _indexing._conj_method: methods(
+            ("{x}.conj()", M), ("{x}.conjugate()", M), ("{x}.conj()", ())
+        ),
         _indexing._astype: cases_of(
             *[
                 (
@@ -2369,7 +2373,6 @@ METHOD_SPECS = {
     np.diagonal: methods(("{x}.diagonal()", (3, 3))),
     np.trace: methods(("{x}.trace()", (3, 3))),
     np.copy: methods(("{x}.copy()", M)),
-    np.conjugate: methods(("{x}.conj()", M), ("{x}.conjugate()", M)),
     np.real: methods(("{x}.real", M)),
     np.matrix_transpose: methods(("{x}.mT", (2, 2, 3))),
     np.dot: cases_of(

@@ -46,6 +46,7 @@ from . import ir
 from .dataflow import Forward, exit_flags, liveness, work
 from .fence import located
 from .ir import ATTRIBUTE_READ, Tup
+from .templates import Template
 from .rules import FRESH, NONDIFF, UFUNC_AT
 
 
@@ -108,6 +109,17 @@ def check(fn, src, naming, varied):
         if not isinstance(w, ir.Append):
             _refuse_listed(src, w, in_lists.get(id(w), {}), live)
         _refuse_shared(src, w, naming, domain, env, written, live)
+
+
+def _library(key):
+    """Is ``key`` numpy's, scipy's, Python's or sourcegrad's (whose results are new memory or a
+    view of their first operand), rather than a user's (a ``Function`` whose forward may return
+    any of its inputs, a function with a registered rule)?"""
+    if isinstance(key, Template):  # a Function's forward, a call of a gradient
+        return False
+    module = getattr(key, "__module__", None) or type(key).__module__ or ""
+    top = module.partition(".")[0]
+    return top in ("numpy", "scipy", "sourcegrad", "builtins", "operator", "math", "_operator")
 
 
 def sharing_classes(fn):
@@ -401,6 +413,12 @@ class _PointsTo:
         if fresh(op) or op.key is stack_entries or not isinstance(base, ir.Name):
             own = self.allocate(env, id(s))  # (np.asarray of a list: a new array)
             return own, own
+        if not _library(op.key):  # a Function's forward, a user's rule: any operand, or new
+            own = reach = self.allocate(env, id(s))
+            for n in op.arg_names():
+                o, r = env.get(n, _NONE)
+                own, reach = own | o, reach | r
+            return own, reach
         return env.get(base.id, _NONE)  # a view, or another name for the same object
 
     def copied_list(self, op, env):

@@ -89,6 +89,15 @@ rule(_as_dtype, "y, x, dtype=None", "d[x] += cast_like(d[y], x, y)")
 add_variant([np.array, np.asarray, np.asanyarray], ("dtype",), _as_dtype)
 
 
+# stands for the methods ``x.conj()`` and ``x.conjugate()``: unlike the ufunc np.conjugate, they
+# return ``x`` itself where it is real (no new memory: a write through the result writes ``x``)
+def _conj_method(x):
+    return x.conj()
+
+
+rule(_conj_method, "y, x", "d[x] += conj_adjoint(d[y], x)")
+
+
 # stands for the method ``x.flatten()``: a copy, where np.ravel may give a view
 def _flatten(x, order="C"):
     return x.flatten(order)
@@ -358,8 +367,8 @@ METHODS.update(
         "all": np.all,
         "nonzero": np.nonzero,
         "cumprod": np.cumprod,
-        "conj": np.conjugate,
-        "conjugate": np.conjugate,
+        "conj": _conj_method,
+        "conjugate": _conj_method,
     }
 )
 ATTRIBUTES.update(

@@ -334,6 +334,8 @@ linear(
 from sourcegrad.runtime import parameters as _params, structures as _structures  # noqa: E402
 from . import indexing as _indexing, reductions as _reductions  # noqa: E402
 
+linear(_indexing._conj_method)
+
 # (irfft: real-linear, so its tangent is the same transform of the tangent)
 linear(
     np.pad,
