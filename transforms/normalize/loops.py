@@ -2,7 +2,9 @@
 
 Expects: the walk of ``anf`` and its state. Guarantees: ``for`` over a range with bounds known
 now (literals or module constants) and at most ``options["unroll"]`` trips, and no exit in its
-body, is unrolled; any other ``for`` is an ``ir.For`` over a range whose body first binds the
+body, is unrolled, as long as the loops unrolled around it repeat its body at most
+``UNROLL_BUDGET`` times in all (nested loops multiply: twelve nested ``range(2)`` would be 4,096
+copies); any other ``for`` is an ``ir.For`` over a range whose body first binds the
 user's targets by index: over a sequence, ``enumerate``, ``zip``, ``reversed``, a dict's keys,
 values or items (``dicts``), or ``sourcegrad.checkpointed(range(...))`` (the loop's
 ``checkpoint``); a comprehension is a list built by such a loop, its names renamed so they stay
@@ -26,8 +28,14 @@ from .. import fence, ir
 from .syntax import assigned_in, find_node, indexes_by, names_read, target_names, tup
 
 
+# the most copies of one statement that nested unrolled loops may make (a loop past it is a loop)
+UNROLL_BUDGET = 64
+
+
 class Loops:
     """The loop and comprehension methods of the ``Normalizer``."""
+
+    _unrolled = 1  # copies the unrolled loops around the statement being lowered make of it
 
     def _stmt_For(self, s):
         """``for``: unrolled, or an ``ir.For`` over a range (``_loop_iter``)."""
@@ -142,6 +150,8 @@ class Loops:
         trips = range(*bounds)
         if len(trips) > self.options.get("unroll", 0):
             return None  # a loop: its bounds are read when it runs
+        if len(trips) > 1 and self._unrolled * len(trips) > UNROLL_BUDGET:
+            return None  # nested unrolled loops would repeat the body too often
         for v in captured:  # unrolled: the code holds the bounds' values, so they must stay
             self._static_value(v)
         return list(trips)
@@ -149,10 +159,15 @@ class Loops:
     def _unroll(self, s, trips, pos):
         """A loop with a small trip count known now: its body once per value, in order."""
         target = self._local(s.target.value)
-        for value in trips:
-            self._emit(ir.Assign(target, self._copy_op(ir.Const(value, str(value))), pos))
-            for stmt in s.body.body:
-                self._stmt(stmt)
+        outer = self._unrolled
+        self._unrolled = outer * max(1, len(trips))
+        try:
+            for value in trips:
+                self._emit(ir.Assign(target, self._copy_op(ir.Const(value, str(value))), pos))
+                for stmt in s.body.body:
+                    self._stmt(stmt)
+        finally:
+            self._unrolled = outer
 
     def _loop_iter(self, s, enter=None):
         """(range text, index variable, statements that bind the user's targets per iteration).
