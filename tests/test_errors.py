@@ -105,11 +105,8 @@ CATALOGUE = [
     R("import_inside", US, "import", 133, "import"),
     R("from_import_inside", US, "import", 138, "from"),
     R("bare_raise", US, "bare raise", 144, "raise"),
-    R("assert_walrus", US, ":=", 149, "n :="),
     R("match_stmt", US, "match", 154, "match"),
     R("nested_def_star", US, "*args", 163, "*t"),
-    R("for_else", US, "for/else", 172, "else"),
-    R("while_else", US, "while/else", 183, "else"),
     R("unreachable_after_return", US, "never run", 190, "y = x"),
     R("unreachable_if_after_return", US, "never run", 196, "if s"),
     R("unreachable_after_break", US, "never run", 204, "s = s + v"),
@@ -121,19 +118,13 @@ CATALOGUE = [
     # ---- refused expressions ---------------------------------------------------------------------
     R("lambda_stored", US, "lambda", 235, "lambda"),
     R("lambda_arg", US, "lambda", 240, "lambda"),
-    R("walrus_value", US, ":=", 245, "z :="),
-    R("walrus_in_if", US, ":=", 250, "n :="),
-    R("walrus_lambda", US, ":=", 255, "y :="),
     R("set_comp", US, "set comprehension", 259, "{v for"),
     R("dict_comp", US, "dict comprehension", 264, "{i:"),
     R("dict_literal", US, "dict literal", 269, "0: x}"),
     R("set_literal", US, "set literal", 274, "{1.0"),
     R("star_args_call", US, "unpacking", 280, "*xs"),
     R("double_star_call", US, "unpacking", 285, "**{"),
-    R("fstring_value", US, "f-string", 290, 'f"'),
     R("chained_comparison", US, "chained comparison", 295, "0.0 <"),
-    R("and_value", US, "and/or", 300, "(x > 0.0) and"),
-    R("or_value", US, "and/or", 305, "np.sum(x) or"),
     R("in_value", US, "`in`", 310, "0.0 in"),
     R("lshift_value", US, "<<", 315, "x.ndim <<"),
     R("ellipsis_value", US, "...", 320, "..."),
@@ -493,6 +484,19 @@ NEVER_WRONG = [
     # is read by index
     Either("indices_above", B.indices_above, (X,)),
     Either("loop_over_global_constant", B.loop_over_global_constant, (X,)),
+    # for/else, while/else, the walrus, f-strings and and/or as values: lowered to flags,
+    # assignments, string operations and branches (and_value raises as Python does: the truth of
+    # an array of three booleans)
+    Either("assert_walrus", B.assert_walrus, (X,)),
+    Either("for_else", B.for_else, (X,)),
+    Either("while_else", B.while_else, (X,)),
+    Either("walrus_value", B.walrus_value, (X,)),
+    Either("walrus_in_if", B.walrus_in_if, (X,)),
+    Either("walrus_in_if_negative", B.walrus_in_if, (-X,)),
+    Either("walrus_lambda", B.walrus_lambda, (X,)),
+    Either("fstring_value", B.fstring_value, (X,)),
+    Either("and_value", B.and_value, (X,)),
+    Either("or_value", B.or_value, (X,)),
 ]
 
 

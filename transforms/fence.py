@@ -52,8 +52,8 @@ HINTS = {
         "name it and call it (h = lambda t: ...; h(x)), or define the function with def at module level",
     ),
     "NamedExpr": (
-        "the walrus operator := is not supported",
-        "assign the value in a statement of its own",
+        "the walrus operator := is not supported in a loop's range",
+        "assign the value in a statement of its own before the loop",
     ),
     "SetComp": ("set comprehensions cannot be differentiated", "use a list and a for loop"),
     "DictComp": ("dict comprehensions are not supported yet", "build the dict with a for loop"),

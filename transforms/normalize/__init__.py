@@ -18,6 +18,7 @@ walk unrolls). The ``Normalizer`` is made of one class per concern, each in its 
 - ``statements``, ``assign``: statements and assignments;
 - ``loops``, ``dicts``: loops, comprehensions and dicts, desugared to loops over a range;
 - ``calls``, ``attributes``: calls and attribute reads, resolved to what differentiates them;
+- ``strings``: f-strings and ``str`` methods, values with no gradient;
 - ``inline``: the user's own functions, lowered where they are called;
 - ``syntax``: what the others read off libcst nodes.
 
@@ -44,11 +45,14 @@ from .inline import Inlining
 from .loops import Loops
 from .resolve import Locals, Resolve, method_class
 from .statements import Statements
+from .strings import Strings
 
 __all__ = ["Normalizer"]
 
 
-class Normalizer(Inlining, Calls, Attributes, Dicts, Loops, Assignments, Statements, ANF, Resolve):
+class Normalizer(
+    Inlining, Calls, Attributes, Strings, Dicts, Loops, Assignments, Statements, ANF, Resolve
+):
     """The lowering of one function (``parent``: the normalizer of the function it is inlined
     into, whose naming, captures and namespace it shares).
 
@@ -78,6 +82,7 @@ class Normalizer(Inlining, Calls, Attributes, Dicts, Loops, Assignments, Stateme
         self.dict_keys = {}  # local dict -> the keys written so far (reading another is refused)
         self.block = []
         self._loop_depth = 0
+        self._break_flag = None  # the flag ``break`` sets in a loop with an ``else`` (statements)
         self._cur_pos = None
         self.no_grad = False
         self.parent = parent

@@ -142,9 +142,30 @@ class ANF:
         return ir.text(f"{self.captures.bind('range')}({self.captures.bind('len')}({{}}))", seq)
 
     def _test(self, node):
-        """A condition, kept as text (it is never differentiated) but fenced."""
+        """A condition, kept as text (it is never differentiated) but fenced. One with a walrus
+        (``if (s := np.sum(x)) > 0:``) is lowered to operations first, which bind the walrus's
+        name where Python does (short circuits kept: ``_expr_BooleanOperation``), and the test
+        reads their result."""
+        if find_node(node, cst.NamedExpr) is not None:
+            atom = self._atom(node)
+            return ir.Text(atom.render(), ir.atom_names(atom))
         self._check_text(node)
         return self._kept(node)
+
+    def _expr_NamedExpr(self, node):
+        """``(name := value)``: binds the local ``name`` (in the function's scope, a
+        comprehension's too, as Python does) and is its value."""
+        if not isinstance(node.target, cst.Name):
+            fence.refuse(self.src, node, msg="the target of := must be a name")
+        name = self._local(node.target.value)
+        if name in self.dicts:
+            self._refuse_dict_value(node.target)
+        pos = self._pos(node)
+        self._assign_expr(name, node.value, pos)
+        if self.bind_counts.get(node.target.value, 0) == 1:
+            return ir.Name(name)
+        # bound elsewhere too: the value is the one bound here, whatever rebinds it later on
+        return self._value_to_temp(node.target)
 
     def _check_text(self, node):
         """A condition or bound is run as written: refuse what could not run the same way."""
@@ -261,7 +282,10 @@ class ANF:
                 hint="use the numpy function (np.left_shift, ...) outside the differentiated code",
             )
         fn, sym = entry
-        return self._binop(fn, sym, self._atom(node.left), self._atom(node.right), node)
+        left, right = self._atom(node.left), self._atom(node.right)
+        if fn is operator.mod and isinstance(left, ir.Const) and isinstance(left.value, str):
+            return self._percent_format(left, right)  # "w%d_%s" % (i, name): a string
+        return self._binop(fn, sym, left, right, node)
 
     def _binop(self, fn, sym, a, b, node):
         return ir.Op(fn, (a, b), (), f"{a.render()} {sym} {b.render()}", self._kind(fn))
@@ -288,12 +312,18 @@ class ANF:
         return ir.Op(fn, (a, b), (), f"{a.render()} {sym} {b.render()}", "nondiff")
 
     def _expr_BooleanOperation(self, node):
-        fence.refuse(
-            self.src,
-            node,
-            msg="and/or are only supported in if/while conditions",
-            hint="use np.logical_and / np.logical_or, or an if statement",
-        )
+        """``a or b`` (``a and b``) as a value: ``a``, or ``b`` when ``a`` is false (true), with
+        Python's short circuit: ``b`` is evaluated only then, and ``a`` once. The pick is a branch
+        on ``a``'s truth (on the tape), the value a copy of the operand picked, so an active
+        operand keeps its gradient (``w = given_w or default_w``)."""
+        tmp = self.naming.temp()
+        pos = self._pos(node)
+        self._emit(ir.Assign(tmp, self._copy_op(self._atom(node.left)), pos, node=node))
+        with self._collecting() as right:
+            self._assign_expr(tmp, node.right, pos)
+        test = f"not {tmp}" if isinstance(node.operator, cst.Or) else tmp
+        self._emit(ir.If(ir.Text(test, (tmp,)), tuple(right), (), pos))
+        return ir.Name(tmp)
 
     def _expr_IfExp(self, node):
         tmp = self.naming.temp()

@@ -26,6 +26,7 @@ from .. import rules as R
 from ..dtypes import casts_to_exact
 from ..ir import Tup
 from ..templates import custom_template, gradient_call_template
+from .strings import STR_METHODS
 from .syntax import code_of, tup
 
 _INPLACE_METHODS = {
@@ -158,6 +159,8 @@ class Calls:
         name = func.attr.value
         key = R.METHODS.get(name) or R.GENERATOR_METHODS.get(name)  # rng.normal(size=3): a draw
         text = f"{x.render()}.{name}({self._render_args(args, kwargs)})"
+        if key is None and name in STR_METHODS:
+            return self._string_method(x, name, args, kwargs, text)
         if key is None:
             if name in _INPLACE_METHODS:
                 fence.refuse(

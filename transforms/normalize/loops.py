@@ -32,27 +32,23 @@ class Loops:
     def _stmt_For(self, s):
         """``for``: unrolled, or an ``ir.For`` over a range (``_loop_iter``)."""
         pos = self._pos(s)
-        if s.orelse is not None:
-            fence.refuse(
-                self.src,
-                s.orelse,
-                msg="for/else is not supported",
-                hint="use a flag variable and an if after the loop",
-            )
         if s.asynchronous is not None:
             fence.refuse(self.src, s, kind="AsyncFunctionDef")
         s, checkpoint = self._checkpoint_marker(s)
         trips = self._static_trips(s) if checkpoint is None else None
-        if trips is not None:
+        if trips is not None:  # (a loop with a break is never unrolled)
             self._unroll(s, trips, pos)
+            self._loop_else(s, None, pos)
             return
+        broke = self._loop_else_flag(s, pos)
         range_text, target, prologue = self._loop_iter(s)
-        with self._in_loop(), self._collecting() as body:
+        with self._in_loop(broke), self._collecting() as body:
             for build in prologue:
                 build()
             for stmt in s.body.body:
                 self._stmt(stmt)
         self._emit(ir.For(target, range_text, tuple(body), pos, checkpoint))
+        self._loop_else(s, broke, pos)
 
     def _checkpoint_marker(self, s):
         """``for t in sourcegrad.checkpointed(range(...), snapshots=n):``: the loop over the range

@@ -21,7 +21,7 @@ from .. import fence, ir
 from ..captures import is_library
 from .syntax import code_of
 
-_TARGETED = (ast.AugAssign, ast.AnnAssign, ast.For)
+_TARGETED = (ast.AugAssign, ast.AnnAssign, ast.For, ast.NamedExpr)
 
 
 _CHILD_FIELDS = {}  # ast node class -> the fields that may hold a name

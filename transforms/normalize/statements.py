@@ -25,7 +25,7 @@ from sourcegrad.runtime import check_sequence, check_unpack, no_grad
 from .. import fence, ir
 from .. import rules as R
 from ..ir import Tup
-from .syntax import code_of
+from .syntax import code_of, find_node
 
 # run in the forward as written: what they are given is never differentiated
 _SIDE_EFFECT_ONLY = {builtins.print, builtins.breakpoint, warnings.warn}
@@ -76,6 +76,14 @@ class Statements:
             self._ufunc_at(v, R.UFUNC_AT[callee.__self__], s)
             return
         if callee in _SIDE_EFFECT_ONLY or callee in _RUNTIME_CHECKS or _is_logging(callee):
+            walrus = find_node(v, cst.NamedExpr)
+            if walrus is not None:  # kept as written, the name it binds would go unseen
+                fence.refuse(
+                    self.src,
+                    walrus,
+                    msg="the walrus operator := is not supported in "
+                    "a call kept for its side effect (print, warnings.warn, logging)",
+                )
             self._emit(ir.Effect(self._kept(v), self._pos(s)))
             return
         self._refuse_discarded(v, s, callee)
@@ -217,7 +225,10 @@ class Statements:
 
     def _small_Break(self, s):
         self._in_loop_only(s, "break")
-        self._emit(ir.Break(self._pos(s)))
+        pos = self._pos(s)
+        if self._break_flag is not None:  # the loop has an else: it must not run now
+            self._emit(ir.Assign(self._break_flag, self._copy_op(ir.Const(True, "True")), pos))
+        self._emit(ir.Break(pos))
 
     def _small_Continue(self, s):
         self._in_loop_only(s, "continue")
@@ -228,13 +239,36 @@ class Statements:
             fence.refuse(self.src, s, msg=f"{what} outside a loop")
 
     @contextlib.contextmanager
-    def _in_loop(self):
-        """Statements lowered inside the ``with`` are in a loop's body (``break`` is allowed)."""
+    def _in_loop(self, broke=None):
+        """Statements lowered inside the ``with`` are in a loop's body (``break`` is allowed;
+        ``broke``: the flag its ``break`` sets, for a loop with an ``else``)."""
         self._loop_depth += 1
+        saved, self._break_flag = self._break_flag, broke
         try:
             yield
         finally:
             self._loop_depth -= 1
+            self._break_flag = saved
+
+    def _loop_else_flag(self, s, pos):
+        """The flag a ``break`` of loop ``s`` sets when the loop has an ``else`` that a ``break``
+        may skip (False before the loop), else None."""
+        if s.orelse is None or find_node(s.body, cst.Break) is None:
+            return None
+        broke = self.naming.temp("broke")
+        self._emit(ir.Assign(broke, self._copy_op(ir.Const(False, "False")), pos))
+        return broke
+
+    def _loop_else(self, s, broke, pos):
+        """``for``/``while`` ... ``else``: the else block runs when the loop was not broken (a
+        ``return`` in the loop leaves before it, as in Python)."""
+        if s.orelse is None:
+            return
+        body = tuple(self._block(s.orelse.body))
+        if broke is None:
+            self.block.extend(body)
+        else:
+            self._emit(ir.If(ir.Text(f"not {broke}", (broke,)), body, (), pos))
 
     def _stmt_If(self, s):
         pos = self._pos(s)
@@ -250,17 +284,21 @@ class Statements:
         self._emit(ir.If(test, body, orelse, pos))
 
     def _stmt_While(self, s):
-        if s.orelse is not None:
-            fence.refuse(
-                self.src,
-                s.orelse,
-                msg="while/else is not supported",
-                hint="use a flag variable and an if after the loop",
-            )
-        test = self._test(s.test)
-        with self._in_loop():
-            body = tuple(self._block(s.body))
-        self._emit(ir.While(test, body, self._pos(s)))
+        pos = self._pos(s)
+        broke = self._loop_else_flag(s, pos)
+        if find_node(s.test, cst.NamedExpr) is not None:
+            # while (chunk := f(n)) > 0: the test's operations run before every iteration
+            with self._in_loop(broke), self._collecting() as body:
+                test = self._test(s.test)
+                self._emit(ir.If(ir.Text(f"not ({test})", test.names), (ir.Break(pos),), (), pos))
+                body.extend(self._block(s.body))
+            self._emit(ir.While(ir.Text("True"), tuple(body), pos))
+        else:
+            test = self._test(s.test)
+            with self._in_loop(broke):
+                body = tuple(self._block(s.body))
+            self._emit(ir.While(test, body, pos))
+        self._loop_else(s, broke, pos)
 
     def _stmt_With(self, s):
         item = s.items[0] if len(s.items) == 1 else None

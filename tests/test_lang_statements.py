@@ -1,0 +1,372 @@
+"""Statements and expressions lowered to the forms the compiler differentiates: ``for``/``else``
+and ``while``/``else`` (a flag), the walrus (an assignment where Python makes it), ``and``/``or``
+as values (a branch on the left operand's truth), f-strings and ``str`` methods (strings, which
+carry no gradient), ``match`` (an ``if``/``elif`` chain), context managers that carry no gradient
+and dict comprehensions.
+
+Each function is checked against finite differences in the specialized and the general code
+(``check``), and its value against Python's (``check_value``); the inputs drive every path (the
+mirror functions name the path Python takes, and each path is asserted to be taken).
+"""
+
+import numpy as np
+import pytest
+
+import sourcegrad as sg
+from sourcegrad.errors import MissingAdjointError, UnsupportedSyntaxError
+
+from .corpus.harness import check, check_value
+
+X = np.array([0.3, 0.7, -0.2])
+
+
+def cases(*rows):
+    """pytest params: (function, args, wrt) rows, their id the function's name and a counter."""
+    return [
+        pytest.param(f, args, wrt, id=f"{f.__name__}-{k}") for k, (f, args, wrt) in enumerate(rows)
+    ]
+
+
+def run_both(f, args, wrt):
+    check(f, args, wrt=wrt)
+    check_value(f, args, wrt=wrt)
+
+
+# ==== for/else and while/else =====================================================================
+
+
+def for_else(x, n):
+    y = x
+    for i in range(n):
+        if np.sum(y) > 4.0:
+            break
+        y = y * 2.0 + i
+    else:
+        y = y + np.sin(y)
+    return np.sum(y * y)
+
+
+def for_else_no_break(x):
+    y = x
+    for v in x:
+        y = y * v
+    else:
+        y = np.tanh(y)
+    return np.sum(y)
+
+
+def for_else_unrolled(x):
+    y = x
+    for i in range(3):
+        y = y + x * i
+    else:
+        y = y * y
+    return np.sum(y)
+
+
+def for_else_nested(x, lim):
+    total = 0.0
+    for i in range(3):
+        y = x * (i + 1)
+        for j in range(3):
+            if np.sum(y) > lim:
+                break  # the inner loop's: its else is skipped, not the outer loop's
+            y = np.sin(y) + y
+        else:
+            total = total + np.sum(y)
+            continue
+        total = total - np.sum(y * y)
+    else:
+        total = total * 2.0
+    return total
+
+
+def for_else_return(x, lim):
+    y = x
+    for i in range(3):
+        if np.sum(y) > lim:
+            return np.sum(np.cos(y))
+        y = y * 1.5
+    else:
+        y = y + 1.0
+    return np.sum(y * y)
+
+
+def while_else(x, lim):
+    y = x
+    k = 0
+    while k < 4:
+        k += 1
+        if np.sum(y) > lim:
+            break
+        y = np.sin(y) + y
+    else:
+        y = y * 3.0
+    return np.sum(y)
+
+
+def for_else_path(x, n):
+    y = x
+    for i in range(n):
+        if np.sum(y) > 4.0:
+            return "broken"
+        y = y * 2.0 + i
+    return "else"
+
+
+def while_else_path(x, lim):
+    y = x
+    k = 0
+    while k < 4:
+        k += 1
+        if np.sum(y) > lim:
+            return "broken"
+        y = np.sin(y) + y
+    return "else"
+
+
+FOR_ELSE = cases(
+    (for_else, (X, 1), 0),
+    (for_else, (X, 6), 0),
+    (for_else_no_break, (X,), 0),
+    (for_else_unrolled, (X,), 0),
+    (for_else_nested, (X, 1.0), 0),
+    (for_else_nested, (X, 100.0), 0),
+    (for_else_return, (X, 1.0), 0),
+    (for_else_return, (X, 100.0), 0),
+    (while_else, (X, 1.0), 0),
+    (while_else, (X, 100.0), 0),
+)
+
+
+@pytest.mark.parametrize("f, args, wrt", FOR_ELSE)
+def test_loop_else(f, args, wrt):
+    run_both(f, args, wrt)
+
+
+def test_loop_else_inputs_take_both_paths():
+    assert {for_else_path(X, 1), for_else_path(X, 6)} == {"broken", "else"}
+    assert {while_else_path(X, 1.0), while_else_path(X, 100.0)} == {"broken", "else"}
+
+
+# ==== the walrus ==================================================================================
+
+
+def walrus_if(x):
+    if (s := np.sum(x)) > 0:
+        y = x * s
+    else:
+        y = x - s
+    return np.sum(y) + s
+
+
+def walrus_elif(x):
+    if (a := np.sum(x)) > 1.0:
+        y = x * a
+    elif (b := np.max(x)) > 0.5:
+        y = x * b
+    else:
+        y = x
+    return np.sum(y * y)
+
+
+def walrus_value(x):
+    y = (a := x * 2.0) + np.sin(a)
+    a = a + 1.0
+    return np.sum(y * a)
+
+
+def walrus_while(x):
+    k = 0
+    y = x
+    while (k := k + 1) < 4 and (t := np.sum(y)) < 5.0:
+        y = y * 1.5 + t
+    return np.sum(y) + k
+
+
+def walrus_while_else(x):
+    y = x
+    while (n := np.sum(y)) < 3.0:
+        if n < -3.0:
+            break
+        y = y + 0.5 * np.abs(y)
+    else:
+        y = y * n
+    return np.sum(y)
+
+
+def walrus_comprehension(x):
+    ys = [z for i in range(1, 4) if np.sum(np.abs(z := x * i)) > 1.0]
+    w = [(q := np.sin(x) * i) for i in range(2)]
+    return np.sum(np.stack(ys)) + np.sum(z) + np.sum(q) + np.sum(w[0])
+
+
+def walrus_short_circuit(x, flag):
+    # the walrus on the right of `and` runs only when the left operand is true
+    s = 1.0
+    if flag and (s := np.sum(x * x)) > 0.1:
+        y = x * s
+    else:
+        y = x
+    return np.sum(y) + s
+
+
+def walrus_assert(x):
+    assert (n := x.ndim) == 1
+    return np.sum(x) * n
+
+
+WALRUS = cases(
+    (walrus_if, (X,), 0),
+    (walrus_if, (-X,), 0),
+    (walrus_elif, (X * 3,), 0),
+    (walrus_elif, (X,), 0),
+    (walrus_elif, (-X,), 0),
+    (walrus_value, (X,), 0),
+    (walrus_while, (X,), 0),
+    (walrus_while, (X * 10,), 0),
+    (walrus_while_else, (X,), 0),
+    (walrus_while_else, (-X * 10,), 0),
+    (walrus_comprehension, (X,), 0),
+    (walrus_short_circuit, (X, True), 0),
+    (walrus_short_circuit, (X, False), 0),
+    (walrus_assert, (X,), 0),
+)
+
+
+@pytest.mark.parametrize("f, args, wrt", WALRUS)
+def test_walrus(f, args, wrt):
+    run_both(f, args, wrt)
+
+
+def test_walrus_in_a_print_is_refused():
+    def f(x):
+        print(n := np.sum(x))
+        return n
+
+    with pytest.raises(UnsupportedSyntaxError, match=":=") as e:
+        sg.grad(f)(X)
+    assert e.value.lineno == f.__code__.co_firstlineno + 1
+
+
+# ==== and / or as values ==========================================================================
+
+
+def or_default(x, scale=None):
+    scale = scale or 2.0
+    return np.sum(x * scale)
+
+
+def and_value(x, k):
+    n = k and k + 1
+    m = k or x
+    return np.sum(x * n) + np.sum(m)
+
+
+def or_active(x, w):
+    u = w or x  # the pick is decided by w's truth, a 0-d array
+    v = (x and 3.0) or 4.0
+    return np.sum(u * x) + v
+
+
+def or_chain(x, a, b):
+    c = a or b or np.sum(x)
+    d = a and b and x
+    return np.sum(x * c) + np.sum(d)
+
+
+def or_short_circuit(x, d):
+    # d[0] is not read when d is empty: the right operand is not evaluated
+    first = len(d) > 0 and d[0]
+    return np.sum(x) * (first or 1.0)
+
+
+AND_OR = cases(
+    (or_default, (X,), 0),
+    (or_default, (X, 3.0), 0),
+    (or_default, (X, 3.0), 1),
+    (and_value, (X, 0), 0),
+    (and_value, (X, 2), 0),
+    (or_active, (np.array(0.5), np.array(2.0)), (0, 1)),
+    (or_active, (np.array(0.5), 0.0), 0),
+    (or_chain, (X, 0.0, 0.0), 0),
+    (or_chain, (X, 0.0, 2.0), 0),
+    (or_chain, (X, 3.0, 2.0), (0, 1, 2)),
+    (or_short_circuit, (X, []), 0),
+    (or_short_circuit, (X, [2.0]), 0),
+)
+
+
+@pytest.mark.parametrize("f, args, wrt", AND_OR)
+def test_and_or_values(f, args, wrt):
+    run_both(f, args, wrt)
+
+
+def test_and_of_arrays_raises_as_python_does():
+    def f(x):
+        m = (x > 0.0) and (x < 1.0)
+        return np.sum(x * m)
+
+    with pytest.raises(ValueError, match="ambiguous"):
+        f(X)
+    with pytest.raises(ValueError, match="ambiguous"):
+        sg.grad(f)(X)
+
+
+# ==== strings: f-strings and str methods ===========================================================
+
+
+def fstring_keys(x, params):
+    y = x
+    for i in range(2):
+        name = f"W{i}"
+        y = np.tanh(y * params[name] + params[f"b{i:d}".upper().lower()])
+    message = f"loss {np.sum(y):.3f} after {i + 1} layers"  # a string that reaches no result
+    return np.sum(y * y)
+
+
+def string_methods(x, params, prefix="w"):
+    total = 0.0
+    for key in sorted(params):
+        if key.startswith(prefix.upper()) or key.endswith("_b"):
+            total = total + np.sum(params[key] * x)
+    joined = "_".join(["layer", str(2)])
+    total = total + np.sum(params["%s_%s" % ("layer", 2)] * x)
+    total = total + np.sum(params["{}_{}".format("layer", 2)] * x) * len(joined)
+    return total
+
+
+P = {"W0": X + 1.0, "W1": X * 2.0, "b0": X, "b1": -X, "layer_2": X * X, "c_b": X - 1.0}
+
+STRINGS = cases(
+    (fstring_keys, (X, P), 0),
+    (fstring_keys, (X, P), 1),
+    (string_methods, (X, P), 0),
+    (string_methods, (X, P), 1),
+)
+
+
+@pytest.mark.parametrize("f, args, wrt", STRINGS)
+def test_strings(f, args, wrt):
+    run_both(f, args, wrt)
+
+
+def test_a_string_made_of_a_differentiated_value_is_refused_where_it_reaches_the_result():
+    def f(x):
+        return float(f"{np.sum(x)}")
+
+    def g(x):
+        return float(str(np.sum(x)).strip())
+
+    for fn in (f, g):
+        with pytest.raises(MissingAdjointError, match="adjoint"):
+            sg.grad(fn)(X)
+
+
+def test_fstring_with_equals_is_refused_outside_print():
+    def f(x):
+        label = f"{x=}"
+        return np.sum(x)
+
+    with pytest.raises(UnsupportedSyntaxError, match="only allowed inside print"):
+        sg.grad(f)(X)
