@@ -105,7 +105,6 @@ CATALOGUE = [
     R("import_inside", US, "import", 133, "import"),
     R("from_import_inside", US, "import", 138, "from"),
     R("bare_raise", US, "bare raise", 144, "raise"),
-    R("match_stmt", US, "match", 154, "match"),
     R("nested_def_star", US, "*args", 163, "*t"),
     R("unreachable_after_return", US, "never run", 190, "y = x"),
     R("unreachable_if_after_return", US, "never run", 196, "if s"),
@@ -497,6 +496,7 @@ NEVER_WRONG = [
     Either("fstring_value", B.fstring_value, (X,)),
     Either("and_value", B.and_value, (X,)),
     Either("or_value", B.or_value, (X,)),
+    Either("match_stmt", B.match_stmt, (X,)),
 ]
 
 

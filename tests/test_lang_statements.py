@@ -370,3 +370,136 @@ def test_fstring_with_equals_is_refused_outside_print():
 
     with pytest.raises(UnsupportedSyntaxError, match="only allowed inside print"):
         sg.grad(f)(X)
+
+
+# ==== match =======================================================================================
+
+
+def match_int(x, n):
+    match n:
+        case 1:
+            y = x
+        case 2 | 3:
+            y = x * 2.0
+        case k if k > 10:
+            y = x * k
+        case _:
+            y = x * 3.0
+    return np.sum(y * y)
+
+
+def match_shape(x):
+    match x.shape:
+        case (n,):
+            y = x * n
+        case (n, 1) | (1, n):  # alternatives that capture: one case each
+            y = np.ravel(x) * n
+        case [a, b, *_] if a == b:
+            y = np.trace(x)
+        case _:
+            y = np.sum(x, axis=0)
+    return np.sum(np.sin(y))
+
+
+MODES = ["sum", "mean", "avg", None, "other", ""]
+
+
+def match_str(x, mode):
+    match mode:
+        case "sum":
+            y = np.sum(x)
+        case "mean" | "avg":
+            y = np.mean(x)
+        case None:
+            y = np.max(x)
+        case other if other:
+            y = np.sum(x) * len(other)
+        case _:
+            y = np.sum(x * x)
+    return y
+
+
+def match_mode(x, m):
+    return match_str(x, MODES[m])  # inlined: the subject is known when it is compiled
+
+
+def match_nested(x, pair):
+    match pair:
+        case (a, (b, c)):
+            y = x * a + b * c
+        case [a, b]:
+            y = x * a - b
+        case [True | False, *_]:
+            y = x * 5.0
+        case _:
+            y = x
+    return np.sum(y)
+
+
+def match_active(xs):
+    match xs:
+        case [a, b]:
+            y = a * b
+        case [a, _, c]:
+            y = a * np.sin(c)
+    return np.sum(y)
+
+
+def match_loop(x):
+    y = x
+    for i in range(4):
+        match i % 3:
+            case 0:
+                y = y * 1.5
+            case 1:
+                continue
+            case _:
+                if np.sum(y) > 100.0:
+                    break
+                y = np.tanh(y)
+    return np.sum(y)
+
+
+MATCH = cases(
+    *((match_int, (X, n), 0) for n in (1, 2, 3, 11, 5)),
+    *(
+        (match_shape, (a,), 0)
+        for a in (X, X.reshape(3, 1), X.reshape(1, 3), np.full((2, 2), 0.3), np.full((2, 3), 0.1))
+    ),
+    *((match_mode, (X, m), 0) for m in range(len(MODES))),
+    (match_nested, (X, (2.0, (3.0, 4.0))), (0, 1)),
+    (match_nested, (X, [2.0, 3.0]), (0, 1)),
+    (match_nested, (X, (True, 1.0, 2.0)), 0),
+    (match_nested, (X, (1.0,)), 0),
+    (match_active, ([X, X * 2],), 0),
+    (match_active, ((X, X * 2, X),), 0),
+    (match_loop, (X,), 0),
+)
+
+
+@pytest.mark.parametrize("f, args, wrt", MATCH)
+def test_match(f, args, wrt):
+    run_both(f, args, wrt)
+
+
+def test_match_refuses_class_patterns_and_star_captures():
+    def by_class(x, v):
+        match v:
+            case float(t):
+                y = x * t
+            case _:
+                y = x
+        return np.sum(y)
+
+    def star(x, v):
+        match v:
+            case [a, *rest]:
+                y = x * a
+            case _:
+                y = x
+        return np.sum(y)
+
+    for f, what in ((by_class, "class and mapping patterns"), (star, r"\*rest")):
+        with pytest.raises(UnsupportedSyntaxError, match=what) as e:
+            sg.grad(f)(X, 2.0)
+        assert e.value.lineno == f.__code__.co_firstlineno + 2

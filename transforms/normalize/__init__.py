@@ -17,6 +17,7 @@ walk unrolls). The ``Normalizer`` is made of one class per concern, each in its 
 - ``anf``: the walk, and expressions lowered to atoms and temporaries;
 - ``statements``, ``assign``: statements and assignments;
 - ``loops``, ``dicts``: loops, comprehensions and dicts, desugared to loops over a range;
+- ``matches``: ``match`` statements, lowered to ``if``/``elif`` chains;
 - ``calls``, ``attributes``: calls and attribute reads, resolved to what differentiates them;
 - ``strings``: f-strings and ``str`` methods, values with no gradient;
 - ``inline``: the user's own functions, lowered where they are called;
@@ -43,6 +44,7 @@ from .calls import Calls
 from .dicts import Dicts
 from .inline import Inlining
 from .loops import Loops
+from .matches import Matches
 from .resolve import Locals, Resolve, method_class
 from .statements import Statements
 from .strings import Strings
@@ -51,7 +53,17 @@ __all__ = ["Normalizer"]
 
 
 class Normalizer(
-    Inlining, Calls, Attributes, Strings, Dicts, Loops, Assignments, Statements, ANF, Resolve
+    Inlining,
+    Calls,
+    Attributes,
+    Strings,
+    Dicts,
+    Loops,
+    Matches,
+    Assignments,
+    Statements,
+    ANF,
+    Resolve,
 ):
     """The lowering of one function (``parent``: the normalizer of the function it is inlined
     into, whose naming, captures and namespace it shares).

@@ -22,6 +22,7 @@ from ..captures import is_library
 from .syntax import code_of
 
 _TARGETED = (ast.AugAssign, ast.AnnAssign, ast.For, ast.NamedExpr)
+_CAPTURES = (ast.MatchAs, ast.MatchStar)
 
 
 _CHILD_FIELDS = {}  # ast node class -> the fields that may hold a name
@@ -54,6 +55,8 @@ class Locals:
                     self._bind(t)
             elif kind in _TARGETED:
                 self._bind(node.target)
+            elif kind in _CAPTURES and node.name is not None:  # case [n, *rest]: binds n, rest
+                self._bind(ast.Name(node.name))
             fields = _CHILD_FIELDS.get(kind)
             if fields is None:
                 fields = _CHILD_FIELDS[kind] = _child_fields(kind)
