@@ -118,13 +118,11 @@ CATALOGUE = [
     R("lambda_stored", US, "lambda", 235, "lambda"),
     R("lambda_arg", US, "lambda", 240, "lambda"),
     R("set_comp", US, "set comprehension", 259, "{v for"),
-    R("dict_comp", US, "dict comprehension", 264, "{i:"),
     R("dict_literal", US, "dict literal", 269, "0: x}"),
     R("set_literal", US, "set literal", 274, "{1.0"),
     R("star_args_call", US, "unpacking", 280, "*xs"),
     R("double_star_call", US, "unpacking", 285, "**{"),
     R("chained_comparison", US, "chained comparison", 295, "0.0 <"),
-    R("in_value", US, "`in`", 310, "0.0 in"),
     R("lshift_value", US, "<<", 315, "x.ndim <<"),
     R("ellipsis_value", US, "...", 320, "..."),
     R("nested_list_starred", US, "unpacking", 325, "*x"),
@@ -497,6 +495,8 @@ NEVER_WRONG = [
     Either("and_value", B.and_value, (X,)),
     Either("or_value", B.or_value, (X,)),
     Either("match_stmt", B.match_stmt, (X,)),
+    Either("dict_comp", B.dict_comp, (X,)),
+    Either("in_value", B.in_value, (X,)),
 ]
 
 

@@ -503,3 +503,140 @@ def test_match_refuses_class_patterns_and_star_captures():
         with pytest.raises(UnsupportedSyntaxError, match=what) as e:
             sg.grad(f)(X, 2.0)
         assert e.value.lineno == f.__code__.co_firstlineno + 2
+
+
+# ==== dicts: comprehensions, and a local dict used as a whole =====================================
+
+
+def dict_comp_items(x, params):
+    doubled = {k: v * 2.0 for k, v in params.items()}
+    return np.sum(doubled["W0"] * x) + np.sum(np.sin(doubled["b1"]))
+
+
+def dict_comp_fstring_keys(x):
+    ws = {f"W{i}": x * (i + 1) for i in range(3)}
+    total = 0.0
+    for k, w in ws.items():
+        total = total + np.sum(np.sin(w))
+    return total + np.sum(ws["W2"]) * len(ws)
+
+
+def dict_comp_filtered(x, params):
+    squares = {k: np.sum(params[k] ** 2) for k in sorted(params) if k != "b0"}
+    firsts = {k[0]: params[k] for k in params}  # a later key replaces an earlier equal one
+    return sum(squares.values()) + np.sum(firsts["W"] * x) + np.sum(np.stack(list(firsts.values())))
+
+
+def dict_comp_get_and_in(x, params):
+    d = {k: v * x for k, v in params.items() if k.startswith("W")}
+    s = 0.0
+    for k in d:
+        s = s + np.sum(d[k])
+    return s + np.sum(d.get("W0", x)) + np.sum(d.get("zz", x)) + ("W1" in d) + ("b0" in d)
+
+
+def dict_argument_get(x, params):
+    w = params.get("W0", x)
+    b = params.get("missing", 0.5)
+    return np.sum(w * x + b)
+
+
+def local_dict_whole(x):
+    d = {"a": x, "b": x * 2}
+    d.setdefault("c", np.sin(x))
+    d.setdefault("a", x * 100)  # has "a": no write
+    w = d.pop("b")
+    d.update({"e": w * 3})
+    d.update(f=x * x)
+    total = 0.0
+    for k, v in d.items():
+        if k != "a":
+            total = total + np.sum(v * x)
+    for k in sorted(d):
+        total = total + np.sum(d[k]) * len(k)
+    vals = list(d.values())
+    s = sum(np.sum(v) for v in d.values()) + np.sum(np.stack(vals))
+    joined = "_".join(d.keys())
+    t = np.sum(d.get("zz", x)) + np.sum(d.get("e", 0.0)) + ("c" in d) + ("b" not in d)
+    picked = {k: d[k] * 2 for k in d if k in ("a", "e")}
+    return total + s + t + np.sum(picked["e"]) + len(joined) + len(d)
+
+
+def local_dict_in_branches(x, flag):
+    d = {"a": x, "b": x * 0.5}
+    if flag:
+        d["a"] = d["a"] * 3.0  # rewrites a key it holds: still known
+    if "b" in d and flag:
+        y = d["b"] * d.get("a")
+    else:
+        y = d["a"]
+    return np.sum(y)
+
+
+def local_dict_while(x):
+    d = {"a": x, "n": 0}
+    while d["n"] < 3 and "a" in d:  # tested again before every iteration
+        d["a"] = np.sin(d["a"]) + d["a"]
+        d["n"] = d["n"] + 1
+    return np.sum(d["a"]) * d["n"]
+
+
+DICTS = cases(
+    (local_dict_while, (X,), 0),
+    (dict_comp_items, (X, P), (0, 1)),
+    (dict_comp_fstring_keys, (X,), 0),
+    (dict_comp_filtered, (X, P), (0, 1)),
+    (dict_comp_get_and_in, (X, P), (0, 1)),
+    (dict_argument_get, (X, P), (0, 1)),
+    (dict_argument_get, (X, {"b0": X}), (0, 1)),
+    (local_dict_whole, (X,), 0),
+    (local_dict_in_branches, (X, True), 0),
+    (local_dict_in_branches, (X, False), 0),
+)
+
+
+@pytest.mark.parametrize("f, args, wrt", DICTS)
+def test_dicts(f, args, wrt):
+    run_both(f, args, wrt)
+
+
+def test_dict_uses_decided_by_a_branch_are_refused():
+    def maybe_key(x, flag):
+        d = {"a": x}
+        if flag:
+            d["b"] = x * 2
+        return np.sum(d["a"]) + ("b" in d)
+
+    def pop_in_branch(x, flag):
+        d = {"a": x, "b": x}
+        if flag:
+            d.pop("b")
+        return np.sum(d["a"])
+
+    def written_comprehension(x, params):
+        d = {k: v for k, v in params.items()}
+        d["a"] = x
+        return np.sum(d["a"])
+
+    for f, args, what in (
+        (maybe_key, (X, True), "known only when it runs"),
+        (pop_in_branch, (X, True), "outside branches and loops"),
+        (written_comprehension, (X, P), "cannot be written into"),
+    ):
+        with pytest.raises(UnsupportedSyntaxError, match=what) as e:
+            sg.grad(f)(*args)
+        assert e.value.filename == __file__ and e.value.hint
+
+
+def test_loop_over_local_dict_refuses_break():
+    def f(x):
+        d = {"a": x, "b": x}
+        total = 0.0
+        for k in d:
+            if k == "b":
+                break
+            total = total + np.sum(d[k])
+        return total
+
+    with pytest.raises(UnsupportedSyntaxError, match="cannot break or continue"):
+        sg.grad(f)(X)

@@ -17,6 +17,7 @@ walk unrolls). The ``Normalizer`` is made of one class per concern, each in its 
 - ``anf``: the walk, and expressions lowered to atoms and temporaries;
 - ``statements``, ``assign``: statements and assignments;
 - ``loops``, ``dicts``: loops, comprehensions and dicts, desugared to loops over a range;
+- ``namespaces``: a local dict used as a whole, decided from the keys it holds;
 - ``matches``: ``match`` statements, lowered to ``if``/``elif`` chains;
 - ``calls``, ``attributes``: calls and attribute reads, resolved to what differentiates them;
 - ``strings``: f-strings and ``str`` methods, values with no gradient;
@@ -45,6 +46,7 @@ from .dicts import Dicts
 from .inline import Inlining
 from .loops import Loops
 from .matches import Matches
+from .namespaces import Namespaces
 from .resolve import Locals, Resolve, method_class
 from .statements import Statements
 from .strings import Strings
@@ -57,6 +59,7 @@ class Normalizer(
     Calls,
     Attributes,
     Strings,
+    Namespaces,
     Dicts,
     Loops,
     Matches,
@@ -92,8 +95,11 @@ class Normalizer(
         self.subst = {}  # parameter -> the caller's atom, for inlined parameters never rebound
         self.dicts = {}  # local dict literal (its keys all string constants) -> {key: local name}
         self.dict_keys = {}  # local dict -> the keys written so far (reading another is refused)
+        self.dict_sure = {}  # local dict -> the keys it holds on every path, in order (namespaces)
+        self.made_dicts = set()  # locals bound to a dict comprehension's dict (never written into)
         self.block = []
         self._loop_depth = 0
+        self._depth = 0  # how many blocks the walk is in (1: the function's body; anf._collecting)
         self._break_flag = None  # the flag ``break`` sets in a loop with an ``else`` (statements)
         self._cur_pos = None
         self.no_grad = False

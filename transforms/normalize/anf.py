@@ -49,10 +49,12 @@ class ANF:
         """Statements emitted inside the ``with`` go to a new block, the list it yields (a loop's
         or a branch's body); the current block is the enclosing one again after it."""
         saved, self.block = self.block, []
+        self._depth += 1
         try:
             yield self.block
         finally:
             self.block = saved
+            self._depth -= 1
 
     def _block(self, suite):
         """The statements of ``suite``, lowered (a list)."""
@@ -109,6 +111,11 @@ class ANF:
         self._check_reachable(s)
         handler(s)
 
+    def _stmts(self, stmts):
+        """Lower ``stmts`` into the current block."""
+        for stmt in stmts:
+            self._stmt(stmt)
+
     def _small_Pass(self, s):
         pass
 
@@ -146,11 +153,18 @@ class ANF:
         (``if (s := np.sum(x)) > 0:``) is lowered to operations first, which bind the walrus's
         name where Python does (short circuits kept: ``_expr_BooleanOperation``), and the test
         reads their result."""
-        if find_node(node, cst.NamedExpr) is not None:
+        if self._test_needs_operations(node):
             atom = self._atom(node)
             return ir.Text(atom.render(), ir.atom_names(atom))
         self._check_text(node)
         return self._kept(node)
+
+    def _test_needs_operations(self, node):
+        """Must condition ``node`` be lowered to operations (it binds a name with a walrus, or
+        reads a local dict, whose entries and keys are decided now: ``namespaces``)?"""
+        return find_node(node, cst.NamedExpr) is not None or (
+            bool(self.dicts) and find_name(node, self.dicts) is not None
+        )
 
     def _expr_NamedExpr(self, node):
         """``(name := value)``: binds the local ``name`` (in the function's scope, a
@@ -300,6 +314,14 @@ class ANF:
             )
         c = node.comparisons[0]
         entry = CMPOPS.get(type(c.operator))
+        if isinstance(c.operator, (cst.In, cst.NotIn)) and self._namespace_of(c.comparator):
+            return self._namespace_in(node, c)
+        if isinstance(c.operator, (cst.In, cst.NotIn)):
+            # a membership test: a bool, evaluated as written (its operands in Python's order)
+            a, b = self._atom(node.left), self._atom(c.comparator)
+            sym = "in" if isinstance(c.operator, cst.In) else "not in"
+            text = f"{a.render()} {sym} {b.render()}"
+            return ir.Op(operator.contains, (b, a), (), text, "nondiff")
         if entry is None:
             fence.refuse(
                 self.src,

@@ -57,6 +57,8 @@ class Statements:
     def _call_statement(self, v, s):
         """A call ``v`` whose value is discarded (the statement ``s``)."""
         func = v.func
+        if self.dicts and self._namespace_call(v) is not None:
+            return  # d.update(...), d.pop(k), d.setdefault(k, v)
         if self._local_method(func, "append"):
             if len(v.args) != 1 or v.args[0].keyword is not None or v.args[0].star:
                 fence.refuse(self.src, v, msg="append takes one value")
@@ -286,7 +288,7 @@ class Statements:
     def _stmt_While(self, s):
         pos = self._pos(s)
         broke = self._loop_else_flag(s, pos)
-        if find_node(s.test, cst.NamedExpr) is not None:
+        if self._test_needs_operations(s.test):
             # while (chunk := f(n)) > 0: the test's operations run before every iteration
             with self._in_loop(broke), self._collecting() as body:
                 test = self._test(s.test)
