@@ -9,6 +9,9 @@ Each function is checked against finite differences in the specialized and the g
 mirror functions name the path Python takes, and each path is asserted to be taken).
 """
 
+import contextlib
+import warnings
+
 import numpy as np
 import pytest
 
@@ -640,3 +643,312 @@ def test_loop_over_local_dict_refuses_break():
 
     with pytest.raises(UnsupportedSyntaxError, match="cannot break or continue"):
         sg.grad(f)(X)
+
+
+# ==== try / except / else / finally ===============================================================
+
+
+def try_cholesky(x, jitter):
+    K = np.outer(x, x) + jitter * np.eye(3)
+    try:
+        L = np.linalg.cholesky(K)
+    except np.linalg.LinAlgError:
+        L = np.linalg.cholesky(K + 1.0 * np.eye(3))
+    return np.sum(L * L) + np.sum(np.diag(L))
+
+
+def try_handlers(x, k):
+    try:
+        y = x * [1.0, 2.0, 3.0][k]
+    except (IndexError, KeyError) as e:
+        y = x * len(str(e))
+    except ValueError:
+        y = x
+    else:
+        y = y + np.sin(y)
+    finally:
+        z = 2.0
+    return np.sum(y * z)
+
+
+def try_raise_in_body(x, limit):
+    try:
+        s = np.sum(x * x)
+        if s > limit:
+            raise ValueError("too large")
+        y = np.sin(x) * s
+    except ValueError:
+        s = 1.0
+        y = np.tanh(x)
+    return np.sum(y) * s
+
+
+def try_in_loop(x):
+    y = x
+    for i in range(4):
+        try:
+            step = np.linalg.solve(np.diag(y) * (i - 1), y)
+        except np.linalg.LinAlgError:  # i == 1: a singular matrix
+            step = y * 0.5
+        y = y + 0.1 * step
+    return np.sum(y * y)
+
+
+def _safe_log(a):
+    try:
+        out = np.log(a)
+    except FloatingPointError:
+        out = a - 1.0
+    return out
+
+
+def try_in_helper(x):
+    with np.errstate(divide="raise", invalid="raise"):
+        return np.sum(_safe_log(x) * x)
+
+
+def try_nested(x, k, j):
+    try:
+        try:
+            a = x * [1.0, 2.0][k]
+        except IndexError:
+            a = x * [3.0, 4.0][j]
+    except IndexError:
+        a = x
+    return np.sum(a * a)
+
+
+def try_finally_only(x):
+    try:
+        y = np.exp(x)
+    finally:
+        z = 0.5
+    return np.sum(y * z)
+
+
+TRY = cases(
+    (try_cholesky, (X, 0.1), 0),
+    (try_cholesky, (X, -0.1), 0),
+    *((try_handlers, (X, k), 0) for k in (0, 2, 7)),
+    (try_raise_in_body, (X, 10.0), 0),
+    (try_raise_in_body, (X, 0.1), 0),
+    (try_in_loop, (X,), 0),
+    (try_in_helper, (np.abs(X) + 0.1,), 0),
+    *((try_nested, (X, k, j), 0) for k in (0, 5) for j in (1, 5)),
+    (try_finally_only, (X,), 0),
+)
+
+
+@pytest.mark.parametrize("f, args, wrt", TRY)
+def test_try(f, args, wrt):
+    run_both(f, args, wrt)
+
+
+def test_try_paths_are_all_taken():
+    K = np.outer(X, X)
+    with pytest.raises(np.linalg.LinAlgError):
+        np.linalg.cholesky(K - 0.1 * np.eye(3))
+    np.linalg.cholesky(K + 0.1 * np.eye(3))
+    assert np.sum(X * X) > 0.1 and np.sum(X * X) < 10.0
+
+
+def test_an_exception_no_handler_matches_propagates():
+    def f(x, k):
+        try:
+            y = x * [1.0][k]
+        except KeyError:
+            y = x
+        return np.sum(y)
+
+    with pytest.raises(IndexError):
+        sg.grad(f)(X, 3)
+
+
+def refused_return(x):
+    try:
+        return np.sum(np.log(x))
+    except FloatingPointError:
+        return 0.0
+
+
+def refused_inplace(x):
+    y = x.copy()
+    try:
+        y[0] = np.log(x[0])
+    except FloatingPointError:
+        y = x
+    return np.sum(y)
+
+
+def refused_print(x):
+    try:
+        print("trying")
+        y = np.log(x)
+    except FloatingPointError:
+        y = x
+    return np.sum(y)
+
+
+def refused_random(x):
+    try:
+        y = x * np.random.normal(size=3)
+    except ValueError:
+        y = x
+    return np.sum(y)
+
+
+def refused_partial(x, k):
+    try:
+        a = x * 2.0
+        b = a * [1.0][k]
+    except IndexError:
+        b = x + a  # Python's a is x * 2.0 here
+    return np.sum(b)
+
+
+@pytest.mark.parametrize(
+    "f, args, what, line",
+    [
+        (refused_return, (X,), "leaves the try statement", 2),
+        (refused_inplace, (X,), "changes a value in place", 3),
+        (refused_print, (X,), "side effect", 2),
+        (refused_random, (X,), "may not give the same result twice", 2),
+        (refused_partial, (X, 3), "the try body binds 'a'", 5),
+    ],
+    ids=lambda v: getattr(v, "__name__", None) if callable(v) else None,
+)
+def test_try_refusals(f, args, what, line):
+    with pytest.raises(UnsupportedSyntaxError, match=what) as e:
+        sg.grad(f)(*args)
+    assert e.value.lineno == f.__code__.co_firstlineno + line and e.value.hint
+
+
+# ==== with: context managers that carry no gradient ================================================
+
+
+def with_errstate_ignore(x):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        y = np.log(x)
+        z = np.where(np.isfinite(y), y, 0.0)
+    return np.sum(z * x)
+
+
+def with_errstate_raise(x):
+    with np.errstate(all="raise"):
+        try:
+            y = np.log(x)
+        except FloatingPointError:
+            y = x * x
+    return np.sum(y)
+
+
+def with_catch_warnings(x):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        y = np.sqrt(x)
+        warnings.warn("silenced")
+    return np.sum(np.nan_to_num(y) * x)
+
+
+def with_two_items(x):
+    with np.errstate(divide="ignore"), warnings.catch_warnings(record=True) as caught:
+        y = np.log(np.abs(x)) * len(caught)
+        r = np.reciprocal(x)
+    return np.sum(y + r)
+
+
+def with_suppress(x, k):
+    y = x
+    with contextlib.suppress(IndexError, KeyError):
+        y = x * [2.0, 3.0][k]
+    return np.sum(y * y)
+
+
+def with_nullcontext(x):
+    with contextlib.nullcontext(), np.printoptions(precision=3):
+        y = np.sin(x)
+    return np.sum(y)
+
+
+WITH = cases(
+    (with_errstate_ignore, (np.abs(X) + 0.1,), 0),
+    (with_errstate_raise, (np.abs(X) + 0.1,), 0),
+    (with_errstate_raise, (np.array([-0.5, 0.3, 0.2]),), 0),  # the handler: log(-0.5) raises
+    (with_catch_warnings, (np.abs(X) + 0.1,), 0),
+    (with_two_items, (X,), 0),
+    (with_suppress, (X, 1), 0),
+    (with_suppress, (X, 4), 0),
+    (with_nullcontext, (X,), 0),
+)
+
+
+@pytest.mark.parametrize("f, args, wrt", WITH)
+def test_with(f, args, wrt):
+    run_both(f, args, wrt)
+
+
+def test_with_runs_the_managers_in_the_forward():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a warning the managers let through would raise
+        sg.grad(with_errstate_ignore)(np.array([0.0, 1.0]))
+        sg.grad(with_catch_warnings)(np.array([-1.0, 1.0]))
+    value, _ = sg.value_and_grad(with_errstate_raise)(np.array([0.0, 2.0]))
+    assert value == with_errstate_raise(np.array([0.0, 2.0]))
+
+
+def test_an_exception_leaving_a_with_block_exits_the_manager():
+    def f(x):
+        with np.errstate(all="raise"):
+            y = np.log(x)
+        return np.sum(y)
+
+    before = np.geterr()
+    for specialize in (True, False):
+        with pytest.raises(FloatingPointError):
+            sg.grad(f, specialize=specialize)(np.array([-1.0, 1.0]))
+        assert np.geterr() == before
+    with pytest.raises(FloatingPointError):
+        sg.vjp(f)(np.array([-1.0, 1.0]))
+    assert np.geterr() == before
+
+
+def test_other_with_blocks_are_refused():
+    def f(x):
+        with open("/dev/null") as fh:
+            y = x * 2.0
+        return np.sum(y)
+
+    with pytest.raises(UnsupportedSyntaxError, match="np.errstate") as e:
+        sg.grad(f)(X)
+    assert e.value.lineno == f.__code__.co_firstlineno + 1
+
+
+def with_return_inside(x):
+    with np.errstate(all="raise"):
+        if np.sum(x) > 0:
+            return np.sum(np.log(np.abs(x) + 1.0))
+        y = x * 2.0
+    return np.sum(y)
+
+
+def with_break_inside(x):
+    y = x
+    for i in range(5):
+        with np.errstate(divide="ignore"):
+            if i == 3:
+                break
+            if i == 1:
+                continue
+            y = y * 1.5
+    return np.sum(y)
+
+
+@pytest.mark.parametrize(
+    "f, args", [(with_return_inside, (X,)), (with_return_inside, (-X,)), (with_break_inside, (X,))]
+)
+def test_leaving_a_with_block_exits_its_manager(f, args):
+    before = np.geterr()
+    run_both(f, args, 0)
+    assert np.geterr() == before
+    sg.grad(f)(*args)
+    assert np.geterr() == before

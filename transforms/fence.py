@@ -26,12 +26,14 @@ HINTS = {
         "nonlocal declarations cannot be differentiated",
         "pass the value in as an argument and return the new value",
     ),
-    "Try": (
-        "try/except cannot be differentiated",
-        "check the condition with an if statement before the operation",
+    "TryStar": (
+        "try/except* cannot be differentiated",
+        "catch the exceptions with a plain except",
     ),
     "With": (
-        "with blocks other than `with sourcegrad.no_grad():` cannot be differentiated",
+        "this with block cannot be differentiated: supported are `with sourcegrad.no_grad():`, "
+        "context managers that carry no gradient (np.errstate, warnings.catch_warnings, "
+        "contextlib.nullcontext, np.printoptions) and contextlib.suppress",
         "move the with block out of the differentiated function",
     ),
     "ClassDef": (

@@ -18,6 +18,7 @@ walk unrolls). The ``Normalizer`` is made of one class per concern, each in its 
 - ``statements``, ``assign``: statements and assignments;
 - ``loops``, ``dicts``: loops, comprehensions and dicts, desugared to loops over a range;
 - ``namespaces``: a local dict used as a whole, decided from the keys it holds;
+- ``attempts``: ``try`` statements, the path Python takes chosen as a branch;
 - ``matches``: ``match`` statements, lowered to ``if``/``elif`` chains;
 - ``calls``, ``attributes``: calls and attribute reads, resolved to what differentiates them;
 - ``strings``: f-strings and ``str`` methods, values with no gradient;
@@ -40,6 +41,7 @@ from ..exits import lower_function
 from ..naming import Naming
 from .anf import ANF
 from .assign import Assignments
+from .attempts import Attempts
 from .attributes import Attributes
 from .calls import Calls
 from .dicts import Dicts
@@ -63,6 +65,7 @@ class Normalizer(
     Dicts,
     Loops,
     Matches,
+    Attempts,
     Assignments,
     Statements,
     ANF,
@@ -100,6 +103,8 @@ class Normalizer(
         self.block = []
         self._loop_depth = 0
         self._depth = 0  # how many blocks the walk is in (1: the function's body; anf._collecting)
+        self._open_contexts = []  # the managers of the with blocks the walk is in (statements)
+        self._loop_contexts = 0  # how many of them are outside the innermost loop
         self._break_flag = None  # the flag ``break`` sets in a loop with an ``else`` (statements)
         self._cur_pos = None
         self.no_grad = False

@@ -55,6 +55,10 @@ class Locals:
                     self._bind(t)
             elif kind in _TARGETED:
                 self._bind(node.target)
+            elif kind is ast.withitem and node.optional_vars is not None:  # with ... as v
+                self._bind(node.optional_vars)
+            elif kind is ast.ExceptHandler and node.name is not None:  # except E as e: binds e
+                self._bind(ast.Name(node.name))
             elif kind in _CAPTURES and node.name is not None:  # case [n, *rest]: binds n, rest
                 self._bind(ast.Name(node.name))
             fields = _CHILD_FIELDS.get(kind)
