@@ -47,7 +47,7 @@ _NO_GRADIENT_CONTEXTS = {
 _LOG_METHODS = ("debug", "info", "warning", "error", "exception", "critical", "log")
 # sourcegrad's own checks of a value (they return nothing, or raise): when the compiler reads code
 # it generated (hvp differentiates a generated jvp), they run in the forward as written
-_RUNTIME_CHECKS = {check_sequence, check_unpack}
+_RUNTIME_CHECKS = {check_sequence, check_unpack, enter_context, exit_context}
 
 
 class Statements:
