@@ -996,3 +996,40 @@ def test_hessian(f, args):
     rest = args[1:]
     fd = np.stack([fd_grad(lambda x: sg.grad(f)(x, *rest)[i], (args[0],), 0) for i in range(3)])
     np.testing.assert_allclose(H, fd, rtol=1e-4, atol=1e-5)
+
+
+def _noisy(a):
+    print("computing")
+    return a * 2.0
+
+
+def refused_helper_print(x):
+    try:
+        y = _noisy(x)
+    except ValueError:
+        y = x
+    return np.sum(y)
+
+
+def refused_return_in_handler_with_finally(x, k):
+    try:
+        y = x * [1.0][k]
+    except IndexError:
+        return np.sum(x)
+    finally:
+        z = 1.0
+    return np.sum(y) * z
+
+
+@pytest.mark.parametrize(
+    "f, args, what",
+    [
+        (refused_helper_print, (X,), "side effect"),
+        (refused_return_in_handler_with_finally, (X, 0), "finally"),
+    ],
+    ids=lambda v: getattr(v, "__name__", None) if callable(v) else None,
+)
+def test_try_refusals_elsewhere(f, args, what):
+    with pytest.raises(UnsupportedSyntaxError, match=what) as e:
+        sg.grad(f)(*args)
+    assert e.value.hint

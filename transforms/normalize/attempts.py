@@ -39,6 +39,18 @@ from ..checkpoints import repeatable
 from .syntax import Renamer, find_name, find_node, names_read, target_names
 
 
+# what a try body's lowered code may run for no value: checks, which only raise, and the
+# managers of a with block (the try body's own, run as Python runs them)
+_REPEATABLE_EFFECTS = (
+    "assert ",
+    "raise ",
+    "check_sequence(",
+    "check_unpack(",
+    "enter_context(",
+    "exit_context(",
+)
+
+
 class Attempts:
     """The ``try`` method of the ``Normalizer``."""
 
@@ -121,7 +133,19 @@ class Attempts:
     # ---- what is refused ----------------------------------------------------------------------
 
     def _check_try_body(self, s):
-        """Refuse a try body that may not run the same twice, or that leaves the statement."""
+        """Refuse a try body that may not run the same twice, or that leaves the statement; and
+        a handler or ``else`` that leaves it when there is a ``finally`` (which would not run)."""
+        if s.finalbody is not None:
+            for block in [h.body for h in s.handlers] + ([s.orelse.body] if s.orelse else []):
+                bad = find_node(block, (cst.Return, cst.Break, cst.Continue))
+                if bad is not None:
+                    fence.refuse(
+                        self.src,
+                        bad,
+                        msg="leaving a try statement that has a finally block from a handler or "
+                        "its else is not supported",
+                        hint="set a value in the handler and return after the try statement",
+                    )
         body = s.body
         bad = find_node(body, (cst.Return, cst.Break, cst.Continue, cst.Yield, cst.Await))
         if bad is not None:
@@ -171,8 +195,18 @@ class Attempts:
         )
 
     def _check_repeatable_body(self, stmts):
-        """The lowered try body: refuse a call that may give another result the second time."""
+        """The lowered try body: refuse a call that may give another result the second time, and
+        one made for its side effect (a helper's ``print``), which would be made twice."""
         for s in ir.walk(stmts):
+            if isinstance(s, ir.Effect) and not str(s.text).startswith(_REPEATABLE_EFFECTS):
+                fence.refuse(
+                    self.src,
+                    s.pos,
+                    msg="this try body makes a call for its side effect (print, warnings.warn, "
+                    "...), which sourcegrad would make twice: it runs a try body once to learn "
+                    "whether it raises, then again as compiled code",
+                    hint="move the call before or after the try statement",
+                )
             if isinstance(s, ir.Assign) and s.op.kind == "nondiff" and not repeatable(s.op.key):
                 fence.refuse(
                     self.src,
