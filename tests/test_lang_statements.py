@@ -1033,3 +1033,25 @@ def test_try_refusals_elsewhere(f, args, what):
     with pytest.raises(UnsupportedSyntaxError, match=what) as e:
         sg.grad(f)(*args)
     assert e.value.hint
+
+
+def test_dict_methods_refuse_what_python_refuses():
+    def get_of_list(x):
+        xs = [x, x * 2.0]
+        return np.sum(xs.get(0, x))
+
+    with pytest.raises(AttributeError):
+        get_of_list(X)
+    with pytest.raises(AttributeError):
+        sg.grad(get_of_list)(X)
+
+    def grows_while_iterating(x):
+        d = {"a": x}
+        for k in d:
+            d["b"] = d[k] * 2.0
+        return np.sum(d["a"])
+
+    with pytest.raises(RuntimeError):
+        grows_while_iterating(X)
+    with pytest.raises(UnsupportedSyntaxError, match="while it iterates"):
+        sg.grad(grows_while_iterating)(X)

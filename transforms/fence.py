@@ -58,18 +58,12 @@ HINTS = {
         "assign the value in a statement of its own before the loop",
     ),
     "SetComp": ("set comprehensions cannot be differentiated", "use a list and a for loop"),
-    "DictComp": ("dict comprehensions are not supported yet", "build the dict with a for loop"),
     "Starred": ("*args unpacking in calls is not supported", "pass the arguments one by one"),
     "Dict": (
         "a dict literal is supported only when assigned to a local name, with string-constant keys",
         'write d = {"a": x} and read d["a"], or pass arrays as separate arguments',
     ),
     "Set": ("set literals cannot be differentiated", "use a tuple"),
-    "FormattedString": (
-        "f-strings are only allowed inside print(...)",
-        "print the value, or compute it outside",
-    ),
-    "Match": ("match statements are not supported", "use if/elif/else"),
     "AsyncFunctionDef": (
         "async functions cannot be differentiated",
         "differentiate a plain function",

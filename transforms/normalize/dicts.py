@@ -186,7 +186,7 @@ class Dicts:
         pos, got = self._pos(node), self.naming.temp()
         found = ir.Assign(got, self._getitem_op(d, ir.Index((key,), False)), pos)
         otherwise = ir.Assign(got, self._copy_op(default), pos)
-        test = ir.text("{} in {}", key, d)
+        test = ir.text("{} in {}.keys()", key, d)  # (a list or an array has no keys: it raises)
         self._emit(ir.If(test, (found,), (otherwise,), pos))
         return ir.Name(got)
 

@@ -305,6 +305,7 @@ class Namespaces:
                     hint="give the new value a name of its own",
                 )
         for key in keys:
+            held = set(self.dict_keys.get(name, ()))
             if key_target is not None:
                 self._emit(
                     ir.Assign(
@@ -324,6 +325,15 @@ class Namespaces:
                         self.subst.pop(key_target.value, None)
                     else:
                         self.subst[key_target.value] = saved
+            if set(self.dict_keys.get(name, ())) != held:
+                fence.refuse(
+                    self.src,
+                    s.iter,
+                    kind="Dict",
+                    msg=f"this loop adds or removes keys of the local dict {name!r} while it "
+                    "iterates over it (Python raises RuntimeError)",
+                    hint=f"loop over list({name}) instead, or write the new keys after the loop",
+                )
 
 
 def literal_from(items, is_list):
