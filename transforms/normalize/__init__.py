@@ -18,6 +18,7 @@ walk unrolls). The ``Normalizer`` is made of one class per concern, each in its 
 - ``statements``, ``assign``: statements and assignments;
 - ``loops``, ``dicts``: loops, comprehensions and dicts, desugared to loops over a range;
 - ``namespaces``: a local dict used as a whole, decided from the keys it holds;
+- ``contexts``: ``with`` blocks;
 - ``attempts``: ``try`` statements, the path Python takes chosen as a branch;
 - ``matches``: ``match`` statements, lowered to ``if``/``elif`` chains;
 - ``calls``, ``attributes``: calls and attribute reads, resolved to what differentiates them;
@@ -44,6 +45,7 @@ from .assign import Assignments
 from .attempts import Attempts
 from .attributes import Attributes
 from .calls import Calls
+from .contexts import Contexts
 from .dicts import Dicts
 from .inline import Inlining
 from .loops import Loops
@@ -66,6 +68,7 @@ class Normalizer(
     Loops,
     Matches,
     Attempts,
+    Contexts,
     Assignments,
     Statements,
     ANF,

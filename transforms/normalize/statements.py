@@ -1,5 +1,6 @@
 """Statements other than assignments and loops: expression statements, ``return``, ``assert``,
-``raise``, ``break``/``continue``, ``if``, ``while`` and ``with no_grad():``.
+``raise``, ``break``/``continue`` (which exit the ``with`` blocks they leave: ``contexts``),
+``if``, and ``for``/``while`` with an ``else`` (a flag the loop's ``break`` sets).
 
 Expects: the walk of ``anf`` and its state. Guarantees: a call made for its side effect is a
 local list's ``append``/``extend`` (``Append`` statements), ``np.<ufunc>.at`` (an in-place
@@ -19,9 +20,8 @@ import warnings
 from dataclasses import replace
 
 import libcst as cst
-import numpy as np
 
-from sourcegrad.runtime import check_sequence, check_unpack, no_grad
+from sourcegrad.runtime import check_sequence, check_unpack
 from sourcegrad.runtime.contexts import enter_context, exit_context
 
 from .. import fence, ir
@@ -36,13 +36,6 @@ _SIDE_EFFECT_ONLY = {
     warnings.warn,
     warnings.simplefilter,
     warnings.filterwarnings,
-}
-# context managers that carry no gradient: entered and exited around their block's forward
-_NO_GRADIENT_CONTEXTS = {
-    np.errstate,
-    warnings.catch_warnings,
-    contextlib.nullcontext,
-    np.printoptions,
 }
 _LOG_METHODS = ("debug", "info", "warning", "error", "exception", "critical", "log")
 # sourcegrad's own checks of a value (they return nothing, or raise): when the compiler reads code
@@ -321,90 +314,6 @@ class Statements:
                 body = tuple(self._block(s.body))
             self._emit(ir.While(test, body, pos))
         self._loop_else(s, broke, pos)
-
-    def _stmt_With(self, s):
-        """``with``: ``sourcegrad.no_grad()``; a context manager that carries no gradient
-        (``np.errstate``, ``warnings.catch_warnings``, ...: entered and exited around the block's
-        forward, as Python does); ``contextlib.suppress(E)``, a ``try`` whose handler passes.
-        Several items are nested blocks, as in Python."""
-        if s.asynchronous is not None:
-            fence.refuse(self.src, s, kind="AsyncFunctionDef")
-        if len(s.items) > 1:
-            rest = list(s.items[1:])
-            rest[-1] = rest[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-            inner = s.with_changes(items=rest)
-            self.src.alias(inner, s)
-            first = s.items[0].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-            outer = s.with_changes(items=[first], body=cst.IndentedBlock(body=[inner]))
-            self.src.alias(outer, s)
-            self._stmt_With(outer)
-            return
-        item = s.items[0]
-        call = item.item
-        callee = self._static_callee(call.func) if isinstance(call, cst.Call) else None
-        if callee in _NO_GRADIENT_CONTEXTS:
-            self._managed(s, item, call)
-            return
-        if callee is contextlib.suppress:
-            self._suppressing(s, call)
-            return
-        if (
-            item.asname is not None
-            or not isinstance(call, cst.Call)
-            or call.args
-            or callee is not no_grad
-        ):
-            fence.refuse(self.src, s, kind="With")
-        saved, self.no_grad = self.no_grad, True
-        try:
-            for stmt in s.body.body:
-                self._stmt(stmt)
-        finally:
-            self.no_grad = saved
-
-    def _managed(self, s, item, call):
-        """``with np.errstate(...) [as v]:``: the manager made and entered, the block, the
-        manager exited (when an exception leaves the generated code, ``unwind_contexts`` exits
-        it)."""
-        pos = self._pos(s)
-        manager = self.naming.temp("context")
-        self._emit(ir.Assign(manager, self._op(call), pos))
-        enter = f"{self.captures.bind('enter_context', enter_context)}({manager})"
-        if item.asname is not None:
-            target = item.asname.name
-            if not isinstance(target, cst.Name):
-                fence.refuse(self.src, target, msg="the target of with ... as must be a name")
-            value = ir.Op(None, (ir.Name(manager),), (), enter, "nondiff")
-            self._emit(ir.Assign(self._local(target.value), value, pos))
-        else:
-            self._emit(ir.Effect(ir.Text(enter, (manager,)), pos))
-        self._open_contexts.append(manager)
-        try:
-            self._stmts(s.body.body)
-        finally:
-            self._open_contexts.pop()
-        self._exit_contexts([manager], pos)
-
-    def _exit_contexts(self, managers, pos):
-        """Exit ``managers``, innermost first: their block ends (or a return, break or continue
-        leaves it: ``exits.py`` skips what follows in the block)."""
-        for manager in reversed(managers):
-            leave = f"{self.captures.bind('exit_context', exit_context)}({manager})"
-            self._emit(ir.Effect(ir.Text(leave, (manager,)), pos))
-
-    def _suppressing(self, s, call):
-        """``with contextlib.suppress(E1, E2):`` is ``try: ... except (E1, E2): pass``."""
-        if not call.args or any(a.keyword is not None or a.star for a in call.args):
-            fence.refuse(self.src, call, msg="contextlib.suppress takes exception types")
-        kinds = [cst.Element(a.value) for a in call.args]
-        handler = cst.ExceptHandler(
-            body=cst.IndentedBlock(body=[cst.SimpleStatementLine([cst.Pass()])]),
-            type=cst.Tuple(kinds) if len(kinds) > 1 else call.args[0].value,
-        )
-        lowered = cst.Try(body=s.body, handlers=[handler])
-        self.src.alias(lowered, s)
-        self.src.alias(handler, s)
-        self._stmt_Try(lowered)
 
     def _without_gradient(self, stmt):
         """Inside ``with no_grad():`` nothing is differentiated: every operation is constant."""
