@@ -1055,3 +1055,43 @@ def test_dict_methods_refuse_what_python_refuses():
         grows_while_iterating(X)
     with pytest.raises(UnsupportedSyntaxError, match="while it iterates"):
         sg.grad(grows_while_iterating)(X)
+
+
+# ==== in checkpointed loops, which run iterations again in the backward ===========================
+
+
+def checkpointed_mix(x):
+    y = x
+    for i in sg.checkpointed(range(6)):
+        try:
+            step = np.linalg.solve(np.diag(y) * (i % 3 - 1), y)
+        except np.linalg.LinAlgError:  # every third iteration: a singular matrix
+            step = y * 0.5
+        with np.errstate(divide="ignore"):
+            y = y + 0.1 * np.tanh(step)
+        match i % 2:
+            case 0:
+                y = y * 1.01
+            case _:
+                pass
+    return np.sum(y * y)
+
+
+def while_walrus_try(x):
+    y = x
+    k = 0
+    while (k := k + 1) < 6:
+        try:
+            step = np.linalg.solve(np.diag(y) * (k % 3 - 1), y)
+        except np.linalg.LinAlgError:
+            step = y * 0.5
+        y = y + 0.1 * np.tanh(step)
+    return np.sum(y * y)
+
+
+@pytest.mark.parametrize("f", [checkpointed_mix, while_walrus_try], ids=lambda f: f.__name__)
+def test_checkpointed_loops_run_the_lowerings_again(f):
+    run_both(f, (X,), 0)
+    plain = sg.grad(f)(X)
+    for checkpoint in (True, 2):
+        np.testing.assert_array_equal(sg.grad(f, checkpoint=checkpoint)(X), plain)
