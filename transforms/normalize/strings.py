@@ -18,19 +18,19 @@ from .. import rules as R
 from .syntax import code_of
 
 
-def formatted(*values):
-    """The primitive of an f-string (the generated code runs the f-string itself)."""
-    raise AssertionError("an f-string runs as written")
+def formatted(template, *values):
+    """The primitive of an f-string or a ``%`` format (the generated code runs it as written)."""
+    raise AssertionError("a string format runs as written")
 
 
-def string_method(obj, *args, **kwargs):
+def string_method(name, obj, *args, **kwargs):
     """The primitive of a ``str`` method call (the generated code runs the call itself)."""
     raise AssertionError("a string method runs as written")
 
 
-# a string carries no gradient, and no operand may be differentiated: each is refused when active
-R.nondiff_params(formatted, {})
-R.nondiff_params(string_method, {})
+# a string carries no gradient: an operand that depends on the differentiated input is refused
+R.nondiff_params(formatted, {"template": "the text of a string format"})
+R.nondiff_params(string_method, {"name": "the name of a str method"})
 
 # the methods of str that no array has: ``x.partition`` (in place on an array) stays refused
 STR_METHODS = frozenset(n for n in dir(str) if not n.startswith("_")) - {"partition"}
@@ -42,7 +42,8 @@ class Strings:
     def _expr_FormattedString(self, node):
         atoms = []
         text = code_of(node.with_changes(parts=self._format_parts(node.parts, atoms)))
-        return ir.Op(formatted, tuple(atoms), (), text, "nondiff")
+        template = ir.Const(text, repr(text))
+        return ir.Op(formatted, (template, *atoms), (), text, "nondiff")
 
     def _format_parts(self, parts, atoms):
         """``parts`` with each expression replaced by the atom it is lowered to (in ``atoms``)."""
@@ -75,4 +76,5 @@ class Strings:
 
     def _string_method(self, x, name, args, kwargs, text):
         """``s.upper()``, ``"_".join(names)``, ``key.startswith("W")``: run as written."""
-        return ir.Op(string_method, (x,) + tuple(args), tuple(kwargs), text, "nondiff")
+        method = ir.Const(name, repr(name))
+        return ir.Op(string_method, (method, x, *args), tuple(kwargs), text, "nondiff")
