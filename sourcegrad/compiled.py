@@ -31,6 +31,7 @@ from .arguments import (
     parameters_of,
 )
 from .errors import NoSourceError, UsageError
+from .runtime.contexts import unwind_contexts
 
 _ndarray = np.ndarray
 
@@ -381,8 +382,11 @@ class _Compiled:
 
 
 def _annotate(e):
+    """An exception leaving generated code: the context managers it entered are exited, and the
+    exception names the user's line."""
     from .transforms.emit import annotate
 
+    unwind_contexts(e)
     if hasattr(e, "add_note"):
         annotate(e, e.__traceback__)
         return

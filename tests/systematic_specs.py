@@ -27,6 +27,7 @@ try:
     from scipy import special as sc
 except ImportError:  # scipy.special's rules are registered only where scipy imports
     sc = None
+from sourcegrad.transforms.normalize import strings as _strings
 from sourcegrad.transforms.rules import indexing as _indexing
 
 F64, F32 = np.float64, np.float32
@@ -1785,6 +1786,19 @@ def sequence_specs():
             ),
             ("np.stack(list(x))", {"x": inp((2, 3), param="iterable")}),
         ),
+        # a dict comprehension: each value gets its key's entry, none a later equal key replaced
+        runtime.dict_from: cases_of(
+            (
+                "d['a'] * d['b']",
+                {"x": inp((3,), param="values"), "y": inp((3,), param="values")},
+                {"pre": "d = {k: v for k, v in zip(['a', 'b'], [x, y])}"},
+            ),
+            (
+                "d['a'] + np.sin(d['b'])",
+                {"x": inp((2, 2), param="values"), "y": inp((2, 2), param="values")},
+                {"pre": "d = {k: v * 2.0 for k, v in zip('aab', [x, y, x * y])}"},
+            ),
+        ),
         tuple: cases_of(
             (
                 "np.stack(tuple([x, y]))",
@@ -1947,6 +1961,16 @@ def nondiff_specs():
             np.size: unary(),
             np.shape: unary(expr="np.array({F}({x}))", shapes=[(3,), (2, 3)], forms=()),
             builtins.isinstance: unary(expr="isinstance({x}, float)"),
+            # strings carry no gradient: a differentiated value formatted into one is refused
+            _strings.formatted: cases_of(
+                ("x * len(f'{3:>4}')", {"x": inp((3,))}),
+                ("float(f'{x}')", {"x": inp(())}, {"refused": "values"}),
+                ("float('%s' % x)", {"x": inp("py")}, {"refused": "values"}),
+            ),
+            _strings.string_method: cases_of(
+                ("x * len('ab'.upper())", {"x": inp((3,))}),
+                ("float('{}'.format(x))", {"x": inp(())}, {"refused": "args"}),
+            ),
             builtins.print: cases_of(
                 ("x * 2.0", {"x": inp((3,))}, {"pre": "print(x, file=SINK)", "reach": False})
             ),

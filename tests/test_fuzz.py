@@ -153,6 +153,11 @@ def test_generator_covers_every_construct():
         "helper_returns_tuple_starred",
         "helper_returns_tuple_indexed",
         "helper_returns_tuple_branches",
+        # forms lowered to the others: for/else, the walrus, try/except, or as a value
+        "for_else",
+        "walrus_if",
+        "try_except",
+        "or_value",
     }
     assert wanted <= features, sorted(wanted - features)
 

@@ -595,7 +595,7 @@ def test_the_iterable_is_read_once_before_the_loop(f, seed, shape):
     check(f, (x,))
 
 
-# ==== for/else and while/else are refused =========================================================
+# ==== for/else and while/else (more in test_lang_statements.py) ===================================
 
 
 def for_else(x):
@@ -617,10 +617,10 @@ def while_else(x):
 
 
 @pytest.mark.parametrize("f", [for_else, while_else])
-def test_loop_else_is_refused(f):
-    with pytest.raises(sg.UnsupportedSyntaxError) as info:
-        sg.grad(f)(np.ones(3))
-    assert info.value.lineno is not None
+def test_loop_else_runs_when_the_loop_is_not_broken(f):
+    x = np.array([0.5, -0.25, 1.5])
+    check_value(f, (x,))
+    check(f, (x,))
 
 
 def twelve_nested(x):

@@ -17,7 +17,12 @@ walk unrolls). The ``Normalizer`` is made of one class per concern, each in its 
 - ``anf``: the walk, and expressions lowered to atoms and temporaries;
 - ``statements``, ``assign``: statements and assignments;
 - ``loops``, ``dicts``: loops, comprehensions and dicts, desugared to loops over a range;
+- ``namespaces``: a local dict used as a whole, decided from the keys it holds;
+- ``contexts``: ``with`` blocks;
+- ``attempts``: ``try`` statements, the path Python takes chosen as a branch;
+- ``matches``: ``match`` statements, lowered to ``if``/``elif`` chains;
 - ``calls``, ``attributes``: calls and attribute reads, resolved to what differentiates them;
+- ``strings``: f-strings and ``str`` methods, values with no gradient;
 - ``inline``: the user's own functions, lowered where they are called;
 - ``syntax``: what the others read off libcst nodes.
 
@@ -37,18 +42,38 @@ from ..exits import lower_function
 from ..naming import Naming
 from .anf import ANF
 from .assign import Assignments
+from .attempts import Attempts
 from .attributes import Attributes
 from .calls import Calls
+from .contexts import Contexts
 from .dicts import Dicts
 from .inline import Inlining
 from .loops import Loops
+from .matches import Matches
+from .namespaces import Namespaces
 from .resolve import Locals, Resolve, method_class
 from .statements import Statements
+from .strings import Strings
 
 __all__ = ["Normalizer"]
 
 
-class Normalizer(Inlining, Calls, Attributes, Dicts, Loops, Assignments, Statements, ANF, Resolve):
+class Normalizer(
+    Inlining,
+    Calls,
+    Attributes,
+    Strings,
+    Namespaces,
+    Dicts,
+    Loops,
+    Matches,
+    Attempts,
+    Contexts,
+    Assignments,
+    Statements,
+    ANF,
+    Resolve,
+):
     """The lowering of one function (``parent``: the normalizer of the function it is inlined
     into, whose naming, captures and namespace it shares).
 
@@ -83,8 +108,14 @@ class Normalizer(Inlining, Calls, Attributes, Dicts, Loops, Assignments, Stateme
         self.subst = {}  # parameter -> the caller's atom, for inlined parameters never rebound
         self.dicts = {}  # local dict literal (its keys all string constants) -> {key: local name}
         self.dict_keys = {}  # local dict -> the keys written so far (reading another is refused)
+        self.dict_sure = {}  # local dict -> the keys it holds on every path, in order (namespaces)
+        self.made_dicts = set()  # locals bound to a dict comprehension's dict (never written into)
         self.block = []
         self._loop_depth = 0
+        self._depth = 0  # how many blocks the walk is in (1: the function's body; anf._collecting)
+        self._open_contexts = []  # the managers of the with blocks the walk is in (statements)
+        self._loop_contexts = 0  # how many of them are outside the innermost loop
+        self._break_flag = None  # the flag ``break`` sets in a loop with an ``else`` (statements)
         self._cur_pos = None
         self.no_grad = False
         self.parent = parent

@@ -49,10 +49,12 @@ class ANF:
         """Statements emitted inside the ``with`` go to a new block, the list it yields (a loop's
         or a branch's body); the current block is the enclosing one again after it."""
         saved, self.block = self.block, []
+        self._depth += 1
         try:
             yield self.block
         finally:
             self.block = saved
+            self._depth -= 1
 
     def _block(self, suite):
         """The statements of ``suite``, lowered (a list)."""
@@ -111,6 +113,11 @@ class ANF:
         self._check_reachable(s)
         handler(s)
 
+    def _stmts(self, stmts):
+        """Lower ``stmts`` into the current block."""
+        for stmt in stmts:
+            self._stmt(stmt)
+
     def _small_Pass(self, s):
         pass
 
@@ -156,9 +163,37 @@ class ANF:
         return ir.text(f"{self.captures.bind('range')}({self.captures.bind('len')}({{}}))", seq)
 
     def _test(self, node):
-        """A condition, kept as text (it is never differentiated) but fenced."""
+        """A condition, kept as text (it is never differentiated) but fenced. One with a walrus
+        (``if (s := np.sum(x)) > 0:``) is lowered to operations first, which bind the walrus's
+        name where Python does (short circuits kept: ``_expr_BooleanOperation``), and the test
+        reads their result."""
+        if self._test_needs_operations(node):
+            atom = self._atom(node)
+            return ir.Text(atom.render(), ir.atom_names(atom))
         self._check_text(node)
         return self._kept(node)
+
+    def _test_needs_operations(self, node):
+        """Must condition ``node`` be lowered to operations (it binds a name with a walrus, or
+        reads a local dict, whose entries and keys are decided now: ``namespaces``)?"""
+        return find_node(node, cst.NamedExpr) is not None or (
+            bool(self.dicts) and find_name(node, self.dicts) is not None
+        )
+
+    def _expr_NamedExpr(self, node):
+        """``(name := value)``: binds the local ``name`` (in the function's scope, a
+        comprehension's too, as Python does) and is its value."""
+        if not isinstance(node.target, cst.Name):
+            fence.refuse(self.src, node, msg="the target of := must be a name")
+        name = self._local(node.target.value)
+        if name in self.dicts:
+            self._refuse_dict_value(node.target)
+        pos = self._pos(node)
+        self._assign_expr(name, node.value, pos)
+        if self.bind_counts.get(node.target.value, 0) == 1:
+            return ir.Name(name)
+        # bound elsewhere too: the value is the one bound here, whatever rebinds it later on
+        return self._value_to_temp(node.target)
 
     def _check_text(self, node):
         """A condition or bound is run as written: refuse what could not run the same way."""
@@ -344,7 +379,10 @@ class ANF:
                 hint="use the numpy function (np.left_shift, ...) outside the differentiated code",
             )
         fn, sym = entry
-        return self._binop(fn, sym, self._atom(node.left), self._atom(node.right), node)
+        left, right = self._atom(node.left), self._atom(node.right)
+        if fn is operator.mod and isinstance(left, ir.Const) and isinstance(left.value, str):
+            return self._percent_format(left, right)  # "w%d_%s" % (i, name): a string
+        return self._binop(fn, sym, left, right, node)
 
     def _binop(self, fn, sym, a, b, node):
         return ir.Op(fn, (a, b), (), f"{a.render()} {sym} {b.render()}", self._kind(fn))
@@ -359,6 +397,14 @@ class ANF:
             )
         c = node.comparisons[0]
         entry = CMPOPS.get(type(c.operator))
+        if isinstance(c.operator, (cst.In, cst.NotIn)) and self._namespace_of(c.comparator):
+            return self._namespace_in(node, c)
+        if isinstance(c.operator, (cst.In, cst.NotIn)):
+            # a membership test: a bool, evaluated as written (its operands in Python's order)
+            a, b = self._atom(node.left), self._atom(c.comparator)
+            sym = "in" if isinstance(c.operator, cst.In) else "not in"
+            text = f"{a.render()} {sym} {b.render()}"
+            return ir.Op(operator.contains, (b, a), (), text, "nondiff")
         if entry is None:
             fence.refuse(
                 self.src,
@@ -371,12 +417,18 @@ class ANF:
         return ir.Op(fn, (a, b), (), f"{a.render()} {sym} {b.render()}", "nondiff")
 
     def _expr_BooleanOperation(self, node):
-        fence.refuse(
-            self.src,
-            node,
-            msg="and/or are only supported in if/while conditions",
-            hint="use np.logical_and / np.logical_or, or an if statement",
-        )
+        """``a or b`` (``a and b``) as a value: ``a``, or ``b`` when ``a`` is false (true), with
+        Python's short circuit: ``b`` is evaluated only then, and ``a`` once. The pick is a branch
+        on ``a``'s truth (on the tape), the value a copy of the operand picked, so an active
+        operand keeps its gradient (``w = given_w or default_w``)."""
+        tmp = self.naming.temp()
+        pos = self._pos(node)
+        self._emit(ir.Assign(tmp, self._copy_op(self._atom(node.left)), pos, node=node))
+        with self._collecting() as right:
+            self._assign_expr(tmp, node.right, pos)
+        test = f"not {tmp}" if isinstance(node.operator, cst.Or) else tmp
+        self._emit(ir.If(ir.Text(test, (tmp,)), tuple(right), (), pos))
+        return ir.Name(tmp)
 
     def _expr_IfExp(self, node):
         tmp = self.naming.temp()

@@ -308,6 +308,16 @@ class Assignments:
                 msg="chained subscripts (a[i][j] = v) cannot be assigned into",
                 hint=f"index once: {code_of(inner.value)}[{both}] = ...",
             )
+        if isinstance(node.value, cst.Name) and self._local(node.value.value) in self.made_dicts:
+            fence.refuse(
+                self.src,
+                node,
+                kind="Dict",
+                msg=f"the dict {node.value.value!r} a dict comprehension made cannot be written "
+                "into",
+                hint="give every entry in the comprehension, or build the dict with string "
+                'keys written out: d = {"a": x}; d["b"] = v',
+            )
         if not isinstance(node.value, cst.Name) or node.value.value not in self.locals:
             fence.refuse(
                 self.src,
@@ -346,6 +356,8 @@ class Assignments:
         if type(value) is cst.IfExp:
             self._ifexp(name, value, pos)
             return
+        if type(value) is cst.DictComp:
+            self.made_dicts.add(name)  # read by key, never written into (``_subscript_parts``)
         op = self._op(value)
         if user is not None:
             self._note_length(user, op)

@@ -31,6 +31,7 @@ from .. import rules as R
 from ..dtypes import casts_to_exact
 from ..ir import Tup
 from ..templates import custom_template, gradient_call_template
+from .strings import STR_METHODS
 from .syntax import code_of, tup
 
 _INPLACE_METHODS = {
@@ -108,6 +109,10 @@ class Calls:
 
     def _expr_Call(self, node):
         func = node.func
+        if self.dicts:
+            used = self._namespace_call(node)
+            if used is not None:
+                return used
         view = self._dict_view(node)
         if view is not None:
             return view
@@ -315,6 +320,10 @@ class Calls:
         name = func.attr.value
         key = R.METHODS.get(name) or R.GENERATOR_METHODS.get(name)  # rng.normal(size=3): a draw
         text = f"{x.render()}.{name}({self._render_args(args, kwargs)})"
+        if key is None and name == "get" and 1 <= len(args) <= 2 and not kwargs:
+            return self._dict_get(x, args, node)
+        if key is None and name in STR_METHODS:
+            return self._string_method(x, name, args, kwargs, text)
         if key is None:
             if name in _INPLACE_METHODS:
                 fence.refuse(

@@ -17,7 +17,7 @@ import libcst as cst
 import numpy as np
 
 from .. import fence, ir
-from .syntax import literal_value, tup
+from .syntax import tup
 
 
 def _nth_key(keys, i):
@@ -229,6 +229,18 @@ class Dicts:
 
         return rng, k, [bind]
 
+    def _dict_get(self, d, args, node):
+        """``d.get(key, default)`` of a dict held in a variable (an argument, a dict
+        comprehension's): its entry when it has the key, else the default (both evaluated
+        first, as for any call); the choice is a branch, so the entry keeps its gradient."""
+        key, default = args[0], args[1] if len(args) == 2 else ir.Const(None, "None")
+        pos, got = self._pos(node), self.naming.temp()
+        found = ir.Assign(got, self._getitem_op(d, ir.Index((key,), False)), pos)
+        otherwise = ir.Assign(got, self._copy_op(default), pos)
+        test = ir.text("{} in {}.keys()", key, d)  # (a list or an array has no keys: it raises)
+        self._emit(ir.If(test, (found,), (otherwise,), pos))
+        return ir.Name(got)
+
     def _local_dict(self, name, node, pos):
         """``d = {"a": x, "b": y}`` (and ``d = {}``): every key a string constant, so each entry is
         a local variable of its own; ``d["a"]`` reads it and ``d["a"] = v`` rebinds it."""
@@ -254,12 +266,14 @@ class Dicts:
             key = self._dict_key(el.key)
             value = self._atom(el.value)
             self._emit(ir.Assign(self._dict_slot(name, key), self._copy_op(value), pos))
-        self.dict_keys[name] = {self._dict_key(el.key) for el in node.elements}
+            self._wrote_key(name, key)
 
     def _dict_key(self, node):
-        """The string a key node writes (refused unless a string literal)."""
-        if isinstance(node, cst.SimpleString) and isinstance(literal_value(node.value), str):
-            return literal_value(node.value)
+        """The string a key node writes (refused unless a string literal, or the key a loop over
+        a local dict binds: ``namespaces``)."""
+        key = self._const_key(node)
+        if key is not None:
+            return key
         fence.refuse(
             self.src,
             node,
@@ -305,7 +319,8 @@ class Dicts:
                 msg=f"the local dict {name!r} has no entry {key!r} here",
                 hint=f"assign {name}[{key!r}] = ... before reading it",
             )
-        known.add(key)
+        if not read:
+            self._wrote_key(name, key)
         return self._dict_slot(name, key)
 
     def _dict_write(self, target, value, pos):

@@ -22,7 +22,7 @@ import builtins
 from collections import abc
 
 import libcst as cst
-from sourcegrad.runtime import checkpointed
+from sourcegrad.runtime import checkpointed, dict_from
 
 from .. import fence, ir
 from .syntax import assigned_in, find_node, indexes_by, names_read, target_names, tup
@@ -40,27 +40,28 @@ class Loops:
     def _stmt_For(self, s):
         """``for``: unrolled, or an ``ir.For`` over a range (``_loop_iter``)."""
         pos = self._pos(s)
-        if s.orelse is not None:
-            fence.refuse(
-                self.src,
-                s.orelse,
-                msg="for/else is not supported",
-                hint="use a flag variable and an if after the loop",
-            )
         if s.asynchronous is not None:
             fence.refuse(self.src, s, kind="AsyncFunctionDef")
+        found = self._namespace_iteration(s.iter) if self.dicts else None
+        if found is not None:  # over a local dict: once per key, known now (namespaces.py)
+            self._unrolled_namespace_loop(s, found, pos, lambda: self._stmts(s.body.body))
+            self._loop_else(s, None, pos)
+            return
         s, checkpoint = self._checkpoint_marker(s)
         trips = self._static_trips(s) if checkpoint is None else None
-        if trips is not None:
+        if trips is not None:  # (a loop with a break is never unrolled)
             self._unroll(s, trips, pos)
+            self._loop_else(s, None, pos)
             return
+        broke = self._loop_else_flag(s, pos)
         range_text, target, prologue = self._loop_iter(s)
-        with self._in_loop(), self._collecting() as body:
+        with self._in_loop(broke), self._collecting() as body:
             for build in prologue:
                 build()
             for stmt in s.body.body:
                 self._stmt(stmt)
         self._emit(ir.For(target, range_text, tuple(body), pos, checkpoint))
+        self._loop_else(s, broke, pos)
 
     def _checkpoint_marker(self, s):
         """``for t in sourcegrad.checkpointed(range(...), snapshots=n):``: the loop over the range
@@ -479,17 +480,42 @@ class Loops:
 
     def _comprehension(self, node):
         """``[elt for x in xs if c]``: a list built by a loop (its names stay inside it)."""
-        result = self.naming.temp("list")
-        pos = self._pos(node)
-        self._emit(ir.Assign(result, self._copy_op(tup([], True)), pos))
-        saved_locals, saved_rename = set(self.locals), dict(self.rename)
-        try:
-            self._comp_loops(node, node.for_in, result, pos)
-        finally:
-            self.locals, self.rename = saved_locals, saved_rename
+        result, pos = self._empty_list(node), self._pos(node)
+        self._comp_scope(node, lambda: self._emit(ir.Append(result, self._atom(node.elt), pos)))
         return ir.Name(result)
 
-    def _comp_loops(self, node, comp_for, result, pos):
+    def _expr_DictComp(self, node):
+        """``{k: v for x in xs if c}``: the keys and the values in two lists built by a loop (the
+        key evaluated before the value, as Python does), then the dict of them (``dict_from``,
+        whose adjoint gives each value its key's entry)."""
+        keys, values = self._empty_list(node, "keys"), self._empty_list(node, "values")
+        pos = self._pos(node)
+
+        def add():
+            key = self._atom(node.key)
+            self._emit(ir.Append(keys, key, pos))
+            self._emit(ir.Append(values, self._atom(node.value), pos))
+
+        self._comp_scope(node, add)
+        made = f"{self.captures.bind('dict_from', dict_from)}({keys}, {values})"
+        return ir.Op(dict_from, (ir.Name(keys), ir.Name(values)), (), made, self._kind(dict_from))
+
+    def _empty_list(self, node, hint="list"):
+        """A temporary holding a new empty list."""
+        result = self.naming.temp(hint)
+        self._emit(ir.Assign(result, self._copy_op(tup([], True)), self._pos(node)))
+        return result
+
+    def _comp_scope(self, node, add):
+        """The loops of comprehension ``node``, ``add`` emitting what each innermost trip adds;
+        the names its targets bind stay inside it."""
+        saved_locals, saved_rename = set(self.locals), dict(self.rename)
+        try:
+            self._comp_loops(node, node.for_in, add, self._pos(node))
+        finally:
+            self.locals, self.rename = saved_locals, saved_rename
+
+    def _comp_loops(self, node, comp_for, add, pos):
         """The loop of one ``for`` clause (and, inside it, of those after it)."""
         if comp_for.asynchronous is not None:
             fence.refuse(self.src, comp_for, kind="AsyncFunctionDef")
@@ -502,6 +528,8 @@ class Loops:
 
         # read by _loop_iter: [params[k] for k in params] is over a dict's keys
         elt = getattr(node, "elt", None)
+        if isinstance(node, cst.DictComp):
+            elt = cst.Tuple([cst.Element(node.key), cst.Element(node.value)])
         fake = cst.For(
             target=comp_for.target,
             iter=comp_for.iter,
@@ -510,21 +538,31 @@ class Loops:
             ),
         )
         self.src.alias(fake, comp_for)  # its positions are the comprehension's
+        found = self._namespace_iteration(comp_for.iter) if self.dicts else None
+        if found is not None:  # over a local dict: once per key, known now (namespaces.py)
+            enter()
+            self._unrolled_namespace_loop(
+                fake,
+                found,
+                pos,
+                lambda: self._comp_body(node, comp_for, list(comp_for.ifs), add, pos),
+            )
+            return
         range_text, target, prologue = self._loop_iter(fake, enter)
         with self._in_loop(), self._collecting() as body:
             for build in prologue:
                 build()
-            self._comp_body(node, comp_for, list(comp_for.ifs), result, pos)
+            self._comp_body(node, comp_for, list(comp_for.ifs), add, pos)
         self._emit(ir.For(target, range_text, tuple(body), pos))
 
-    def _comp_body(self, node, comp_for, ifs, result, pos):
-        """Inside a clause's loop: its ``if`` conditions, then the next clause or the append."""
+    def _comp_body(self, node, comp_for, ifs, add, pos):
+        """Inside a clause's loop: its ``if`` conditions, then the next clause or ``add``."""
         if ifs:
             test = self._test(ifs[0].test)
             with self._collecting() as body:
-                self._comp_body(node, comp_for, ifs[1:], result, pos)
+                self._comp_body(node, comp_for, ifs[1:], add, pos)
             self._emit(ir.If(test, tuple(body), (), pos))
         elif comp_for.inner_for_in is not None:
-            self._comp_loops(node, comp_for.inner_for_in, result, pos)
+            self._comp_loops(node, comp_for.inner_for_in, add, pos)
         else:
-            self._emit(ir.Append(result, self._atom(node.elt), pos))
+            add()

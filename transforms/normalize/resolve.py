@@ -19,7 +19,8 @@ import libcst as cst
 from .. import fence, ir
 from .syntax import code_of
 
-_TARGETED = (ast.AugAssign, ast.AnnAssign, ast.For)
+_TARGETED = (ast.AugAssign, ast.AnnAssign, ast.For, ast.NamedExpr)
+_CAPTURES = (ast.MatchAs, ast.MatchStar)
 
 
 _CHILD_FIELDS = {}  # ast node class -> the fields that may hold a name
@@ -52,6 +53,12 @@ class Locals:
                     self._bind(t)
             elif kind in _TARGETED:
                 self._bind(node.target)
+            elif kind is ast.withitem and node.optional_vars is not None:  # with ... as v
+                self._bind(node.optional_vars)
+            elif kind is ast.ExceptHandler and node.name is not None:  # except E as e: binds e
+                self._bind(ast.Name(node.name))
+            elif kind in _CAPTURES and node.name is not None:  # case [n, *rest]: binds n, rest
+                self._bind(ast.Name(node.name))
             fields = _CHILD_FIELDS.get(kind)
             if fields is None:
                 fields = _CHILD_FIELDS[kind] = _child_fields(kind)

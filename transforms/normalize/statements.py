@@ -1,5 +1,6 @@
 """Statements other than assignments and loops: expression statements, ``return``, ``assert``,
-``raise``, ``break``/``continue``, ``if``, ``while`` and ``with no_grad():``.
+``raise``, ``break``/``continue`` (which exit the ``with`` blocks they leave: ``contexts``),
+``if``, and ``for``/``while`` with an ``else`` (a flag the loop's ``break`` sets).
 
 Expects: the walk of ``anf`` and its state. Guarantees: a call made for its side effect is a
 local list's ``append``/``extend`` (``Append`` statements), ``np.<ufunc>.at`` (an in-place
@@ -29,16 +30,22 @@ from sourcegrad.runtime import (
     check_star_length,
     check_unpack,
     check_unpack_star,
-    no_grad,
 )
+from sourcegrad.runtime.contexts import enter_context, exit_context
 
 from .. import fence, ir
 from .. import rules as R
 from ..ir import Tup
-from .syntax import code_of
+from .syntax import code_of, find_node
 
 # run in the forward as written: what they are given is never differentiated
-_SIDE_EFFECT_ONLY = {builtins.print, builtins.breakpoint, warnings.warn}
+_SIDE_EFFECT_ONLY = {
+    builtins.print,
+    builtins.breakpoint,
+    warnings.warn,
+    warnings.simplefilter,
+    warnings.filterwarnings,
+}
 _LOG_METHODS = ("debug", "info", "warning", "error", "exception", "critical", "log")
 # sourcegrad's own checks of a value (they return nothing, or raise): when the compiler reads code
 # it generated (hvp differentiates a generated jvp), they run in the forward as written
@@ -48,6 +55,8 @@ _RUNTIME_CHECKS = {
     check_unpack_star,
     check_star_length,
     check_entry_read,
+    enter_context,
+    exit_context,
 }
 
 
@@ -73,6 +82,8 @@ class Statements:
     def _call_statement(self, v, s):
         """A call ``v`` whose value is discarded (the statement ``s``)."""
         func = v.func
+        if self.dicts and self._namespace_call(v) is not None:
+            return  # d.update(...), d.pop(k), d.setdefault(k, v)
         if self._local_method(func, "append"):
             if len(v.args) != 1 or v.args[0].keyword is not None or v.args[0].star:
                 fence.refuse(self.src, v, msg="append takes one value")
@@ -93,6 +104,14 @@ class Statements:
             self._ufunc_at(v, R.UFUNC_AT[callee.__self__], s)
             return
         if callee in _SIDE_EFFECT_ONLY or callee in _RUNTIME_CHECKS or _is_logging(callee):
+            walrus = find_node(v, cst.NamedExpr)
+            if walrus is not None:  # kept as written, the name it binds would go unseen
+                fence.refuse(
+                    self.src,
+                    walrus,
+                    msg="the walrus operator := is not supported in "
+                    "a call kept for its side effect (print, warnings.warn, logging)",
+                )
             self._emit(ir.Effect(self._kept(v), self._pos(s)))
             return
         self._refuse_discarded(v, s, callee)
@@ -204,6 +223,7 @@ class Statements:
             )
         atom = self._atom(s.value)
         pos = self._pos(s)
+        self._exit_contexts(self._open_contexts, pos)
         if isinstance(atom, Tup) and self.parent is None:
             # a helper's tuple is its caller's values (inline.py); the function's own is its value
             if self.options.get("mode") == "value_and_grad":
@@ -246,10 +266,15 @@ class Statements:
 
     def _small_Break(self, s):
         self._in_loop_only(s, "break")
-        self._emit(ir.Break(self._pos(s)))
+        pos = self._pos(s)
+        self._exit_contexts(self._open_contexts[self._loop_contexts :], pos)
+        if self._break_flag is not None:  # the loop has an else: it must not run now
+            self._emit(ir.Assign(self._break_flag, self._copy_op(ir.Const(True, "True")), pos))
+        self._emit(ir.Break(pos))
 
     def _small_Continue(self, s):
         self._in_loop_only(s, "continue")
+        self._exit_contexts(self._open_contexts[self._loop_contexts :], self._pos(s))
         self._emit(ir.Continue(self._pos(s)))
 
     def _in_loop_only(self, s, what):
@@ -257,13 +282,38 @@ class Statements:
             fence.refuse(self.src, s, msg=f"{what} outside a loop")
 
     @contextlib.contextmanager
-    def _in_loop(self):
-        """Statements lowered inside the ``with`` are in a loop's body (``break`` is allowed)."""
+    def _in_loop(self, broke=None):
+        """Statements lowered inside the ``with`` are in a loop's body (``break`` is allowed;
+        ``broke``: the flag its ``break`` sets, for a loop with an ``else``)."""
         self._loop_depth += 1
+        saved, self._break_flag = self._break_flag, broke
+        outside, self._loop_contexts = self._loop_contexts, len(self._open_contexts)
         try:
             yield
         finally:
             self._loop_depth -= 1
+            self._break_flag = saved
+            self._loop_contexts = outside
+
+    def _loop_else_flag(self, s, pos):
+        """The flag a ``break`` of loop ``s`` sets when the loop has an ``else`` that a ``break``
+        may skip (False before the loop), else None."""
+        if s.orelse is None or find_node(s.body, cst.Break) is None:
+            return None
+        broke = self.naming.temp("broke")
+        self._emit(ir.Assign(broke, self._copy_op(ir.Const(False, "False")), pos))
+        return broke
+
+    def _loop_else(self, s, broke, pos):
+        """``for``/``while`` ... ``else``: the else block runs when the loop was not broken (a
+        ``return`` in the loop leaves before it, as in Python)."""
+        if s.orelse is None:
+            return
+        body = tuple(self._block(s.orelse.body))
+        if broke is None:
+            self.block.extend(body)
+        else:
+            self._emit(ir.If(ir.Text(f"not {broke}", (broke,)), body, (), pos))
 
     def _stmt_If(self, s):
         pos = self._pos(s)
@@ -315,35 +365,21 @@ class Statements:
                 )
 
     def _stmt_While(self, s):
-        if s.orelse is not None:
-            fence.refuse(
-                self.src,
-                s.orelse,
-                msg="while/else is not supported",
-                hint="use a flag variable and an if after the loop",
-            )
-        test = self._test(s.test)
-        with self._in_loop():
-            body = tuple(self._block(s.body))
-        self._emit(ir.While(test, body, self._pos(s)))
-
-    def _stmt_With(self, s):
-        item = s.items[0] if len(s.items) == 1 else None
-        call = item.item if item is not None else None
-        if (
-            item is None
-            or item.asname is not None
-            or not isinstance(call, cst.Call)
-            or call.args
-            or self._static_callee(call.func) is not no_grad
-        ):
-            fence.refuse(self.src, s, kind="With")
-        saved, self.no_grad = self.no_grad, True
-        try:
-            for stmt in s.body.body:
-                self._stmt(stmt)
-        finally:
-            self.no_grad = saved
+        pos = self._pos(s)
+        broke = self._loop_else_flag(s, pos)
+        if self._test_needs_operations(s.test):
+            # while (chunk := f(n)) > 0: the test's operations run before every iteration
+            with self._in_loop(broke), self._collecting() as body:
+                test = self._test(s.test)
+                self._emit(ir.If(ir.Text(f"not ({test})", test.names), (ir.Break(pos),), (), pos))
+                body.extend(self._block(s.body))
+            self._emit(ir.While(ir.Text("True"), tuple(body), pos))
+        else:
+            test = self._test(s.test)
+            with self._in_loop(broke):
+                body = tuple(self._block(s.body))
+            self._emit(ir.While(test, body, pos))
+        self._loop_else(s, broke, pos)
 
     def _without_gradient(self, stmt):
         """Inside ``with no_grad():`` nothing is differentiated: every operation is constant."""

@@ -212,15 +212,16 @@ def indexes_by(body, seq, key):
 
 def find_name(node, names):
     """The first ``Name`` in ``node`` spelled as one of ``names``, or None."""
-    return _first(node, lambda n: type(n) is cst.Name and n.value in names)
+    return first_node(node, lambda n: type(n) is cst.Name and n.value in names)
 
 
 def find_node(node, kind):
     """The first node of type ``kind`` in ``node`` (depth first), or None."""
-    return _first(node, lambda n: isinstance(n, kind))
+    return first_node(node, lambda n: isinstance(n, kind))
 
 
-def _first(node, test):
+def first_node(node, test):
+    """The first node in ``node`` (depth first) for which ``test`` holds, or None."""
     v = _FindFirst(test)
     node.visit(v)
     return v.found

@@ -326,6 +326,7 @@ linear(
     np.fft.ifftshift,
     _seq.concat_sequences,
     _seq.stack_entries,
+    _seq.dict_from,
     list,
     tuple,
     builtins.sum,
