@@ -444,6 +444,15 @@ def tuple_literal_written_into_a_list(x):
     return np.sum(out[0][0])
 
 
+def get_of_a_dict_written(x):
+    return np.sum(_get_written(x, a=2.0))
+
+
+def _get_written(x, **kw):
+    kw["b"] = x
+    return kw.get("b", 1.0)
+
+
 FORMS = [
     (returns_from_a_method_on_self, (X,)),
     (returns_from_a_method, (X,)),
@@ -484,6 +493,7 @@ FORMS = [
     (deleted_on_one_branch, (X,)),
     (deleted_on_one_branch, (-X,)),
     (star_kwargs_read_with_get, (X,)),
+    (get_of_a_dict_written, (X,)),  # **kw is a local dict: an entry written, then read
     (star_tuple_literal, (X,)),
     (star_local_tuple_and_dict, (X,)),
     (star_dict_literal, (X,)),
@@ -639,15 +649,6 @@ def del_list_entry(x):
     return np.sum(xs[0])
 
 
-def get_of_a_dict_written(x):
-    return np.sum(_get_written(x, a=2.0))
-
-
-def _get_written(x, **kw):
-    kw["b"] = x
-    return kw.get("b", 1.0)  # E
-
-
 def zip_strict(x):
     a, b = zip([x, x], [x, x], strict=True)  # E
     return np.sum(a[0])
@@ -663,7 +664,6 @@ REFUSED = [
     (del_in_a_loop, (V,), "del inside a loop", "del"),
     (del_list_entry, (V,), "cannot be deleted in place", "xs[0]"),
     (zip_strict, (V,), "no strict=", "zip("),
-    (get_of_a_dict_written, (V,), "whose entries no statement writes", "kw.get"),
 ]
 
 

@@ -184,6 +184,7 @@ class Inlining:
             for key, atom in entries.items():
                 self._emit(ir.Assign(child._dict_slot(var_kwargs, key), self._copy_op(atom), pos))
             child.dict_keys[var_kwargs] = set(entries)
+            child.dict_sure[var_kwargs] = dict.fromkeys(entries)  # held on every path
 
     def _self_method_call(self, node, func, args, kwargs):
         """``self.helper(z)`` in a method: the class's own method (or static method), inlined as a
