@@ -33,6 +33,7 @@ from sourcegrad.runtime import structures as _structures
 from .. import fence, ir
 from .. import rules as R
 from ..captures import KEY as _CAPTURES, Captures
+from ..deferral import Branches
 from ..exits import lower_function
 from ..naming import Naming
 from .anf import ANF
@@ -40,15 +41,34 @@ from .assign import Assignments
 from .attributes import Attributes
 from .calls import Calls
 from .dicts import Dicts
+from .functional import Functional
+from .generators import Generators
 from .inline import Inlining
 from .loops import Loops
 from .resolve import Locals, Resolve, method_class
 from .statements import Statements
+from .static import Static
 
 __all__ = ["Normalizer"]
 
+# What a compile's signature records of a None argument (``sourcegrad.compiled.signature_of``).
+NONE_ARGUMENT = "None"
 
-class Normalizer(Inlining, Calls, Attributes, Dicts, Loops, Assignments, Statements, ANF, Resolve):
+
+class Normalizer(
+    Inlining,
+    Generators,
+    Functional,
+    Calls,
+    Attributes,
+    Dicts,
+    Loops,
+    Assignments,
+    Statements,
+    Static,
+    ANF,
+    Resolve,
+):
     """The lowering of one function (``parent``: the normalizer of the function it is inlined
     into, whose naming, captures and namespace it shares).
 
@@ -71,13 +91,19 @@ class Normalizer(Inlining, Calls, Attributes, Dicts, Loops, Assignments, Stateme
         self.assigned = finder.names
         self.bind_counts = finder.counts
         self.local_defs = {}  # name -> (libcst def, ast def, node) of a def or lambda written in the function
-        self.defs_inlining = frozenset()  # the local functions being inlined (no recursion)
-        self.static_locals = {}  # local names bound once to a module-level callable (relu = F.apply)
+        self.defs_inlining = ()  # the local functions being inlined (a recursive one: again)
+        # local names bound once to a module or a function: (it, the node it was read from)
+        self.static_locals = {}
+        self.partials = {}  # local name -> the partial application it holds (functional.py)
+        self.anonymous = {}  # id of a lambda passed as a function -> its local def's name
+        self.nonlocals = set()  # a local def's names declared nonlocal: its caller's variables
         self.subst = {}  # parameter -> the caller's atom, for inlined parameters never rebound
         self.dicts = {}  # local dict literal (its keys all string constants) -> {key: local name}
         self.dict_keys = {}  # local dict -> the keys written so far (reading another is refused)
         self.block = []
         self._loop_depth = 0
+        self._unreachable = False  # after a branch known now to exit (static.py)
+        self._yield_sink = None  # a generator's: lowers ``yield v`` (generators.py)
         self._cur_pos = None
         self.no_grad = False
         self.parent = parent
@@ -97,6 +123,7 @@ class Normalizer(Inlining, Calls, Attributes, Dicts, Loops, Assignments, Stateme
 
     def _root(self, finder):
         """The state of the compiled function's own normalizer."""
+        self.branches = self.options.get("branches") or Branches()  # (deferral.py)
         self.naming = Naming(finder.all_names | set(self.params))
         self.naming.root_locals = self.locals
         self.extra_ns = {}  # names the generated code needs beyond the user's globals
@@ -107,10 +134,24 @@ class Normalizer(Inlining, Calls, Attributes, Dicts, Loops, Assignments, Stateme
             self.fn, self.locals, self.naming, reserved
         )
         self.rename = {}  # the user's own names stay: sourcegrad's names make room (Captures.bind)
+        self._fixed_parameters(self.options.get("signature"))
+
+    def _fixed_parameters(self, signature):
+        """A parameter the code is specialized to a bool or None for (``signature_of``), never
+        rebound, is that constant: ``if verbose:`` and ``if ax is None:`` are decided now
+        (``static.py``), and the path the call cannot take is not compiled."""
+        for p, k in zip(self.params, signature or ()):
+            if p in self.assigned:
+                continue
+            if k is True or k is False:
+                self.subst[p] = ir.Const(k, repr(k))
+            elif k == NONE_ARGUMENT:
+                self.subst[p] = ir.Const(None, "None")
 
     def _inlined_into(self, parent, finder):
         """The state of a helper's normalizer: its parent's naming, namespace and captures."""
         self.naming = parent.naming
+        self.branches = parent.branches
         self.extra_ns = parent.extra_ns
         self.captures = parent.captures
         self.inlining = parent.inlining + [self.fn]
@@ -120,9 +161,12 @@ class Normalizer(Inlining, Calls, Attributes, Dicts, Loops, Assignments, Stateme
         """The normalizer of a function inlined into this one."""
         return Normalizer(src, parent=self)
 
-    def lower(self):
-        """The function body in A-normal form (its exits not yet lowered: ``exits.py``)."""
+    def lower(self, implicit_none=False):
+        """The function body in A-normal form (its exits not yet lowered: ``exits.py``).
+        ``implicit_none``: a body may end without ``return`` (a local def: it returns None)."""
         body = self._block(self.src.tree.body)
+        if implicit_none and not (body and isinstance(body[-1], ir.Return)):
+            body.append(ir.Return(ir.Const(None, "None"), self._pos(self.src.tree)))
         if not any(isinstance(s, ir.Return) for s in ir.walk(body)):
             fence.refuse(
                 self.src,

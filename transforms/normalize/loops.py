@@ -32,6 +32,10 @@ class Loops:
     def _stmt_For(self, s):
         """``for``: unrolled, or an ``ir.For`` over a range (``_loop_iter``)."""
         pos = self._pos(s)
+        generator = self._generator_of(s.iter)
+        if generator is not None:  # for xb in batches(X, 32): the generator, inlined
+            self._generator_loop(s, generator)
+            return
         if s.orelse is not None:
             fence.refuse(
                 self.src,
@@ -288,7 +292,7 @@ class Loops:
             for el, q in zip(target.elements, seqs)
         ]
 
-    def _loop_operand(self, node, s, pos, reverse=False):
+    def _loop_operand(self, node, s, pos, reverse=False, atom=None):
         """What loop ``s`` reads by index for ``node``, its iterable or an operand of
         ``enumerate``, ``zip`` or ``reversed``. It is evaluated once, before the loop, as Python
         evaluates it, and it is a sequence whose entry ``k`` is what iterating it gives k-th:
@@ -304,7 +308,7 @@ class Loops:
           reads), checked when the loop starts to be a sequence read by position
           (``check_sequence`` refuses a dict, a set, a view, an iterator).
         """
-        seq = self._atom(node)
+        seq = self._atom(node) if atom is None else atom  # (atom: node, lowered already)
         if isinstance(seq, ir.Const):
             return self._known_sequence(seq, node, pos, reverse)
         if isinstance(seq, ir.Tup):  # a literal [a, b]: its names as they are now

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import importlib
 import logging
+import sys
 import types
 import warnings
 from dataclasses import replace
@@ -24,6 +26,7 @@ from sourcegrad.runtime import check_sequence, check_unpack, no_grad
 
 from .. import fence, ir
 from .. import rules as R
+from ..captures import is_library
 from ..ir import Tup
 from .syntax import code_of
 
@@ -45,7 +48,10 @@ class Statements:
         if isinstance(v, cst.Call):
             self._call_statement(v, s)
             return
-        if isinstance(v, (cst.Yield, cst.Await)):
+        if type(v) is cst.Yield:
+            self._small_yield(s, v)  # (generators.py)
+            return
+        if isinstance(v, cst.Await):
             fence.refuse(self.src, v)
         fence.refuse(
             self.src,
@@ -54,9 +60,19 @@ class Statements:
             hint="assign the value to a variable, or remove the statement",
         )
 
+    def _small_Nonlocal(self, s):
+        """``nonlocal n`` in a local def: the caller's ``n`` (``inline._bind_nonlocals``)."""
+        if not all(n.name.value in self.nonlocals for n in s.names):
+            fence.refuse(self.src, s)
+
     def _call_statement(self, v, s):
         """A call ``v`` whose value is discarded (the statement ``s``)."""
         func = v.func
+        if type(func) is cst.Name and func.value in self.local_defs:
+            # a local def called for what it does: its nonlocal writes, its appends
+            args, kwargs = self._call_args(v)
+            self._call_local_def(v, func.value, args, kwargs)
+            return
         if self._local_method(func, "append"):
             if len(v.args) != 1 or v.args[0].keyword is not None or v.args[0].star:
                 fence.refuse(self.src, v, msg="append takes one value")
@@ -172,7 +188,84 @@ class Statements:
             self._emit(ir.Append(target, ir.Name(entry), pos))
         self._emit(ir.For(k, self._range_len(seq), tuple(body), pos))
 
+    def _small_Import(self, s):
+        """``import numpy as np2`` (``import scipy.special``) in the function: the name holds the
+        module, known now, as a module-level import would (``np2.tanh(x)`` has numpy's rule)."""
+        for alias in s.names:
+            dotted = code_of(alias.name)
+            module = self._import(s, dotted)
+            if alias.asname is not None:
+                name = alias.asname.name.value
+            else:  # import numpy.linalg binds numpy
+                name = dotted.partition(".")[0]
+                module = sys.modules[name]
+            self._bind_import(s, name, module, ("module", name))
+
+    def _small_ImportFrom(self, s):
+        """``from numpy.linalg import norm`` in the function: each name holds what it imports."""
+        if s.relative:
+            fence.refuse(
+                self.src,
+                s,
+                msg="a relative import inside a differentiated function is not supported",
+                hint="import it at module level",
+            )
+        if isinstance(s.names, cst.ImportStar):
+            fence.refuse(
+                self.src,
+                s,
+                msg="import * inside a function is not Python",
+                hint="import the names one by one",
+            )
+        dotted = code_of(s.module)
+        module = self._import(s, dotted)
+        for alias in s.names:
+            attr = alias.name.value
+            if hasattr(module, attr):
+                value = getattr(module, attr)
+            else:  # a submodule not imported yet
+                value = self._import(s, f"{dotted}.{attr}")
+            name = alias.asname.name.value if alias.asname is not None else attr
+            self._bind_import(s, name, value, (module, attr))
+
+    def _import(self, s, dotted):
+        """The module ``dotted``, imported now (the function would import it when it runs)."""
+        try:
+            return importlib.import_module(dotted)
+        except ImportError as e:
+            fence.refuse(
+                self.src,
+                s,
+                msg=f"cannot import {dotted}: {e}",
+                hint="install the module, or import what exists",
+            )
+
+    def _bind_import(self, s, name, value, source):
+        """The local ``name`` holds ``value``, imported from ``source``: (module, attribute) or
+        ("module", the name sys.modules has it under). A module of a library is trusted to keep
+        its attributes; another's are checked by the guard (``captures.py``)."""
+        local = self._local(name)
+        where, attr = source
+        if where == "module":
+            where, trusted = sys.modules, is_library(value)
+        else:
+            trusted = is_library(where)
+            where = vars(where)
+        read = None if trusted else (where, attr, (), value, is_library(value))
+        if read is not None:
+            self.captures.record(where, attr, (), value)
+        pos = self._pos(s)
+        self._emit(ir.Assign(local, self._copy_op(ir.Const(value, self._alias(name, value))), pos))
+        self._bind_static(local, value, (value, read), anywhere=True)
+
     def _small_Return(self, s):
+        if self._yield_sink is not None:
+            fence.refuse(
+                self.src,
+                s,
+                msg="return in a generator consumed by a for loop is not supported",
+                hint="end the generator's loop with its condition instead",
+            )
         if s.value is None:
             fence.refuse(
                 self.src,
@@ -238,16 +331,35 @@ class Statements:
 
     def _stmt_If(self, s):
         pos = self._pos(s)
+        known = self._static_test(s.test)
+        if known is not None:  # the other branch cannot run on this compile's calls (static.py)
+            self._taken(s.body if known else s.orelse)
+            return
         test = self._test(s.test)
-        body = tuple(self._block(s.body))
+        body = tuple(self._branch(s, "body", lambda: self._taken(s.body)))
         orelse = ()
-        if isinstance(s.orelse, cst.If):  # elif
-            with self._collecting() as orelse:
-                self._stmt_If(s.orelse)
-            orelse = tuple(orelse)
-        elif isinstance(s.orelse, cst.Else):
-            orelse = tuple(self._block(s.orelse.body))
+        if s.orelse is not None:  # elif, else
+            orelse = tuple(self._branch(s, "orelse", lambda: self._taken(s.orelse)))
         self._emit(ir.If(test, body, orelse, pos))
+
+    def _taken(self, branch):
+        """The statements of the branch an ``if`` known now takes (``branch``: its suite, an
+        ``elif``, an ``else`` or None), lowered in place; what follows a branch that ends in
+        ``return``, ``break`` or ``continue`` is never lowered (it cannot run)."""
+        if branch is None:
+            return
+        if isinstance(branch, cst.If):
+            self._stmt_If(branch)
+            return
+        suite = branch.body if isinstance(branch, cst.Else) else branch
+        if isinstance(suite, cst.SimpleStatementSuite):
+            for small in suite.body:
+                self._small(small)
+        else:
+            for stmt in suite.body:
+                self._stmt(stmt)
+        if self.block and isinstance(self.block[-1], (ir.Return, ir.Break, ir.Continue)):
+            self._unreachable = True
 
     def _stmt_While(self, s):
         if s.orelse is not None:
