@@ -167,6 +167,13 @@ def partial_snapshot(x):
     return np.sum(h(x) + y)
 
 
+def partial_of_a_list(x):
+    y = x * 2.0
+    stacked = functools.partial(np.stack, [x, y])
+    y = x * 5.0  # the list holds the arrays as they were
+    return np.sum(stacked() * 3.0) + np.sum(y)
+
+
 def partial_of_lambda(x):
     h = functools.partial(lambda t, s: np.tanh(t) * s, s=1.5)
     return np.sum(h(x))
@@ -232,6 +239,7 @@ FUNCTIONAL = [
     (partial_of_numpy, (X,)),
     (partial_positional, (X,)),
     (partial_snapshot, (X,)),
+    (partial_of_a_list, (X,)),
     (partial_of_lambda, (X,)),
     (partial_called_at_once, (X,)),
     (module_level_partial, (X,)),
@@ -346,6 +354,17 @@ RECURSIVE = [
 def test_recursion_of_a_known_depth_is_unrolled(f, args):
     check(f, args)
     check_value(f, args)
+
+
+@given(
+    x=st.lists(st.floats(-1.5, 1.5), min_size=1, max_size=4).map(np.array),
+    n=st.integers(1, 6),
+)
+def test_recursion_depth_from_a_closure_int_against_finite_differences(x, n):
+    def loss(x):
+        return np.sum(power(np.sin(x), n))  # n: an int the compile decides from (guarded)
+
+    assert_close(sg.grad(loss)(x), fd_grad(loss, [x], 0))
 
 
 def test_a_module_constant_depth_recompiles_when_it_changes():

@@ -184,7 +184,7 @@ class Functional:
             self._emit(ir.Assign(tmp, self._copy_op(atom), pos))
             return ir.Name(tmp)
         if isinstance(atom, Tup):
-            return type(atom)(self._snapshot(a, pos) for a in atom)
+            return tup([self._snapshot(a, pos) for a in atom], atom.is_list)
         return atom
 
     def _local_partial(self, name, call):
