@@ -230,6 +230,26 @@ def map_in_for(x):
     return total
 
 
+def map_called_lazily(x):
+    k = 1.0
+    s = 0.0
+    for y in map(lambda t: t * k, [x, x, x]):  # each call reads k as the loop left it
+        k = k + 1.0
+        s = s + np.sum(np.sin(y))
+    return s
+
+
+def map_in_comprehension(x):
+    return np.sum(np.stack([y * 2.0 for y in map(np.tanh, [x, x * 2.0])]))
+
+
+def map_enumerated(x):
+    s = 0.0
+    for i, y in enumerate(map(np.sin, [x, x * 2.0])):
+        s = s + np.sum(y) * (i + 1)
+    return s
+
+
 def map_over_rows(a):
     return sum(map(np.linalg.norm, a))
 
@@ -252,6 +272,9 @@ FUNCTIONAL = [
     (map_lambda_two_sequences, (X,)),
     (map_in_for, (X,)),
     (map_over_rows, (A,)),
+    (map_called_lazily, (X,)),
+    (map_in_comprehension, (X,)),
+    (map_enumerated, (X,)),
 ]
 
 
@@ -292,9 +315,19 @@ def map_of_array(x):
     return sum(map(f, [x]))
 
 
+def map_read_before_the_loop_rebinds(x):
+    k = 1.0
+    s = 0.0
+    for i, y in enumerate(map(lambda t: t * k, [x, x])):
+        k = k + 1.0
+        s = s + np.sum(y)
+    return s
+
+
 @pytest.mark.parametrize(
     "f, message",
     [
+        (map_read_before_the_loop_rebinds, "reads a variable this loop rebinds"),
         (partial_rebound, "rebound"),
         (partial_stored, "can only be called"),
         (map_of_array, "not a function sourcegrad knows"),

@@ -29,7 +29,8 @@ import libcst as cst
 
 from .. import fence, ir
 from ..ir import Tup
-from .syntax import BINOPS, code_of, tup
+from .resolve import Locals
+from .syntax import BINOPS, code_of, names_read, tup
 
 # operator.add(a, b) is a + b: the operator's own rule and text
 _OPERATORS = {fn: (fn, sym) for fn, sym in BINOPS.values()}
@@ -271,10 +272,20 @@ class Functional:
         return total
 
     def _map(self, node):
-        """``map(f, xs, ...)``: the list of ``f``'s values, built by a loop over the entries."""
+        """``map(f, xs, ...)``: the list of ``f``'s values, built by a loop over the entries (a
+        loop over ``map`` itself calls ``f`` lazily: ``_map_loop``; ``_check_eager_map``)."""
         fn, *seq_nodes = self._positional(node, "map(function, sequence, ...) by position", 2, 64)
         pos = self._pos(node)
-        seqs = [self._loop_operand(s, _loop_like(s), pos) for s in seq_nodes]
+        literals = [self._atom(s) for s in seq_nodes]
+        if all(isinstance(s, Tup) for s in literals):  # map(f, [a, b]): f(a), f(b), in order
+            calls = [
+                self._value_atom(self._call_value(node, fn, items, ()), node)
+                for items in zip(*literals)
+            ]
+            return tup(calls, True)
+        seqs = [
+            self._loop_operand(s, _loop_like(s), pos, atom=a) for s, a in zip(seq_nodes, literals)
+        ]
         result = self.naming.temp("list")
         self._emit(ir.Assign(result, self._copy_op(tup([], True)), pos))
         k = self.naming.temp("k")
@@ -293,6 +304,64 @@ class Functional:
             self._emit(ir.Append(result, value, pos))
         self._emit(ir.For(k, rng, tuple(body), pos))
         return ir.Name(result)
+
+    def _check_eager_map(self, node, s):
+        """``node``, read by loop ``s`` through ``enumerate``, ``zip`` or ``reversed``, is made
+        before the loop runs: refuse a ``map`` whose function reads a name the loop rebinds
+        (Python would call it lazily, after the loop's body rebinds it)."""
+        if not (
+            type(node) is cst.Call
+            and node.args
+            and type(node.func) in (cst.Name, cst.Attribute)
+            and not self._is_local_expr(node.func)
+            and self._static_callee(node.func) is builtins.map
+        ):
+            return
+        if self._function_reads(node.args[0].value) & self._rebound(s):
+            fence.refuse(
+                self.src,
+                node,
+                msg="map of a function that reads a variable this loop rebinds, read through "
+                "enumerate, zip or reversed: Python calls the function as the loop runs",
+                hint="loop over the sequences and call the function in the loop's body",
+            )
+
+    def _function_reads(self, fn):
+        """The local names (as generated) a function value written in the function may read."""
+        if type(fn) is cst.Lambda:
+            names = names_read(fn.body)
+        elif type(fn) is cst.Name and fn.value in self.local_defs:
+            names = Locals(self.local_defs[fn.value][1]).all_names
+        elif type(fn) is cst.Name and self._local(fn.value) in self.partials:
+            inner = self.partials[self._local(fn.value)].fn
+            return self._function_reads(inner) if isinstance(inner, cst.CSTNode) else set()
+        elif type(fn) is cst.Call and self._is_partial(fn) and fn.args:
+            return self._function_reads(fn.args[0].value)
+        else:
+            return set()
+        return {self._local(n) for n in names if n in self.locals}
+
+    def _map_loop(self, it, target, s, pos, enter):
+        """``for y in map(f, xs, ...)`` (a loop or a comprehension): a loop over the entries whose
+        body first binds ``y`` to ``f``'s value, as Python calls ``f`` lazily, one entry before
+        each iteration (the loop's body may rebind what ``f`` reads)."""
+        fn, *seq_nodes = self._positional(it, "map(function, sequence, ...) by position", 2, 64)
+        seqs = [self._loop_operand(q, s, pos) for q in seq_nodes]
+        enter()
+        k = self.naming.temp("k")
+        rng = self._range_len(seqs[0]) if len(seqs) == 1 else self._range(self._zip_trips(seqs))
+
+        def bind():
+            items = []
+            for seq in seqs:
+                item = ir.Name(self.naming.temp())
+                op = self._getitem_op(seq, ir.Index((ir.Name(k),), False))
+                self._emit(ir.Assign(item.id, op, pos, node=it))
+                items.append(item)
+            value = self._call_value(it, fn, tuple(items), ())
+            self._bind_value(target, _as_op(self, value), pos)
+
+        return rng, k, [bind]
 
     def _value_atom(self, op, node):
         """An atom holding the value of ``op`` (an ``Op``, or an atom already)."""

@@ -175,6 +175,10 @@ class Loops:
             enter()
             return rng, self._local(target.value), []
         callee = self._static_callee(it.func) if isinstance(it, cst.Call) else None
+        if (
+            callee is builtins.map
+        ):  # the function called at the top of each iteration, as Python does
+            return self._map_loop(it, target, s, pos, enter)
         if callee is builtins.enumerate:
             return self._enumerate_loop(it, target, s, pos, enter)
         if callee is builtins.zip:
@@ -308,6 +312,8 @@ class Loops:
           reads), checked when the loop starts to be a sequence read by position
           (``check_sequence`` refuses a dict, a set, a view, an iterator).
         """
+        if atom is None:
+            self._check_eager_map(node, s)
         seq = self._atom(node) if atom is None else atom  # (atom: node, lowered already)
         if isinstance(seq, ir.Const):
             return self._known_sequence(seq, node, pos, reverse)
