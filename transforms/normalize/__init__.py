@@ -18,8 +18,16 @@ walk unrolls). The ``Normalizer`` is made of one class per concern, each in its 
 - ``statements``, ``assign``: statements and assignments;
 - ``loops``, ``dicts``: loops, comprehensions and dicts, desugared to loops over a range;
 - ``calls``, ``attributes``: calls and attribute reads, resolved to what differentiates them;
-- ``inline``: the user's own functions, lowered where they are called;
+- ``inline``: the user's own functions, lowered where they are called (a recursion of a depth
+  known when compiling, unrolled);
+- ``functional``: functions as values (``functools.partial``, ``functools.reduce``, ``map``);
+- ``generators``: a generator of the user's consumed by a ``for`` loop, inlined as that loop;
+- ``static``: conditions known when compiling (only the branch taken is lowered), and integer
+  arithmetic on constants;
 - ``syntax``: what the others read off libcst nodes.
+
+A refusal about code inside a branch is met again by a compile that lowers the branch as that
+refusal, raised when it runs (``Branches``, ``deferral.py``).
 
 ``aux`` is the ``Normalizer`` of a function differentiated with ``has_aux=True``.
 """
