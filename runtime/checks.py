@@ -15,6 +15,7 @@ from .zeros import ZERO, MapAdjoint, SeqAdjoint
 
 __all__ = [
     "check_scalar",
+    "seed_of",
     "check_sequence",
     "check_unpack",
     "check_unpack_star",
@@ -25,14 +26,16 @@ __all__ = [
 
 
 def check_scalar(value, name):
-    """``grad`` needs a scalar: refuse anything else before running the backward."""
+    """``grad`` needs a scalar: refuse anything else before running the backward. An array of
+    one entry (shape ``(1,)``, ``(1, 1)``) is one, as autograd and PyTorch take it: its gradient
+    is its entry's (``seed_of``)."""
     if type(value) is np.float64 or type(value) is float:  # the common cases, first and cheap
         return
     shape = getattr(value, "shape", None)
     if shape is None:
         ok = isinstance(value, (int, float)) and not isinstance(value, bool)
     else:
-        ok = shape == () and value.dtype.kind in "fiu"
+        ok = all(n == 1 for n in shape) and value.dtype.kind in "fiu"
     if isinstance(value, tuple):
         raise NonScalarOutputError(
             f"grad needs {name} to return a real scalar, but it returned a tuple of "
@@ -45,6 +48,16 @@ def check_scalar(value, name):
             f"{type(value).__name__}{' of shape ' + str(shape) if shape else ''}. "
             "For a non-scalar output use sourcegrad.vjp(f) and pass a cotangent to the pullback."
         )
+
+
+def seed_of(value):
+    """The adjoint a gradient starts from for the (checked) scalar ``value``: 1.0, or an array of
+    ones shaped as a one-entry array is."""
+    shape = getattr(value, "shape", ())
+    if not shape:
+        return 1.0
+    xp = array_module(value)
+    return xp.ones(shape, dtype=value.dtype if value.dtype.kind == "f" else np.float64)
 
 
 def check_sequence(seq):

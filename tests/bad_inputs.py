@@ -130,12 +130,12 @@ def del_stmt(x):
 
 
 def import_inside(x):
-    import math as m  # E: import_inside
+    import no_such_module_here as m  # E: import_inside
     return np.sum(x) * m.pi
 
 
 def from_import_inside(x):
-    from math import pi  # E: from_import_inside
+    from . import pi  # E: from_import_inside
     return np.sum(x) * pi
 
 

@@ -100,7 +100,8 @@ CATALOGUE = [
     R("class_inside", US, "class", 121, "class"),
     R("import_inside", US, "import", 133, "import"),
     R("from_import_inside", US, "import", 138, "from"),
-    R("bare_raise", US, "bare raise", 144, "raise"),
+    # (in a branch: refused when the branch runs, which it does for -X)
+    R("bare_raise", US, "bare raise", 144, "raise", run=grad_of("bare_raise", -X)),
     R("unreachable_after_return", US, "never run", 190, "y = x"),
     R("unreachable_if_after_return", US, "never run", 196, "if s"),
     R("unreachable_after_break", US, "never run", 204, "s = s + v"),
@@ -191,9 +192,12 @@ CATALOGUE = [
     R("zip_one_target", US, "zip", 698, "t in", run=grad_of("zip_one_target", X, X)),
     R("calls_exec_made", NoSourceError, "exec", 767),
     # ---- functions without source ------------------------------------------------------------------
-    R("grad_of_ufunc", NoSourceError, "source", run=lambda: sg.grad(np.sin)(X)),
+    # (a library function with a rule is differentiated directly: grad(np.sin) of a vector is
+    # refused as any non-scalar function is; one without a rule has no source to read)
+    R("grad_of_ufunc", NonScalarOutputError, "vjp", run=lambda: sg.grad(np.sin)(X)),
+    R("grad_of_ufunc_without_rule", NoSourceError, "source", run=lambda: sg.grad(np.spacing)(X)),
     R("grad_of_builtin", NoSourceError, "source", run=lambda: sg.grad(len)(X)),
-    R("grad_of_math_function", NoSourceError, "source", run=lambda: sg.grad(math.sin)(0.5)),
+    R("grad_of_math_function", NoSourceError, "source", run=lambda: sg.grad(math.gamma)(0.5)),
     R("grad_of_grad", SourcegradError, (), run=lambda: sg.grad(sg.grad(B.plain))(X)),
     R("grad_of_exec_function", NoSourceError, "exec", run=lambda: sg.grad(B.made_by_exec)(X)),
     R("grad_of_exec_lambda", NoSourceError, "exec", run=lambda: sg.grad(B.lambda_by_exec)(X)),

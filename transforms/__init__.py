@@ -20,6 +20,7 @@ from sourcegrad.errors import (
 from . import aliasing, checkpoints, exits, fence, fusion, gate, ir, optimize, sequences, shapes
 from . import rules as R
 from .analyze import Analysis, bind
+from .deferral import compile_deferring
 from .emit import load, render
 from .normalize import Normalizer
 from .normalize.aux import AuxNormalizer
@@ -63,10 +64,37 @@ def compile_gradient(
     values the rest of the computation reads (``runtime/lazy.py``). ``Compiled.tests`` says whether
     the function has such tests at all (without, the lazy code would be the same).
     ``jit``: the variant numba compiles (``sourcegrad.backends``): no ``del``, and the stand-ins
-    of ``runtime.jit.STAND_INS`` bound for ``reversed``, ``finalize`` and ``check_scalar``."""
+    of ``runtime.jit.STAND_INS`` bound for ``reversed``, ``finalize`` and ``check_scalar``.
+    A refusal about code in a branch compiles that branch as the refusal, raised when it runs
+    (``deferral.py``)."""
+    options = (wrt, mode, check_finite, unroll, signature, has_aux, meter, checkpoint, lazy, jit)
+    return compile_deferring(lambda branches: _compile_gradient(fn, branches, *options))
+
+
+def _compile_gradient(
+    fn,
+    branches,
+    wrt,
+    mode,
+    check_finite,
+    unroll,
+    signature,
+    has_aux,
+    meter,
+    checkpoint,
+    lazy,
+    jit,
+):
     with _stages(fn) as stage:
         src, normalizer, irfn, analysis = _front(
-            stage, fn, wrt, unroll, signature, AuxNormalizer if has_aux else Normalizer, mode
+            stage,
+            fn,
+            wrt,
+            unroll,
+            signature,
+            AuxNormalizer if has_aux else Normalizer,
+            branches,
+            mode,
         )
         bind = normalizer.captures.bind
         stage.name = "checkpoints"
@@ -102,6 +130,7 @@ def compile_gradient(
             aux=getattr(normalizer, "aux_var", None),
             signature=_header(fn, irfn.params),
             releases=not jit,
+            scalar_result=_scalar_result(irfn, analysis),
         )
         stand_ins = None
         if jit:
@@ -127,10 +156,16 @@ def compile_jvp(fn, wrt, unroll=8, tangent_first=False, jit=False):
     ``(value, tangent of the value)`` (``forward.py``), or ``(tangent, value)`` with
     ``tangent_first`` (what ``hvp`` differentiates, with ``has_aux``). Returns an ``emit.Compiled``.
     ``jit``: the variant numba compiles, with the stand-ins of ``runtime.jit.STAND_INS`` bound."""
+    return compile_deferring(
+        lambda branches: _compile_jvp(fn, branches, wrt, unroll, tangent_first, jit)
+    )
+
+
+def _compile_jvp(fn, branches, wrt, unroll, tangent_first, jit):
     from .forward import forward
 
     with _stages(fn) as stage:
-        src, normalizer, irfn, analysis = _front(stage, fn, wrt, unroll, None, Normalizer)
+        src, normalizer, irfn, analysis = _front(stage, fn, wrt, unroll, None, Normalizer, branches)
         stage.name = "forward"
         fwd = forward(src, irfn, analysis, normalizer.naming, wrt, normalizer.captures.bind)
         fwd.tangent_first = tangent_first
@@ -146,14 +181,16 @@ def compile_jvp(fn, wrt, unroll=8, tangent_first=False, jit=False):
         )
 
 
-def _front(stage, fn, wrt, unroll, signature, normalizer_class, mode=None):
+def _front(stage, fn, wrt, unroll, signature, normalizer_class, branches, mode=None):
     """The passes both modes share, in order: source, normalize, exits, sequences, bind, shapes
     (with a ``signature``), analyze, gate, aliasing. Returns (source, normalizer, IR, analysis).
-    ``mode``: the compile's (``value_and_grad`` refuses a function returning a tuple literal)."""
+    ``branches``: the branches compiled as refusals (``deferral.py``); ``mode``: the compile's
+    (``value_and_grad`` refuses a function returning a tuple literal)."""
     stage.name = "source"
     src = get_source(fn)
     stage.name = "normalize"
-    normalizer = normalizer_class(src, options={"unroll": unroll, "mode": mode})
+    options = {"unroll": unroll, "branches": branches, "signature": signature, "mode": mode}
+    normalizer = normalizer_class(src, options=options)
     body = normalizer.lower()
     stage.name = "exits"
     irfn = normalizer.function(exits.lower_function(body, normalizer.naming))
@@ -203,6 +240,16 @@ class _stages:
         raise InternalCompilerError(
             f"{kind.__name__}: {e}", self.name, getattr(self.fn, "__qualname__", repr(self.fn))
         ) from e
+
+
+def _scalar_result(irfn, analysis):
+    """Is the function's result known to have shape ``()`` (a specialized compile)?"""
+    result = irfn.body[-1].value
+    return (
+        analysis.shapes is not None
+        and isinstance(result, ir.Name)
+        and analysis.shapes.of(result.id) == ()
+    )
 
 
 def _header(fn, params):

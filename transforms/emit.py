@@ -83,12 +83,25 @@ def annotate(exc, tb):
         exc.add_note(note)
 
 
-def render(name, rev, mode, naming, bind, result_pos=None, aux=None, signature=None, releases=True):
+def render(
+    name,
+    rev,
+    mode,
+    naming,
+    bind,
+    result_pos=None,
+    aux=None,
+    signature=None,
+    releases=True,
+    scalar_result=False,
+):
     """Source lines of the generated function, ``(text, pos)`` each, from a ``reverse.Reversed``.
     ``mode``: 'value_and_grad' or 'vjp'. ``aux``: the variable holding ``has_aux``'s auxiliary
     value; the value is then rendered ``(loss, aux)``. ``signature``: the parameter list as
     written in the header (default: the parameters by position). ``releases=False`` leaves out
-    the ``del`` statements that release dead values (numba compiles no ``del``)."""
+    the ``del`` statements that release dead values (numba compiles no ``del``).
+    ``scalar_result``: the result is known to be a scalar (shape ``()``), so the gradient starts
+    from 1.0; otherwise from ``seed_of`` it (a result of shape ``(1,)`` is a scalar too)."""
     lines = []  # (text, pos)
     last = [None]  # the user line the last comment named
     generated = {}  # filename -> is it code sourcegrad generated? (asked once per file)
@@ -130,8 +143,9 @@ def render(name, rev, mode, naming, bind, result_pos=None, aux=None, signature=N
             value = naming.temp("value")  # the backward restores the result's variable
             add(1, f"{value} = {res}")
             res = value
-        if rev.seed:
-            add(1, f"{rev.seed} = 1.0")
+        if rev.seed:  # (an array of one entry, where the result's shape is not known: its shape)
+            seed = "1.0" if scalar_result else f"{bind('seed_of')}({res})"
+            add(1, f"{rev.seed} = {seed}")
         if aux is not None and rev.mutates:  # the backward may restore arrays aux holds in place
             add(1, f"{aux} = {bind('copy_arrays')}({aux})")
         _add_lines(add, rev.backward, 1)

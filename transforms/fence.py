@@ -105,7 +105,7 @@ def missing_adjoint(src, node, callee, name):
 def located(cls, src, where, msg, hint):
     """An error of class ``cls`` at ``where`` (a libcst node or an ``ir.Pos``) in the user's file."""
     pos = where if hasattr(where, "line") and hasattr(where, "filename") else src.pos_of(where)
-    return cls(
+    error = cls(
         msg,
         filename=pos.filename,
         lineno=pos.line,
@@ -113,6 +113,10 @@ def located(cls, src, where, msg, hint):
         text=src.line_text(pos.line),
         hint=hint,
     )
+    error.where = (
+        where  # the code it is about (a branch that holds it may be deferred: deferral.py)
+    )
+    return error
 
 
 def _describe(node):

@@ -24,7 +24,16 @@ walk unrolls). The ``Normalizer`` is made of one class per concern, each in its 
 - ``calls``, ``attributes``: calls and attribute reads, resolved to what differentiates them;
 - ``strings``: f-strings and ``str`` methods, values with no gradient;
 - ``inline``: the user's own functions, lowered where they are called;
+- ``inline``: the user's own functions, lowered where they are called (a recursion of a depth
+  known when compiling, unrolled);
+- ``functional``: functions as values (``functools.partial``, ``functools.reduce``, ``map``);
+- ``generators``: a generator of the user's consumed by a ``for`` loop, inlined as that loop;
+- ``static``: conditions known when compiling (only the branch taken is lowered), and integer
+  arithmetic on constants;
 - ``syntax``: what the others read off libcst nodes.
+
+A refusal about code inside a branch is met again by a compile that lowers the branch as that
+refusal, raised when it runs (``Branches``, ``deferral.py``).
 
 ``aux`` is the ``Normalizer`` of a function differentiated with ``has_aux=True``.
 """
@@ -38,6 +47,7 @@ from sourcegrad.runtime import structures as _structures
 from .. import fence, ir
 from .. import rules as R
 from ..captures import KEY as _CAPTURES, Captures
+from ..deferral import Branches
 from ..exits import lower_function
 from ..naming import Naming
 from .anf import ANF
@@ -47,6 +57,8 @@ from .attributes import Attributes
 from .calls import Calls
 from .contexts import Contexts
 from .dicts import Dicts
+from .functional import Functional
+from .generators import Generators
 from .inline import Inlining
 from .loops import Loops
 from .matches import Matches
@@ -54,12 +66,18 @@ from .namespaces import Namespaces
 from .resolve import Locals, Resolve, method_class
 from .statements import Statements
 from .strings import Strings
+from .static import Static
 
 __all__ = ["Normalizer"]
+
+# What a compile's signature records of a None argument (``sourcegrad.compiled.signature_of``).
+NONE_ARGUMENT = "None"
 
 
 class Normalizer(
     Inlining,
+    Generators,
+    Functional,
     Calls,
     Attributes,
     Strings,
@@ -71,6 +89,7 @@ class Normalizer(
     Contexts,
     Assignments,
     Statements,
+    Static,
     ANF,
     Resolve,
 ):
@@ -103,8 +122,12 @@ class Normalizer(
         self.assigned = finder.names
         self.bind_counts = finder.counts
         self.local_defs = {}  # name -> (libcst def, ast def, node) of a def or lambda written in the function
-        self.defs_inlining = frozenset()  # the local functions being inlined (no recursion)
-        self.static_locals = {}  # local names bound once to a module-level callable (relu = F.apply)
+        self.defs_inlining = ()  # the local functions being inlined (a recursive one: again)
+        # local names bound once to a module or a function: (it, the node it was read from)
+        self.static_locals = {}
+        self.partials = {}  # local name -> the partial application it holds (functional.py)
+        self.anonymous = {}  # id of a lambda passed as a function -> its local def's name
+        self.nonlocals = set()  # a local def's names declared nonlocal: its caller's variables
         self.subst = {}  # parameter -> the caller's atom, for inlined parameters never rebound
         self.dicts = {}  # local dict literal (its keys all string constants) -> {key: local name}
         self.dict_keys = {}  # local dict -> the keys written so far (reading another is refused)
@@ -116,6 +139,8 @@ class Normalizer(
         self._open_contexts = []  # the managers of the with blocks the walk is in (statements)
         self._loop_contexts = 0  # how many of them are outside the innermost loop
         self._break_flag = None  # the flag ``break`` sets in a loop with an ``else`` (statements)
+        self._unreachable = False  # after a branch known now to exit (static.py)
+        self._yield_sink = None  # a generator's: lowers ``yield v`` (generators.py)
         self._cur_pos = None
         self.no_grad = False
         self.parent = parent
@@ -135,6 +160,7 @@ class Normalizer(
 
     def _root(self, finder):
         """The state of the compiled function's own normalizer."""
+        self.branches = self.options.get("branches") or Branches()  # (deferral.py)
         self.naming = Naming(finder.all_names | set(self.params))
         self.naming.root_locals = self.locals
         self.lengths = {}  # a name bound to a tuple or list literal -> its number of entries
@@ -147,12 +173,26 @@ class Normalizer(
             self.fn, self.locals, self.naming, reserved
         )
         self.rename = {}  # the user's own names stay: sourcegrad's names make room (Captures.bind)
+        self._fixed_parameters(self.options.get("signature"))
+
+    def _fixed_parameters(self, signature):
+        """A parameter the code is specialized to a bool or None for (``signature_of``), never
+        rebound, is that constant: ``if verbose:`` and ``if ax is None:`` are decided now
+        (``static.py``), and the path the call cannot take is not compiled."""
+        for p, k in zip(self.params, signature or ()):
+            if p in self.assigned:
+                continue
+            if k is True or k is False:
+                self.subst[p] = ir.Const(k, repr(k))
+            elif k == NONE_ARGUMENT:
+                self.subst[p] = ir.Const(None, "None")
 
     def _inlined_into(self, parent, finder):
         """The state of a helper's normalizer: its parent's naming, namespace and captures."""
         self.naming = parent.naming
         self.lengths = parent.lengths
         self.deleted = parent.deleted  # (a local def reads the enclosing function's names)
+        self.branches = parent.branches
         self.extra_ns = parent.extra_ns
         self.captures = parent.captures
         self.inlining = parent.inlining + [self.fn]
@@ -162,9 +202,12 @@ class Normalizer(
         """The normalizer of a function inlined into this one."""
         return Normalizer(src, parent=self)
 
-    def lower(self):
-        """The function body in A-normal form (its exits not yet lowered: ``exits.py``)."""
+    def lower(self, implicit_none=False):
+        """The function body in A-normal form (its exits not yet lowered: ``exits.py``).
+        ``implicit_none``: a body may end without ``return`` (a local def: it returns None)."""
         body = self._block(self.src.tree.body)
+        if implicit_none and not (body and isinstance(body[-1], ir.Return)):
+            body.append(ir.Return(ir.Const(None, "None"), self._pos(self.src.tree)))
         if not any(isinstance(s, ir.Return) for s in ir.walk(body)):
             fence.refuse(
                 self.src,

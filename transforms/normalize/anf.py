@@ -22,6 +22,7 @@ from sourcegrad.runtime import index_join
 
 from .. import fence, ir
 from .. import rules as R
+from ..deferral import DEFERRABLE, Branches, refusal
 from ..ir import Tup
 from .syntax import (
     BINOPS,
@@ -50,11 +51,13 @@ class ANF:
         or a branch's body); the current block is the enclosing one again after it."""
         saved, self.block = self.block, []
         self._depth += 1
+        dead, self._unreachable = self._unreachable, False
         try:
             yield self.block
         finally:
             self.block = saved
             self._depth -= 1
+            self._unreachable = dead
 
     def _block(self, suite):
         """The statements of ``suite``, lowered (a list)."""
@@ -73,6 +76,8 @@ class ANF:
             stmt = self._without_gradient(stmt)
         if self.deleted and type(stmt) is ir.Assign:
             self.deleted.discard(stmt.target)  # bound again after a del
+        if self.branches.stack:
+            self.branches.emitted(stmt)
         self.block.append(stmt)
 
     def _pos(self, node):
@@ -85,6 +90,8 @@ class ANF:
         return pos
 
     def _stmt(self, stmt):
+        if self._unreachable:  # after a branch known now to return, break or continue
+            return
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
                 self._small(small)
@@ -106,6 +113,8 @@ class ANF:
             )
 
     def _small(self, s):
+        if self._unreachable:
+            return
         self._pos(s)
         handler = getattr(self, f"_small_{type(s).__name__}", None)
         if handler is None:
@@ -247,6 +256,8 @@ class ANF:
             return ir.Const({"True": True, "False": False, "None": None}[n], n)
         if n in self.local_defs:
             self._refuse_local_def_value(node)
+        if self.partials and self._local(n) in self.partials:
+            self._refuse_partial_value(node)
         if n in self.subst:
             return self.subst[n]
         if n in self.dicts:
@@ -367,6 +378,9 @@ class ANF:
             lit = node.expression
             return ir.Const(-literal_value(lit.value), "-" + lit.value)
         x = self._atom(node.expression)
+        folded = self._folded(fn, (x,))
+        if folded is not None:
+            return folded
         return ir.Op(fn, (x,), (), f"{sym}{x.render()}", self._kind(fn))
 
     def _expr_BinaryOperation(self, node):
@@ -385,6 +399,9 @@ class ANF:
         return self._binop(fn, sym, left, right, node)
 
     def _binop(self, fn, sym, a, b, node):
+        folded = self._folded(fn, (a, b))
+        if folded is not None:  # n - 1 of a constant n: a constant (a recursion's depth)
+            return folded
         return ir.Op(fn, (a, b), (), f"{a.render()} {sym} {b.render()}", self._kind(fn))
 
     def _expr_Comparison(self, node):
@@ -414,6 +431,9 @@ class ANF:
             )
         fn, sym = entry
         a, b = self._atom(node.left), self._atom(c.comparator)
+        folded = self._folded(fn, (a, b))
+        if folded is not None:
+            return folded
         return ir.Op(fn, (a, b), (), f"{a.render()} {sym} {b.render()}", "nondiff")
 
     def _expr_BooleanOperation(self, node):
@@ -436,13 +456,38 @@ class ANF:
         return ir.Name(tmp)
 
     def _ifexp(self, name, node, pos):
-        """``name = a if c else b``: an ``If`` assigning ``name`` in each branch."""
+        """``name = a if c else b``: an ``If`` assigning ``name`` in each branch (the taken one
+        alone when ``c`` is known now: ``static``)."""
+        known = self._static_test(node.test)
+        if known is not None:
+            self._assign_expr(name, node.body if known else node.orelse, pos)
+            return
         test = self._test(node.test)
-        with self._collecting() as body:
-            self._assign_expr(name, node.body, pos)
-        with self._collecting() as orelse:
-            self._assign_expr(name, node.orelse, pos)
+        body = self._branch(node, "body", lambda: self._assign_expr(name, node.body, pos))
+        orelse = self._branch(node, "orelse", lambda: self._assign_expr(name, node.orelse, pos))
         self._emit(ir.If(test, tuple(body), tuple(orelse), pos))
+
+    def _branch(self, node, which, lower):
+        """The statements of a branch of ``node`` (an ``if`` or a conditional expression) that
+        ``lower()`` emits, or a ``raise`` of the refusal a compile before met in it: a call that
+        does not take the branch is not refused for it (``deferral.py``)."""
+        key = Branches.key(node, which)
+        refused = self.branches.deferred.get(key)
+        with self._collecting() as out:
+            if refused is not None:
+                text = ir.Text(f"raise {self._alias('refused', refusal(refused))}()", ())
+                self._emit(ir.Effect(text, self._pos(node)))
+                return out
+            self.branches.enter(key)
+            try:
+                lower()
+            except DEFERRABLE as e:
+                if getattr(e, "branch", None) is None:
+                    e.branch = key  # the innermost branch it was met in
+                raise
+            finally:
+                self.branches.leave()
+        return out
 
     def _expr_Subscript(self, node):
         if self._dict_base(node) is not None:

@@ -23,6 +23,8 @@ from .. import fence, ir
 from ..ir import Tup
 from .syntax import AUGOPS, BINOPS, code_of, op_text, tup
 
+_CHAINS = (cst.Name, cst.Attribute)  # a value read from a name: a guard checks what it holds
+
 
 class Assignments:
     """The assignment methods of the ``Normalizer``."""
@@ -42,6 +44,8 @@ class Assignments:
         # (type(x) is: isinstance with a libcst class, an ABC, costs ten times more when false)
         if type(target) is cst.Name and type(s.value) is cst.Lambda:
             self._local_lambda(target.value, s.value)
+        elif type(target) is cst.Name and type(s.value) is cst.Call and self._is_partial(s.value):
+            self._local_partial(target.value, s.value)
         elif type(target) is cst.Name and type(s.value) is cst.Dict:
             self._local_dict(target.value, s.value, pos)
         elif isinstance(target, cst.Name):
@@ -123,6 +127,8 @@ class Assignments:
         """Bind ``target`` (a name, a tuple or list of targets, a subscript) to the atom ``value``."""
         if isinstance(target, cst.Name):
             self._note_length(target.value, value)
+            if type(value) is ir.Const:  # sqrt, pi = np.sqrt, np.pi
+                self._bind_static(self._local(target.value), value.value)
             self._emit(ir.Assign(self._local(target.value), self._copy_op(value), pos))
         elif isinstance(target, (cst.Tuple, cst.List)):
             self._unpack(target, value, pos)
@@ -361,13 +367,8 @@ class Assignments:
         op = self._op(value)
         if user is not None:
             self._note_length(user, op)
-        if (
-            isinstance(op, ir.Const)
-            and callable(op.value)
-            and self.bind_counts.get(name, 0) == 1
-            and not self._loop_depth
-        ):
-            self.static_locals[name] = op.value
+        if type(op) is ir.Const:  # relu = F.apply, la = np.linalg: read as that object
+            self._bind_static(name, op.value, value if type(value) in _CHAINS else None)
         last = self.block[-1] if self.block else None
         if (
             isinstance(op, ir.Name)

@@ -116,6 +116,16 @@ class Calls:
         view = self._dict_view(node)
         if view is not None:
             return view
+        parts = self._getattr_parts(node)
+        if parts is not None:  # getattr(obj, "name") is obj.name
+            if not self._is_local_expr(node):
+                return ir.Const(self._static_value(node), self._text(node))
+            read = cst.Attribute(value=parts[0], attr=cst.Name(parts[1]))
+            self.src.alias(read, node)
+            return self._op(read)
+        higher = self._higher_order_call(node)
+        if higher is not None:
+            return higher
         args, kwargs = self._call_args(node)
         if (
             type(func) is cst.Name
@@ -147,7 +157,12 @@ class Calls:
                 msg="only functions named at module level (or array methods) can be called",
                 hint="call a module-level function, or an array method",
             )
-        method = _users_method(callee, func)
+        return self._call_known(node, func, callee, args, kwargs)
+
+    def _call_resolved(self, node, func, callee, args, kwargs, written):
+        """The call of ``callee``, known now, written ``written`` in the generated code (``func``:
+        its libcst node, or None where the call is not written so)."""
+        method = _users_method(callee, func) if func is not None else None
         if method is not None:
             # model.loss(x) or layer(x) of a module-level object: its class's method, inlined with
             # the object read where the call is (the captures' guard recompiles if it is rebound)
@@ -157,16 +172,18 @@ class Calls:
                 const, this = this, ir.Name(self.naming.temp())
                 self._emit(ir.Assign(this.id, self._copy_op(const), self._pos(node)))
             return self._inline(node, fn, (this,) + tuple(args), kwargs, type(obj))
-        text = f"{self._text(func)}({self._render_args(args, kwargs)})"
-        return self._call_op(node, callee, args, kwargs, text, code_of(func))
+        text = f"{written}({self._render_args(args, kwargs)})"
+        return self._call_op(
+            node, callee, args, kwargs, text, code_of(func) if func is not None else written
+        )
 
-    def _call_args(self, node):
+    def _call_args(self, node, skip=0):
         """The atoms of a call's positional and keyword arguments. ``*seq`` gives the atoms of
         its entries where their number is known now (``_known_entries``), else one ``Unpacked``
         (``_unpacked_call`` decides); ``**d`` gives the entries of a local dict literal or of a
-        dict known now, by key."""
+        dict known now, by key. The first ``skip`` arguments are left out."""
         args, kwargs = [], []
-        for a in node.args:
+        for a in node.args[skip:]:
             if a.star == "*":
                 atom = self._atom(a.value)
                 known = self._known_entries(atom, self._pos(a))

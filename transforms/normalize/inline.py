@@ -21,7 +21,7 @@ import types
 
 import libcst as cst
 
-from sourcegrad.errors import NoSourceError
+from sourcegrad.errors import NoSourceError, UnsupportedSyntaxError
 from sourcegrad.runtime import structures as _structures
 
 from .. import exits, fence, ir
@@ -70,6 +70,41 @@ class Inlining:
 
     MAX_INLINE_DEPTH = 32
 
+    MAX_RECURSION_DEPTH = 64
+
+    def _check_recursion(self, node, name, depth, args, kwargs):
+        """A recursive call is inlined again, as a loop is unrolled, while its depth is known now:
+        an argument is an int known when compiling (``power(x, n - 1)`` of a literal ``n``), whose
+        value the stopping test reads (``static.py`` decides it and lowers only the branch taken).
+        Otherwise the recursion's depth depends on data, and it is refused at its call."""
+        known = any(
+            type(a) is ir.Const and type(a.value) is int for a in (*args, *(v for _, v in kwargs))
+        )
+        if not known or depth >= self.MAX_RECURSION_DEPTH:
+            why = (
+                "its depth depends on values known only when it runs (no argument of the "
+                "recursive call is an int known when compiling)"
+                if not known
+                else f"it is still recursing {depth} calls deep when compiled: its stopping test "
+                "does not end it on the ints known when compiling"
+            )
+            error = fence.located(
+                UnsupportedSyntaxError,
+                self.src,
+                node,
+                f"recursive call to {name} cannot be differentiated: {why} (in {self.fn.__qualname__})",
+                "write the recursion as a loop, or recurse on an int argument known when compiling "
+                f"(a literal, or a constant) that reaches its stopping case in at most "
+                f"{self.MAX_RECURSION_DEPTH} calls",
+            )
+            error.final = True  # a refusal of the recursion itself, never deferred (transforms/)
+            raise error
+
+    @property
+    def _recursions(self):
+        """How many of the calls being inlined here are recursive calls (unrolled)."""
+        return len(self.inlining) - len({id(f) for f in self.inlining})
+
     def _inline_names(self, all_names):
         """Fresh names for an inlined function's locals, and live reads of what it captures: its
         closure variables through its own cells, its module's globals through that module
@@ -92,17 +127,15 @@ class Inlining:
                 rename[n] = spelled
         return rename
 
-    def _inline(self, node, callee, args, kwargs, self_class=None):
+    def _inline(self, node, callee, args, kwargs, self_class=None, lower=None):
         """Compile a call to a Python function by inlining its (normalized) body here
-        (``self_class``: the class of its first argument, for a method called on ``self``)."""
+        (``self_class``: the class of its first argument, for a method called on ``self``;
+        ``lower``: how its body is lowered, as ``_inline_call`` takes it)."""
         if callee in self.inlining:
-            fence.refuse(
-                self.src,
-                node,
-                msg=f"recursive call to {callee.__qualname__} cannot be differentiated",
-                hint="write the recursion as a loop",
+            self._check_recursion(
+                node, callee.__qualname__, self.inlining.count(callee), args, kwargs
             )
-        if len(self.inlining) > self.MAX_INLINE_DEPTH:
+        elif len(self.inlining) - self._recursions > self.MAX_INLINE_DEPTH:
             fence.refuse(
                 self.src,
                 node,
@@ -118,10 +151,13 @@ class Inlining:
         child = self._child(src)
         if self_class is not None and child.params and child.params[0] not in child.assigned:
             child.self_class = self_class
-        return self._inline_call(node, child, inspect.signature(callee), callee, args, kwargs)
+        return self._inline_call(
+            node, child, inspect.signature(callee), callee, args, kwargs, lower
+        )
 
-    def _inline_call(self, node, child, signature, callee, args, kwargs):
-        """Bind the arguments to ``child``'s parameters and lower its body here; its result."""
+    def _inline_call(self, node, child, signature, callee, args, kwargs, lower=None):
+        """Bind the arguments to ``child``'s parameters and lower its body here; its result.
+        ``lower(child)``, when given, lowers the body instead (a generator: ``generators.py``)."""
         src = child.src
         child.no_grad = self.no_grad
         try:
@@ -156,8 +192,12 @@ class Inlining:
                 self._emit(ir.Assign(child._local(p), self._copy_op(value), pos))
             else:  # never rebound in the callee: read the argument itself
                 child.subst[p] = value
-        # its exits lowered first, so its one return, last, gives the call's value
-        body = exits.lower_function(child.lower(), self.naming, entries=True)
+        if lower is not None:
+            return lower(child)
+        # its exits lowered first, so its one return, last, gives the call's value (a local
+        # def may end without one: it returns None, as Python's does)
+        local = isinstance(src, _LocalSource)
+        body = exits.lower_function(child.lower(implicit_none=local), self.naming, entries=True)
         self.block.extend(body[:-1])
         return body[-1].value
 
@@ -241,10 +281,12 @@ class Inlining:
         self.src.alias(tree, lam)
         self._local_def(name, tree, lam)
 
-    def _local_def(self, name, tree, node):
+    def _local_def(self, name, tree, node, anonymous=False):
         # (an unrolled loop: the same def)
         again = name in self.local_defs and self.local_defs[name][2] is not node
-        if again or self.bind_counts.get(name, 0) > (1 if isinstance(node, cst.Lambda) else 0):
+        if not anonymous and (
+            again or self.bind_counts.get(name, 0) > (1 if isinstance(node, cst.Lambda) else 0)
+        ):
             fence.refuse(
                 self.src,
                 node,
@@ -254,31 +296,52 @@ class Inlining:
         afn = ast.parse(code_of(tree.with_changes(leading_lines=(), decorators=()))).body[0]
         self.local_defs[name] = (tree, afn, node)
 
-    def _call_local_def(self, node, name, args, kwargs):
+    def _call_local_def(self, node, name, args, kwargs, lower=None):
         """A call of a def or lambda written in this function: its body inlined here, with this
         function's locals visible (it reads them as they are at the call, as Python does)."""
         if name in self.defs_inlining:
-            fence.refuse(
-                self.src,
+            self._check_recursion(
                 node,
-                msg=f"recursive call to the local function {name!r} cannot be differentiated",
-                hint="write the recursion as a loop",
+                f"the local function {name!r}",
+                self.defs_inlining.count(name),
+                args,
+                kwargs,
             )
         tree, afn, _ = self.local_defs[name]
         child = self._child(_LocalSource(self.src, tree, afn))
-        child.defs_inlining = self.defs_inlining | {name}
+        child.defs_inlining = self.defs_inlining + (name,)
         child.local_defs = dict(self.local_defs)
+        child.partials = dict(self.partials)
+        child.static_locals = dict(self.static_locals)
         for n in sorted(Locals(afn).all_names - child.locals):
             if n in self.locals:  # an enclosing local: read as the enclosing function names it
                 child.locals.add(n)
                 child.rename[n] = self._local(n)
                 if n in self.subst:
                     child.subst[n] = self.subst[n]
+        self._bind_nonlocals(node, child, afn)
         signature = self._local_signature(tree)
         callee = types.SimpleNamespace(
             __qualname__=f"{self.fn.__qualname__}.<locals>.{name}", __name__=name
         )
-        return self._inline_call(node, child, signature, callee, args, kwargs)
+        return self._inline_call(node, child, signature, callee, args, kwargs, lower)
+
+    def _bind_nonlocals(self, node, child, afn):
+        """``nonlocal total`` in a local def: the def's ``total`` is this function's, read and
+        written where the call is inlined (as Python runs the def's body at its call)."""
+        for name in _nonlocals(afn):
+            if name not in self.locals:
+                fence.refuse(
+                    self.src,
+                    node,
+                    msg=f"the local function called here declares nonlocal {name!r}, which is "
+                    "not a variable of the differentiated function",
+                    hint="pass the value in as an argument and return the new value",
+                )
+            child.rename[name] = self._local(name)
+            child.locals.add(name)
+            child.subst.pop(name, None)
+            child.nonlocals.add(name)
 
     def _refuse_local_def_value(self, node):
         fence.refuse(
@@ -321,3 +384,17 @@ class Inlining:
         if star_kw is not None:
             params.append(inspect.Parameter(star_kw.name.value, inspect.Parameter.VAR_KEYWORD))
         return inspect.Signature(params)
+
+
+def _nonlocals(afn):
+    """The names a def declares ``nonlocal`` in its own scope (not in defs nested in it)."""
+    out, stack = [], list(afn.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Nonlocal):
+            out.extend(node.names)
+        elif not isinstance(
+            node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+        ):
+            stack.extend(ast.iter_child_nodes(node))
+    return out

@@ -40,6 +40,17 @@ class Loops:
     def _stmt_For(self, s):
         """``for``: unrolled, or an ``ir.For`` over a range (``_loop_iter``)."""
         pos = self._pos(s)
+        generator = self._generator_of(s.iter)
+        if generator is not None:  # for xb in batches(X, 32): the generator, inlined
+            if s.orelse is not None:
+                fence.refuse(
+                    self.src,
+                    s.orelse,
+                    msg="for/else over a generator is not supported",
+                    hint="use a flag variable and an if after the loop",
+                )
+            self._generator_loop(s, generator)
+            return
         if s.asynchronous is not None:
             fence.refuse(self.src, s, kind="AsyncFunctionDef")
         found = self._namespace_iteration(s.iter) if self.dicts else None
@@ -187,6 +198,10 @@ class Loops:
             enter()
             return rng, self._local(target.value), []
         callee = self._static_callee(it.func) if isinstance(it, cst.Call) else None
+        if (
+            callee is builtins.map
+        ):  # the function called at the top of each iteration, as Python does
+            return self._map_loop(it, target, s, pos, enter)
         if callee is builtins.enumerate:
             return self._enumerate_loop(it, target, s, pos, enter)
         if callee is builtins.zip and not any(a.star for a in it.args):
@@ -308,7 +323,7 @@ class Loops:
             for el, q in zip(target.elements, seqs)
         ]
 
-    def _loop_operand(self, node, s, pos, reverse=False):
+    def _loop_operand(self, node, s, pos, reverse=False, atom=None):
         """What loop ``s`` reads by index for ``node``, its iterable or an operand of
         ``enumerate``, ``zip`` or ``reversed``. It is evaluated once, before the loop, as Python
         evaluates it, and it is a sequence whose entry ``k`` is what iterating it gives k-th:
@@ -324,7 +339,9 @@ class Loops:
           reads), checked when the loop starts to be a sequence read by position
           (``check_sequence`` refuses a dict, a set, a view, an iterator).
         """
-        seq = self._atom(node)
+        if atom is None:
+            self._check_eager_map(node, s)
+        seq = self._atom(node) if atom is None else atom  # (atom: node, lowered already)
         if isinstance(seq, ir.Const):
             return self._known_sequence(seq, node, pos, reverse)
         if isinstance(seq, ir.Tup):  # a literal [a, b]: its names as they are now

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import importlib
 import logging
+import sys
 import types
 import warnings
 from dataclasses import replace
@@ -70,7 +72,10 @@ class Statements:
         if isinstance(v, cst.Call):
             self._call_statement(v, s)
             return
-        if isinstance(v, (cst.Yield, cst.Await)):
+        if type(v) is cst.Yield:
+            self._small_yield(s, v)  # (generators.py)
+            return
+        if isinstance(v, cst.Await):
             fence.refuse(self.src, v)
         fence.refuse(
             self.src,
@@ -79,11 +84,21 @@ class Statements:
             hint="assign the value to a variable, or remove the statement",
         )
 
+    def _small_Nonlocal(self, s):
+        """``nonlocal n`` in a local def: the caller's ``n`` (``inline._bind_nonlocals``)."""
+        if not all(n.name.value in self.nonlocals for n in s.names):
+            fence.refuse(self.src, s)
+
     def _call_statement(self, v, s):
         """A call ``v`` whose value is discarded (the statement ``s``)."""
         func = v.func
         if self.dicts and self._namespace_call(v) is not None:
             return  # d.update(...), d.pop(k), d.setdefault(k, v)
+        if type(func) is cst.Name and func.value in self.local_defs:
+            # a local def called for what it does: its nonlocal writes, its appends
+            args, kwargs = self._call_args(v)
+            self._call_local_def(v, func.value, args, kwargs)
+            return
         if self._local_method(func, "append"):
             if len(v.args) != 1 or v.args[0].keyword is not None or v.args[0].star:
                 fence.refuse(self.src, v, msg="append takes one value")
@@ -213,7 +228,79 @@ class Statements:
             self._emit(ir.Append(target, ir.Name(entry), pos))
         self._emit(ir.For(k, self._range_len(seq), tuple(body), pos))
 
+    def _small_Import(self, s):
+        """``import numpy as np2`` (``import scipy.special``) in the function: the name holds the
+        module, known now, as a module-level import would (``np2.tanh(x)`` has numpy's rule)."""
+        for alias in s.names:
+            dotted = code_of(alias.name)
+            module = self._import(s, dotted)
+            if alias.asname is not None:
+                name = alias.asname.name.value
+            else:  # import numpy.linalg binds numpy
+                name = dotted.partition(".")[0]
+                module = sys.modules[name]
+            self._bind_import(s, name, module, ("module", name))
+
+    def _small_ImportFrom(self, s):
+        """``from numpy.linalg import norm`` in the function: each name holds what it imports."""
+        if s.relative:
+            fence.refuse(
+                self.src,
+                s,
+                msg="a relative import inside a differentiated function is not supported",
+                hint="import it at module level",
+            )
+        if isinstance(s.names, cst.ImportStar):
+            fence.refuse(
+                self.src,
+                s,
+                msg="import * inside a function is not Python",
+                hint="import the names one by one",
+            )
+        dotted = code_of(s.module)
+        module = self._import(s, dotted)
+        for alias in s.names:
+            attr = alias.name.value
+            if hasattr(module, attr):
+                value = getattr(module, attr)
+            else:  # a submodule not imported yet
+                value = self._import(s, f"{dotted}.{attr}")
+            name = alias.asname.name.value if alias.asname is not None else attr
+            self._bind_import(s, name, value, (module, attr))
+
+    def _import(self, s, dotted):
+        """The module ``dotted``, imported now (the function would import it when it runs)."""
+        try:
+            return importlib.import_module(dotted)
+        except ImportError as e:
+            fence.refuse(
+                self.src,
+                s,
+                msg=f"cannot import {dotted}: {e}",
+                hint="install the module, or import what exists",
+            )
+
+    def _bind_import(self, s, name, value, source):
+        """The local ``name`` holds ``value``, imported from ``source``: (module, attribute) or
+        ("module", the name sys.modules has it under). The guard checks that it still holds it
+        (``captures.py``), a library's module as any other: ``np.tanh = np.sin`` is seen."""
+        local = self._local(name)
+        where, attr = source
+        where = sys.modules if where == "module" else vars(where)
+        read = (where, attr, (), value)
+        self.captures.record(where, attr, (), value)
+        pos = self._pos(s)
+        self._emit(ir.Assign(local, self._copy_op(ir.Const(value, self._alias(name, value))), pos))
+        self._bind_static(local, value, (value, read), anywhere=True)
+
     def _small_Return(self, s):
+        if self._yield_sink is not None:
+            fence.refuse(
+                self.src,
+                s,
+                msg="return in a generator consumed by a for loop is not supported",
+                hint="end the generator's loop with its condition instead",
+            )
         if s.value is None:
             fence.refuse(
                 self.src,
@@ -317,19 +404,38 @@ class Statements:
 
     def _stmt_If(self, s):
         pos = self._pos(s)
+        known = self._static_test(s.test)
+        if known is not None:  # the other branch cannot run on this compile's calls (static.py)
+            self._taken(s.body if known else s.orelse)
+            return
         test = self._test(s.test)
         before = set(self.deleted)
-        body = tuple(self._block(s.body))
+        body = tuple(self._branch(s, "body", lambda: self._taken(s.body)))
         after_body, self.deleted = self.deleted, before
         orelse = ()
-        if isinstance(s.orelse, cst.If):  # elif
-            with self._collecting() as orelse:
-                self._stmt_If(s.orelse)
-            orelse = tuple(orelse)
-        elif isinstance(s.orelse, cst.Else):
-            orelse = tuple(self._block(s.orelse.body))
+        if s.orelse is not None:  # elif, else
+            orelse = tuple(self._branch(s, "orelse", lambda: self._taken(s.orelse)))
         self.deleted |= after_body  # deleted on either path: not read after the if
         self._emit(ir.If(test, body, orelse, pos))
+
+    def _taken(self, branch):
+        """The statements of the branch an ``if`` known now takes (``branch``: its suite, an
+        ``elif``, an ``else`` or None), lowered in place; what follows a branch that ends in
+        ``return``, ``break`` or ``continue`` is never lowered (it cannot run)."""
+        if branch is None:
+            return
+        if isinstance(branch, cst.If):
+            self._stmt_If(branch)
+            return
+        suite = branch.body if isinstance(branch, cst.Else) else branch
+        if isinstance(suite, cst.SimpleStatementSuite):
+            for small in suite.body:
+                self._small(small)
+        else:
+            for stmt in suite.body:
+                self._stmt(stmt)
+        if self.block and isinstance(self.block[-1], (ir.Return, ir.Break, ir.Continue)):
+            self._unreachable = True
 
     def _small_Del(self, s):
         """``del name`` of a local (a later read is refused, as Python would raise NameError)
