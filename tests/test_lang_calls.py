@@ -743,7 +743,7 @@ def test_a_module_flag_is_decided_when_compiling_and_recompiles_when_it_changes(
     assert_close(df(B), fd_grad(module_flag, [B], 0))
     DEBUG = True
     try:
-        with pytest.raises(UnsupportedSyntaxError, match="with blocks"):
+        with pytest.raises(UnsupportedSyntaxError, match="with block"):
             df(B)
     finally:
         DEBUG = False

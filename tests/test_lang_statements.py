@@ -19,7 +19,7 @@ import sourcegrad as sg
 from sourcegrad.errors import MissingAdjointError, UnsupportedSyntaxError
 
 from .corpus.harness import check, check_value
-from .oracle import fd_grad
+from .oracle import assert_close, fd_grad
 
 X = np.array([0.3, 0.7, -0.2])
 
@@ -622,14 +622,18 @@ def test_dict_uses_decided_by_a_branch_are_refused():
         d["a"] = x
         return np.sum(d["a"])
 
+    # (the general code: a specialized one knows the bool flag, and so the branch, when compiling)
     for f, args, what in (
         (maybe_key, (X, True), "known only when it runs"),
         (pop_in_branch, (X, True), "outside branches and loops"),
         (written_comprehension, (X, P), "cannot be written into"),
     ):
         with pytest.raises(UnsupportedSyntaxError, match=what) as e:
-            sg.grad(f)(*args)
+            sg.grad(f, specialize=False)(*args)
         assert e.value.filename == __file__ and e.value.hint
+    for flag in (True, False):  # specialized on the flag: the branch is decided, so is the dict
+        assert_close(sg.grad(maybe_key)(X, flag), fd_grad(maybe_key, (X, flag), 0))
+        assert_close(sg.grad(pop_in_branch)(X, flag), fd_grad(pop_in_branch, (X, flag), 0))
 
 
 def test_loop_over_local_dict_refuses_break():
