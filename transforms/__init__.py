@@ -17,7 +17,19 @@ from sourcegrad.errors import (
     UnsupportedSyntaxError,
 )
 
-from . import aliasing, checkpoints, exits, fence, fusion, gate, ir, optimize, sequences, shapes
+from . import (
+    aliasing,
+    checkpoints,
+    exits,
+    fence,
+    fusion,
+    gate,
+    ir,
+    optimize,
+    sequences,
+    shapes,
+    views,
+)
 from . import rules as R
 from .analyze import Analysis, bind
 from .emit import load, render
@@ -147,7 +159,7 @@ def compile_jvp(fn, wrt, unroll=8, tangent_first=False, jit=False):
 
 
 def _front(stage, fn, wrt, unroll, signature, normalizer_class):
-    """The passes both modes share, in order: source, normalize, exits, sequences, bind, shapes
+    """The passes both modes share, in order: source, normalize, exits, views, sequences, bind, shapes
     (with a ``signature``), analyze, gate, aliasing. Returns (source, normalizer, IR, analysis)."""
     stage.name = "source"
     src = get_source(fn)
@@ -155,7 +167,9 @@ def _front(stage, fn, wrt, unroll, signature, normalizer_class):
     normalizer = normalizer_class(src, options={"unroll": unroll})
     body = normalizer.lower()
     stage.name = "exits"
-    irfn = normalizer.function(exits.lower_function(body, normalizer.naming))
+    body = exits.lower_function(body, normalizer.naming)
+    stage.name = "views"
+    irfn = normalizer.function(views.rewrite(body, normalizer.params, normalizer.naming))
     stage.name = "sequences"
     sequences.rewrite(src, irfn, normalizer.naming, signature)
     stage.name = "bind"

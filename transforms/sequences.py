@@ -64,8 +64,9 @@ _MAKE_SEQUENCE = {
 }
 # the primitives this pass makes: they take their sequences as such
 _PRIMITIVES = {concat_sequences, repeat_sequence, max_of_sequence, min_of_sequence, stack_entries}
-# rule parameters that take a sequence of arrays as such (np.stack's arrays, sum's iterable)
-_SEQUENCE_PARAMS = {"arrays", "tup", "iterable", "xs", "condlist", "choicelist"}
+# rule parameters that take a sequence of arrays as such (np.stack's arrays, sum's iterable,
+# scipy.linalg.cho_solve's (c, lower))
+_SEQUENCE_PARAMS = {"arrays", "tup", "iterable", "xs", "condlist", "choicelist", "c_and_lower"}
 
 
 def rewrite(src, irfn, naming, signature=None):

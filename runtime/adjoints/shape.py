@@ -238,3 +238,34 @@ def undelete(g, x, obj, axis=None):
     axis = axis % len(shape)
     out[(slice(None),) * axis + (np.delete(np.arange(shape[axis]), obj),)] = g
     return out
+
+
+def _insert_labels(arr, obj, values, axis):
+    """``np.insert`` applied to labels: ``arr``'s entries numbered ``0 .. n-1`` in C order, the
+    values' ``n .. n+m-1``. Each entry of the result names the entry of ``arr`` or of ``values``
+    numpy put there (a value it broadcast to several places names each of them), as a flat array."""
+    n, m = math.prod(_shape(arr)), math.prod(np.shape(values))
+    labels = np.insert(
+        np.arange(n).reshape(_shape(arr)),
+        obj,
+        np.arange(n, n + m).reshape(np.shape(values)),
+        axis,
+    )
+    return np.reshape(labels, -1), n, m
+
+
+def uninsert(g, arr, obj, values, axis=None, which=0):
+    """Adjoint of ``arr`` (``which`` 0) or ``values`` (1) in ``y = np.insert(arr, obj, values,
+    axis)``: the entries of ``g`` where numpy put each one of them (``_insert_labels``), summed
+    over the places a broadcast value went. ``arr``'s entries keep their order in ``y``."""
+    labels, n, m = _insert_labels(arr, obj, values, axis)
+    flat = np.reshape(g, -1)
+    if which == 0:
+        return np.reshape(flat[labels < n], _shape(arr)).astype(_float_dtype(arr), copy=False)
+    placed = labels >= n
+    out = np.zeros(m, dtype=flat.dtype)
+    _scatter_add(out, labels[placed] - n, flat[placed])
+    out = np.reshape(out, np.shape(values))
+    if isinstance(values, (list, tuple)):
+        return unbroadcast(out, values)  # a list's adjoint: its entries'
+    return out.astype(_float_dtype(values), copy=False) if hasattr(values, "shape") else out

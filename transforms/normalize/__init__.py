@@ -76,6 +76,8 @@ class Normalizer(Inlining, Calls, Attributes, Dicts, Loops, Assignments, Stateme
         self.subst = {}  # parameter -> the caller's atom, for inlined parameters never rebound
         self.dicts = {}  # local dict literal (its keys all string constants) -> {key: local name}
         self.dict_keys = {}  # local dict -> the keys written so far (reading another is refused)
+        # local -> (distribution, its text, args, kwargs) of ``d = norm(loc, scale)``: d.logpdf(x)
+        self.frozen = {}
         self.block = []
         self._loop_depth = 0
         self._cur_pos = None
@@ -138,9 +140,12 @@ class Normalizer(Inlining, Calls, Attributes, Dicts, Loops, Assignments, Stateme
         return ir.Function(name, self.params, tuple(body), self.src.filename, self.fn.__qualname__)
 
     def run(self):
-        """``lower`` then ``exits.lower_function``, the first two stages of the compile
-        (``transforms._front``), for the analyses that need only the IR."""
-        return self.function(lower_function(self.lower(), self.naming))
+        """``lower``, ``exits.lower_function`` and ``views.rewrite``, the first stages of the
+        compile (``transforms._front``), for the analyses that need only the IR."""
+        from .. import views
+
+        body = lower_function(self.lower(), self.naming)
+        return self.function(views.rewrite(body, self.params, self.naming))
 
 
 def _check_signature(src):

@@ -212,6 +212,8 @@ class Assignments:
         if type(value) is cst.IfExp:
             self._ifexp(name, value, pos)
             return
+        if type(value) is cst.Call and self._freeze(name, value):
+            return  # d = norm(loc, scale): a frozen distribution, for d.logpdf(x)
         op = self._op(value)
         if (
             isinstance(op, ir.Const)

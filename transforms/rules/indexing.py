@@ -242,6 +242,7 @@ nondiff(
     np.argmax,
     np.argmin,
     np.argsort,
+    np.argpartition,
     np.argwhere,
     np.nonzero,
     np.flatnonzero,

@@ -33,6 +33,7 @@ import numpy as np
 
 from sourcegrad.runtime import sequences as _seq
 from sourcegrad.runtime import curvatures as _curvatures
+from sourcegrad.runtime import filled_diagonal as _rt_filled_diagonal
 from sourcegrad.runtime import outer_operand as _outer_operand
 from sourcegrad.runtime import tangents as _rt
 
@@ -343,6 +344,8 @@ linear(
     np.fft.irfft2,
     np.fft.irfftn,
     np.delete,
+    np.insert,
+    _rt_filled_diagonal,
     np.block,
     np.full,
     np.full_like,
