@@ -325,9 +325,25 @@ def view_read_after_the_write(x):
     return np.sum(row * acc[0]) + np.sum(acc)
 
 
+def entry_of_a_vector_by_ellipsis(x):
+    acc = np.zeros(3)
+    s = acc[0, ...]  # a 0-d array: a view
+    s += x[0]
+    return np.sum(acc * x) + s
+
+
+def rows_of_an_array_of_unknown_rank_by_slices(x):
+    acc = np.zeros_like(np.outer(x, x))
+    head = acc[0:1]
+    head += x
+    return np.sum(acc**2 * W33)
+
+
 @pytest.mark.parametrize(
     "f, args",
     [
+        (entry_of_a_vector_by_ellipsis, (X3,)),
+        (rows_of_an_array_of_unknown_rank_by_slices, (X3,)),
         (row_augmented, (X3,)),
         (row_in_a_loop_over_a_range, (X3, 3)),
         (rows_of_a_loop_over_the_array, (X3,)),
@@ -358,6 +374,20 @@ def view_made_before_a_loop_that_rebinds_it(x, n):
     return np.sum(acc * acc)
 
 
+def entry_of_a_vector(x):
+    acc = np.zeros(3)
+    s = acc[0]  # a numpy scalar, a copy: s += ... leaves acc as it is
+    s += x[0]
+    return np.sum(acc * x) + s
+
+
+def entry_of_an_array_of_unknown_rank(x):
+    acc = np.zeros_like(x)
+    s = acc[0]
+    s += x[0]
+    return np.sum(acc * x) + s
+
+
 def view_of_a_transpose(x):
     acc = np.outer(x, x)
     for row in acc.T:
@@ -372,11 +402,14 @@ def test_a_write_through_a_view_not_followed_is_refused_at_its_line():
         view_by_an_argument,
         X3,
         1,
-        fragments=("'acc' may share memory with 'row' (row = acc[k], a view of it)",),
+        fragments=("'acc' may share memory with 'row' (row = acc[k], maybe a view of it)",),
         line="row += x",
     )
     assert "acc[k] += ..." in text and "row = acc[k].copy()" in text
     refused(view_made_before_a_loop_that_rebinds_it, X3, 2, line="row += x")
+    # an index of integers alone may pick a numpy scalar (a copy): never written into acc
+    refused(entry_of_a_vector, X3, fragments=("maybe a view",), line="s += x[0]")
+    refused(entry_of_an_array_of_unknown_rank, X3, fragments=("maybe a view",), line="s += x[0]")
     refused(view_of_a_transpose, X3, fragments=("memory",), line="row[0] = 0.0")
 
 

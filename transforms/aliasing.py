@@ -263,11 +263,12 @@ def _refuse_shared(src, w, naming, domain, env, written, live, views):
             _refuse(
                 src,
                 w,
-                f"{n!r} may share memory with {a!r} ({a} = {made}, a view of it) and is read "
-                f"after this write: numpy would change {n!r} through the view, unseen by the "
-                "gradient (a write through a view is followed into its array where the view's "
-                "index is integer literals, loop indices and slices, and the write follows it "
-                "in the same block or in a loop body that does not rebind it)",
+                f"{n!r} may share memory with {a!r} ({a} = {made}, maybe a view of it) and is "
+                f"read after this write: through a view, numpy would change {n!r} too, unseen "
+                "by the gradient (a write through a view is followed into its array where the "
+                "view's index is integer literals, loop indices and slices and leaves an axis, "
+                "and the write follows it in the same block or in a loop body that does not "
+                "rebind it)",
                 f"write into {n!r} itself ({into}), or take a copy if {n!r} must not change: "
                 f"{a} = {made}.copy()",
             )

@@ -19,7 +19,9 @@ refuses it where another name would see it). A view is known where ``row = acc[i
 - **a view**: ``acc`` is a local array (every binding of it makes new memory, never a list or
   tuple, and it is no argument), and every part of ``index`` is a slice, ``None``, ``...``, an
   integer literal, or a name that only ever holds an integer (a loop's index, ``i = 2``): an
-  integer array there would make a copy, which a write must not reach ``acc`` through;
+  integer array there would make a copy, which a write must not reach ``acc`` through. An index
+  of integers alone must leave an axis (``acc`` of a rank known now, ``np.zeros((n, d))``):
+  ``acc[i]`` of a vector is a numpy scalar, a copy;
 - **still the view** where the write is: the write is later in the same block, or in a block
   nested in it (a loop body only where nothing in that body rebinds ``row``, ``acc`` or the
   index's names), and nothing between rebinds any of them.
@@ -91,6 +93,45 @@ class _Facts:
             for name, binds in bindings.items()
             if name not in params and all(_binds_integer(b) for b in binds)
         }
+        self.ranks = {}
+        for name in self.arrays:
+            ranks = {_rank(b, self.ranks) for b in bindings[name] if not b.inplace}
+            if len(ranks) == 1 and None not in ranks:
+                self.ranks[name] = ranks.pop()
+
+
+# functions whose first argument is the shape of the array they make
+_MADE_OF_SHAPE = {np.zeros, np.ones, np.empty, np.full}
+_MATRICES = {np.outer, np.eye, np.identity}
+
+
+def _rank(s, ranks):
+    """The number of dimensions of the array ``s`` makes, where it is known now (a shape
+    written out, ``np.outer``, a copy or a scalar multiple of an array of known rank), or None."""
+    op = s.op
+    key = op.key
+    if _member(key, _MADE_OF_SHAPE) and op.args:
+        shape = op.args[0]
+        if isinstance(shape, ir.Tup):
+            return len(shape)
+        if isinstance(shape, ir.Const):
+            v = shape.value
+            return 1 if type(v) is int else len(v) if isinstance(v, tuple) else None
+        return None
+    if _member(key, _MATRICES):
+        return 2
+    names = [a for a in op.args if isinstance(a, ir.Name)]
+    if (key is np.copy or _is_augmented(key) or key is operator.neg) and len(names) == 1:
+        if all(isinstance(a, ir.Name) or type(a.value) in (int, float) for a in op.args):
+            return ranks.get(names[0].id)
+    return None
+
+
+def _member(key, group):
+    try:
+        return key in group
+    except TypeError:
+        return False
 
 
 def _makes_array(s, arrays):
@@ -152,7 +193,9 @@ class _Block:
         return part is None or part is Ellipsis or isinstance(part, ir.Slice)
 
     def view_of(self, s):
-        """(array, index) when ``s`` binds its target to a view of a local array, else None."""
+        """(array, index) when ``s`` binds its target to a view of a local array, else None. An
+        index of integers alone picks a numpy scalar, a copy, where it has one for every axis:
+        it is a view only where the array's rank is known to be larger."""
         op = s.op
         if s.inplace or op.key is not operator.getitem or op.kind != "call":
             return None
@@ -161,6 +204,10 @@ class _Block:
             return None
         if not all(self.basic(p) for p in index.parts):
             return None
+        if all(self.basic(p, integers_only=True) for p in index.parts):
+            rank = self.facts.ranks.get(base.id)
+            if rank is None or len(index.parts) >= rank:
+                return None
         return base.id, index
 
     def run(self, stmts, views):
