@@ -578,6 +578,19 @@ def frozen_bound(x, loc, scale):
     return np.sum(d.logpdf(x)) + np.sum(d.logsf(x * loc))
 
 
+PRIOR = stats.norm(0.5, 2.0) if stats is not None else None
+SPREAD_T = stats.t(3.0, scale=np.array([1.0, 2.0, 0.5])) if stats is not None else None
+
+
+def frozen_at_module_level(x, loc, scale):
+    return np.sum(PRIOR.logpdf(x * scale) * W3) + np.sum(SPREAD_T.logpdf(x - loc))
+
+
+def test_a_module_level_frozen_distribution_calls_its_distribution():
+    _stats()
+    assert "norm.logpdf(" in sg.source(sg.grad(frozen_at_module_level))
+
+
 def student_t(x, loc, scale):
     return np.sum(stats.t.logpdf(x, 3.5 + loc, loc, scale) * W3) + np.sum(
         stats.t(4.0, loc).logpdf(x)
@@ -607,6 +620,7 @@ def poisson_rate(x, loc, scale):
         norm_far_left_tail,
         frozen_chained,
         frozen_bound,
+        frozen_at_module_level,
         student_t,
         gamma_beta_expon_laplace,
         poisson_rate,

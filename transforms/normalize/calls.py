@@ -150,9 +150,10 @@ class Calls:
         return True
 
     def _frozen_method(self, node, func):
-        """``norm(loc, scale).logpdf(x)``, or ``d.logpdf(x)`` of ``d = norm(loc, scale)``: the
-        distribution's method with the frozen parameters after the call's own,
-        ``norm.logpdf(x, loc, scale)`` (None where ``func`` is no frozen distribution's method)."""
+        """``norm(loc, scale).logpdf(x)``, ``d.logpdf(x)`` of ``d = norm(loc, scale)``, or of a
+        module-level frozen distribution: the distribution's method with the frozen parameters
+        after the call's own, ``norm.logpdf(x, loc, scale)`` (None where ``func`` is no frozen
+        distribution's method)."""
         base = func.value
         if type(base) is cst.Call:
             dist = self._distribution(base.func)
@@ -162,6 +163,11 @@ class Calls:
             fargs, fkwargs = self._call_args(base)
         elif type(base) is cst.Name and self._local(base.value) in self.frozen:
             dist, text, fargs, fkwargs = self.frozen[self._local(base.value)]
+        elif type(base) in (cst.Name, cst.Attribute) and not self._is_local_expr(base):
+            found = self._captured_frozen(base)
+            if found is None:
+                return None
+            dist, text, fargs, fkwargs = found
         else:
             return None
         attr = func.attr.value
@@ -177,6 +183,30 @@ class Calls:
         args, kwargs = args + fargs, kwargs + fkwargs
         written = f"{text}.{attr}({self._render_args(args, kwargs)})"
         return self._call_op(node, method, args, kwargs, written, f"{text}.{attr}")
+
+    def _captured_frozen(self, node):
+        """A module-level or closed-over frozen distribution (``PRIOR = norm(0.0, 2.0)``) as
+        ``_frozen_method`` takes it: its distribution (``scipy.stats.norm``, whose methods have
+        the rules: the frozen one holds a copy of it) and its parameters, constants. None for
+        any other value."""
+        obj = self._static_value(node)
+        dist = getattr(obj, "dist", None)
+        if not (
+            _is_distribution(dist)
+            and isinstance(getattr(obj, "args", None), tuple)
+            and isinstance(getattr(obj, "kwds", None), dict)
+        ):
+            return None
+        from scipy import stats
+
+        named = getattr(stats, getattr(dist, "name", ""), None)
+        dist = named if type(named) is type(dist) else dist
+        return (
+            dist,
+            self._alias(getattr(dist, "name", "dist"), dist),
+            tuple(self._constant(a, "frozen") for a in obj.args),
+            tuple((k, self._constant(v, "frozen")) for k, v in obj.kwds.items()),
+        )
 
     def _writes_out(self, node):
         """Is ``node`` a call of a numpy or scipy function, or an array method, given ``out=``?"""
