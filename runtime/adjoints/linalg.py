@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from ..backend import _float_dtype, _shape
+from ..backend import _float_dtype, _shape, array_module
 from ..broadcast import as_array_like, unbroadcast
 from ..scatter import _scatter_add
 from ..zeros import ZERO, zeros_like
@@ -59,17 +59,18 @@ def unfill_diagonal(g, wrap=False):
     shape = _shape(g)
     keep = np.ones(math.prod(shape), dtype=bool)
     keep[_filled_positions(shape, wrap)] = False
-    return g * np.reshape(keep, shape)
+    return g * array_module(g).asarray(np.reshape(keep, shape))
 
 
 def fill_diagonal_values_adjoint(g, val, wrap=False):
     """Adjoint of ``val`` in ``filled_diagonal(a, val, wrap)``: ``g`` along the written diagonal.
     numpy writes ``val``'s entries in turn along it, starting over when they run out, so entry
     ``j`` of ``m`` collects the positions ``j, j + m, j + 2m, ...`` (a scalar all of them)."""
-    written = np.reshape(g, -1)[_filled_positions(_shape(g), wrap)]
+    xp = array_module(g)  # the positions, host arrays, index g where it lives (a device)
+    written = np.reshape(g, -1)[xp.asarray(_filled_positions(_shape(g), wrap))]
     m = math.prod(np.shape(val))
-    out = np.zeros(m, dtype=written.dtype)
-    _scatter_add(out, np.arange(written.shape[0]) % m, written)
+    out = xp.zeros(m, dtype=written.dtype)
+    _scatter_add(out, xp.asarray(np.arange(written.shape[0]) % m), written)
     out = np.reshape(out, np.shape(val))
     if isinstance(val, (list, tuple)):
         return unbroadcast(out, val)  # a list's adjoint: its entries'

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from ..backend import _float_dtype, _shape
+from ..backend import _float_dtype, _shape, array_module
 from ..broadcast import unbroadcast
 from ..scatter import _scatter_add
 from ..zeros import SeqAdjoint, ZERO, zeros_like
@@ -260,11 +260,13 @@ def uninsert(g, arr, obj, values, axis=None, which=0):
     over the places a broadcast value went. ``arr``'s entries keep their order in ``y``."""
     labels, n, m = _insert_labels(arr, obj, values, axis)
     flat = np.reshape(g, -1)
+    xp = array_module(g)  # the labels, host arrays, index g where it lives (a device)
     if which == 0:
-        return np.reshape(flat[labels < n], _shape(arr)).astype(_float_dtype(arr), copy=False)
-    placed = labels >= n
-    out = np.zeros(m, dtype=flat.dtype)
-    _scatter_add(out, labels[placed] - n, flat[placed])
+        kept = flat[xp.asarray(np.flatnonzero(labels < n))]
+        return np.reshape(kept, _shape(arr)).astype(_float_dtype(arr), copy=False)
+    placed = np.flatnonzero(labels >= n)
+    out = xp.zeros(m, dtype=flat.dtype)
+    _scatter_add(out, xp.asarray(labels[placed] - n), flat[xp.asarray(placed)])
     out = np.reshape(out, np.shape(values))
     if isinstance(values, (list, tuple)):
         return unbroadcast(out, values)  # a list's adjoint: its entries'
