@@ -2589,6 +2589,7 @@ METHOD_SPECS = {
     np.argmax: methods(("{x}.argmax()", M, DISTINCT)),
     np.argmin: methods(("{x}.argmin(axis=0)", M, DISTINCT)),
     np.argsort: methods(("{x}.argsort(axis=0)", M, DISTINCT)),
+    np.argpartition: methods(("{x}.argpartition(1, axis=0)", M, DISTINCT)),
     np.any: methods(("{x}.any()", M, NONZERO)),
     np.all: methods(("{x}.all()", M, NONZERO)),
     np.nonzero: methods(("{x}.nonzero()[0]", M, NONZERO)),

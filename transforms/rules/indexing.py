@@ -355,6 +355,7 @@ METHODS.update(
         "argmax": np.argmax,
         "argmin": np.argmin,
         "argsort": np.argsort,
+        "argpartition": np.argpartition,
         "any": np.any,
         "all": np.all,
         "nonzero": np.nonzero,
