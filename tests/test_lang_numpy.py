@@ -325,6 +325,17 @@ def view_read_after_the_write(x):
     return np.sum(row * acc[0]) + np.sum(acc)
 
 
+IDX3 = np.array([0, 2, 0])
+
+
+def row_of_a_scattered_buffer(x):
+    acc = np.zeros((3, 3))
+    np.add.at(acc, IDX3, x)
+    row = acc[0]
+    row += x * 2.0
+    return np.sum(acc**2 * W33)
+
+
 def entry_of_a_vector_by_ellipsis(x):
     acc = np.zeros(3)
     s = acc[0, ...]  # a 0-d array: a view
@@ -342,6 +353,7 @@ def rows_of_an_array_of_unknown_rank_by_slices(x):
 @pytest.mark.parametrize(
     "f, args",
     [
+        (row_of_a_scattered_buffer, (X3,)),
         (entry_of_a_vector_by_ellipsis, (X3,)),
         (rows_of_an_array_of_unknown_rank_by_slices, (X3,)),
         (row_augmented, (X3,)),

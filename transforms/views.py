@@ -143,7 +143,7 @@ def _makes_array(s, arrays):
         return False
     op = s.op
     if s.inplace:
-        return _is_augmented(op.key)  # updates what the other bindings made
+        return True  # x op= v, np.add.at(x, ...): updates what the other bindings made
     if _is_augmented(op.key) or op.key is operator.neg:
         return any(
             (isinstance(a, ir.Name) and a.id in arrays)
