@@ -838,3 +838,30 @@ def test_cov_weights():
     assert_gradients(
         weighted_covariances, RNG.normal(size=(2, 4)), np.array([0.5, 2.0, 1.0, 1.5]), wrt=(0, 1)
     )
+
+
+# ==== forward mode ==================================================================================
+@pytest.mark.parametrize(
+    "f, args",
+    [
+        (row_augmented, (X3,)),
+        (rows_of_a_loop_over_the_array, (X3,)),
+        (out_multiply, (X3, Y3)),
+        (out_into_rows, (X3, Y3)),
+        (fill_active_vector, (X3, Y3)),
+        (insert_several, (X3, Y3[:2])),
+        (norm_functions, (X3, 0.4, 1.3)),
+        (gamma_beta_expon_laplace, (X3, 0.4, 1.3)),
+    ],
+    ids=lambda v: getattr(v, "__name__", ""),
+)
+def test_forward_mode(f, args):
+    """The same constructs' tangents (``sg.jvp``) match central differences."""
+    if f in (norm_functions, gamma_beta_expon_laplace):
+        _stats()
+    tangent = np.array([0.5, 1.0, -2.0])
+    value, got = sg.jvp(f, wrt=0)(*args, tangent)
+    h = 1e-6
+    want = (f(args[0] + h * tangent, *args[1:]) - f(args[0] - h * tangent, *args[1:])) / (2 * h)
+    assert_close(value, f(*args), rtol=1e-12, atol=1e-12, what="value")
+    assert_close(got, want, rtol=1e-5, atol=1e-5 * (1.0 + abs(want)), what="tangent")

@@ -23,10 +23,15 @@ except ImportError:  # an optional dependency: no rules
 from . import rule
 
 
+# fn -> (gz, gs, shapes, slopes) of each location-scale rule, for its tangent (``tangents.py``)
+LOCATION_SCALE = {}
+
+
 def location_scale(fn, gz, gs=None, shapes=(), slopes=()):
     """The rule of ``fn(x, *shapes, loc=0, scale=1)``: ``gz`` and ``gs`` are the slopes of its
     value in ``z`` and (at fixed ``z``) in ``scale``; ``slopes`` those in the shape parameters,
     in order, each an expression of ``z``, the shapes and the result ``y``."""
+    LOCATION_SCALE[fn] = (gz, gs, shapes, slopes)
     params = "".join(f"{p}, " for p in shapes)
     lines = [
         "z = standardized(x, loc, scale)",
