@@ -865,3 +865,30 @@ def test_forward_mode(f, args):
     want = (f(args[0] + h * tangent, *args[1:]) - f(args[0] - h * tangent, *args[1:])) / (2 * h)
     assert_close(value, f(*args), rtol=1e-12, atol=1e-12, what="value")
     assert_close(got, want, rtol=1e-5, atol=1e-5 * (1.0 + abs(want)), what="tangent")
+
+
+def log_likelihood(x, loc, scale):
+    return (
+        np.sum(stats.norm.logpdf(x, loc, scale))
+        + np.sum(stats.norm.logcdf(x, loc, scale))
+        + np.sum(stats.norm.sf(x * 2.0, loc))
+        + np.sum(stats.gamma.logpdf(np.abs(x) + 1.0, 1.0 + scale, loc * 0.1, scale))
+        + np.sum(stats.laplace.logpdf(x, loc, scale))
+    )
+
+
+@pytest.mark.parametrize("wrt", [0, 1, 2])
+def test_hessian_of_a_log_likelihood(wrt):
+    """Second derivatives (the gradient of the forward-mode code) match finite differences of
+    the gradient."""
+    _stats()
+    args = [np.array([0.1, 0.2, -0.7]), 0.3, 1.5]
+    hessian = sg.hessian(log_likelihood, wrt=wrt)(*args)
+    for k in np.ndindex(np.shape(args[wrt])):
+
+        def entry(*a, k=k):
+            return np.asarray(sg.grad(log_likelihood, wrt=wrt)(*a))[k]
+
+        want = fd_grad(entry, args, wrt)
+        got = np.asarray(hessian)[k] if np.ndim(hessian) else hessian
+        assert_close(got, want, rtol=1e-5, atol=1e-5)
