@@ -17,7 +17,19 @@ from sourcegrad.errors import (
     UnsupportedSyntaxError,
 )
 
-from . import aliasing, checkpoints, exits, fence, fusion, gate, ir, optimize, sequences, shapes
+from . import (
+    aliasing,
+    checkpoints,
+    exits,
+    fence,
+    fusion,
+    gate,
+    ir,
+    optimize,
+    sequences,
+    shapes,
+    views,
+)
 from . import rules as R
 from .analyze import Analysis, bind
 from .deferral import compile_deferring
@@ -182,8 +194,9 @@ def _compile_jvp(fn, branches, wrt, unroll, tangent_first, jit):
 
 
 def _front(stage, fn, wrt, unroll, signature, normalizer_class, branches, mode=None):
-    """The passes both modes share, in order: source, normalize, exits, sequences, bind, shapes
-    (with a ``signature``), analyze, gate, aliasing. Returns (source, normalizer, IR, analysis).
+    """The passes both modes share, in order: source, normalize, exits, views, sequences, bind,
+    shapes (with a ``signature``), analyze, gate, aliasing. Returns (source, normalizer, IR,
+    analysis).
     ``branches``: the branches compiled as refusals (``deferral.py``); ``mode``: the compile's
     (``value_and_grad`` refuses a function returning a tuple literal)."""
     stage.name = "source"
@@ -193,7 +206,9 @@ def _front(stage, fn, wrt, unroll, signature, normalizer_class, branches, mode=N
     normalizer = normalizer_class(src, options=options)
     body = normalizer.lower()
     stage.name = "exits"
-    irfn = normalizer.function(exits.lower_function(body, normalizer.naming))
+    body = exits.lower_function(body, normalizer.naming)
+    stage.name = "views"
+    irfn = normalizer.function(views.rewrite(body, normalizer.params, normalizer.naming))
     stage.name = "sequences"
     sequences.rewrite(src, irfn, normalizer.naming, signature)
     stage.name = "bind"

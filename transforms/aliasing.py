@@ -46,8 +46,8 @@ from . import ir
 from .dataflow import Forward, exit_flags, liveness, work
 from .fence import located
 from .ir import ATTRIBUTE_READ, Tup
+from .rules import FRESH, IN_PLACE, NONDIFF, UFUNC_AT
 from .templates import Template
-from .rules import FRESH, NONDIFF, UFUNC_AT
 
 
 def fresh(op):
@@ -90,6 +90,7 @@ def check(fn, src, naming, varied):
     if not writes and not outside:
         return
     flags = exit_flags(fn)
+    views = _views(fn)
     live_after, dead = liveness(fn.body, {id(w) for w in writes})
     domain = _PointsTo(fn)
     keep = {id(w): live_after.get(id(w), set()) | {w.target} for w in writes}
@@ -108,7 +109,7 @@ def check(fn, src, naming, varied):
             _refuse_entry_update(src, w, domain, env, live)
         if not isinstance(w, ir.Append):
             _refuse_listed(src, w, in_lists.get(id(w), {}), live)
-        _refuse_shared(src, w, naming, domain, env, written, live)
+        _refuse_shared(src, w, naming, domain, env, written, live, views)
 
 
 def _library(key):
@@ -257,7 +258,20 @@ def _refuse_entry_update(src, w, domain, env, live):
         )
 
 
-def _refuse_shared(src, w, naming, domain, env, written, live):
+def _views(fn):
+    """name -> the ``base[index]`` text of each name bound to an item or slice of another name."""
+    out = {}
+    for s in ir.walk(fn.body):
+        if (
+            isinstance(s, ir.Assign)
+            and s.op.key is operator.getitem
+            and isinstance(s.op.args[0], ir.Name)
+        ):
+            out.setdefault(s.target, {})[s.op.args[0].id] = s.op.text
+    return out
+
+
+def _refuse_shared(src, w, naming, domain, env, written, live, views):
     """Refuse ``w`` where another name read after it may share the memory it writes."""
     a = w.target
     for n in sorted(live - {a}):
@@ -289,6 +303,22 @@ def _refuse_shared(src, w, naming, domain, env, written, live):
                 f"write {a} = {a} + ... (a new array) instead of updating it in place, and build "
                 "a new list of the new arrays (ps = [p * 0.9 for p in ps]; w, b = ps), or put "
                 "copies in the list (np.copy(...))",
+            )
+        made = views.get(a, {}).get(n)
+        if made is not None and domain.kind(env.get(n, _NONE)[0]) == "array":
+            scatter = _scatter_of(w) if isinstance(w, ir.Assign) else None
+            into = f"{scatter}({n}, ...)" if scatter else f"{made} += ..., {made} = ..."
+            _refuse(
+                src,
+                w,
+                f"{n!r} may share memory with {a!r} ({a} = {made}, maybe a view of it) and is "
+                f"read after this write: through a view, numpy would change {n!r} too, unseen "
+                "by the gradient (a write through a view is followed into its array where the "
+                "view's index is integer literals, loop indices and slices and leaves an axis, "
+                "and the write follows it in the same block or in a loop body that does not "
+                "rebind it)",
+                f"write into {n!r} itself ({into}), or take a copy if {n!r} must not change: "
+                f"{a} = {made}.copy()",
             )
         _refuse(
             src,
@@ -557,6 +587,9 @@ def _scatter_of(w):
     for ufunc, key in UFUNC_AT.items():
         if w.op.key is key:
             return f"np.{ufunc.__name__}.at"
+    for fn, key in IN_PLACE.items():
+        if w.op.key is key:
+            return f"np.{fn.__name__}"
     return None
 
 

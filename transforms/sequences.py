@@ -72,8 +72,9 @@ _PRIMITIVES = {
     stack_entries,
     dict_from,
 }
-# rule parameters that take a sequence of arrays as such (np.stack's arrays, sum's iterable)
-_SEQUENCE_PARAMS = {"arrays", "tup", "iterable", "xs", "condlist", "choicelist"}
+# rule parameters that take a sequence of arrays as such (np.stack's arrays, sum's iterable,
+# scipy.linalg.cho_solve's (c, lower))
+_SEQUENCE_PARAMS = {"arrays", "tup", "iterable", "xs", "condlist", "choicelist", "c_and_lower"}
 
 
 def rewrite(src, irfn, naming, signature=None):

@@ -133,6 +133,8 @@ class Normalizer(
         self.dict_keys = {}  # local dict -> the keys written so far (reading another is refused)
         self.dict_sure = {}  # local dict -> the keys it holds on every path, in order (namespaces)
         self.made_dicts = set()  # locals bound to a dict comprehension's dict (never written into)
+        # local -> (distribution, its text, args, kwargs) of ``d = norm(loc, scale)``: d.logpdf(x)
+        self.frozen = {}
         self.block = []
         self._loop_depth = 0
         self._depth = 0  # how many blocks the walk is in (1: the function's body; anf._collecting)
@@ -223,9 +225,12 @@ class Normalizer(
         return ir.Function(name, self.params, tuple(body), self.src.filename, self.fn.__qualname__)
 
     def run(self):
-        """``lower`` then ``exits.lower_function``, the first two stages of the compile
-        (``transforms._front``), for the analyses that need only the IR."""
-        return self.function(lower_function(self.lower(), self.naming))
+        """``lower``, ``exits.lower_function`` and ``views.rewrite``, the first stages of the
+        compile (``transforms._front``), for the analyses that need only the IR."""
+        from .. import views
+
+        body = lower_function(self.lower(), self.naming)
+        return self.function(views.rewrite(body, self.params, self.naming))
 
 
 def _check_signature(src, root):

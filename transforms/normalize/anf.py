@@ -262,6 +262,14 @@ class ANF:
             return self.subst[n]
         if n in self.dicts:
             self._refuse_dict_value(node)
+        if n in self.locals and self._local(n) in self.frozen:
+            fence.refuse(
+                self.src,
+                node,
+                msg=f"{n!r} holds a frozen distribution ({n} = {self.frozen[self._local(n)][1]}"
+                "(...)): it can only be used to call its methods",
+                hint=f"call them on it ({n}.logpdf(x)), or pass the parameters themselves",
+            )
         if n in self.locals:
             if self.deleted and self._local(n) in self.deleted:
                 self._refuse_deleted(node)

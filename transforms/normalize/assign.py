@@ -364,6 +364,8 @@ class Assignments:
             return
         if type(value) is cst.DictComp:
             self.made_dicts.add(name)  # read by key, never written into (``_subscript_parts``)
+        if type(value) is cst.Call and self._freeze(name, value):
+            return  # d = norm(loc, scale): a frozen distribution, for d.logpdf(x)
         op = self._op(value)
         if user is not None:
             self._note_length(user, op)

@@ -104,8 +104,193 @@ def _users_method(callee, func):
     return fn, obj, node
 
 
+def _out_keyword(node):
+    """The ``out=`` argument of a call, or None."""
+    for a in node.args:
+        if a.keyword is not None and a.keyword.value == "out":
+            return a
+    return None
+
+
+def _is_library(callee):
+    """Is ``callee`` numpy's or scipy's (where ``out=`` means: write the result there)?"""
+    if isinstance(callee, np.ufunc) or isinstance(getattr(callee, "__self__", None), np.ufunc):
+        return True
+    module = getattr(callee, "__module__", None) or ""
+    return isinstance(module, str) and module.partition(".")[0] in ("numpy", "scipy")
+
+
+def _is_distribution(obj):
+    """Is ``obj`` one of ``scipy.stats``' distributions (``norm``, ``multivariate_normal``)?"""
+    module = getattr(type(obj), "__module__", None) or ""
+    return (
+        module.startswith("scipy.stats.")
+        and callable(obj)
+        and not isinstance(obj, (type, types.FunctionType, types.BuiltinFunctionType))
+        and any(hasattr(obj, m) for m in ("logpdf", "logpmf"))
+    )
+
+
 class Calls:
     """The call methods of the ``Normalizer``."""
+
+    def _distribution(self, func):
+        """The ``scipy.stats`` distribution a call's ``func`` names, or None."""
+        if type(func) not in (cst.Name, cst.Attribute) or self._is_local_expr(func):
+            return None
+        if type(func) is cst.Name and func.value in self.local_defs:
+            return None
+        obj = self._static_callee(func)
+        return obj if _is_distribution(obj) else None
+
+    def _freeze(self, name, value):
+        """``name = norm(loc, scale)``, bound once outside loops: a frozen distribution, kept as
+        its parameters (each name copied, so a later rebinding cannot change them) for the calls
+        of its methods (``_frozen_method``). False where ``value`` is no such call."""
+        dist = self._distribution(value.func)
+        if dist is None or self.bind_counts.get(name, 0) != 1 or self._loop_depth:
+            return False
+        args, kwargs = self._call_args(value)
+        pos = self._pos(value)
+
+        def kept(a):
+            if not isinstance(a, ir.Name):
+                return a
+            tmp = self.naming.temp()
+            self._emit(ir.Assign(tmp, self._copy_op(a), pos))
+            return ir.Name(tmp)
+
+        self.frozen[name] = (
+            dist,
+            self._text(value.func),
+            tuple(kept(a) for a in args),
+            tuple((k, kept(a)) for k, a in kwargs),
+        )
+        return True
+
+    def _frozen_method(self, node, func):
+        """``norm(loc, scale).logpdf(x)``, ``d.logpdf(x)`` of ``d = norm(loc, scale)``, or of a
+        module-level frozen distribution: the distribution's method with the frozen parameters
+        after the call's own, ``norm.logpdf(x, loc, scale)`` (None where ``func`` is no frozen
+        distribution's method)."""
+        base = func.value
+        if type(base) is cst.Call:
+            dist = self._distribution(base.func)
+            if dist is None:
+                return None
+            text = self._text(base.func)
+            fargs, fkwargs = self._call_args(base)
+        elif type(base) is cst.Name and self._local(base.value) in self.frozen:
+            dist, text, fargs, fkwargs = self.frozen[self._local(base.value)]
+        elif type(base) in (cst.Name, cst.Attribute) and not self._is_local_expr(base):
+            found = self._captured_frozen(base)
+            if found is None:
+                return None
+            dist, text, fargs, fkwargs = found
+        else:
+            return None
+        attr = func.attr.value
+        method = getattr(dist, attr, None)
+        if not callable(method):
+            fence.refuse(
+                self.src,
+                node,
+                msg=f"a frozen {text} distribution has no method {attr}",
+                hint=f"call {text}.<method>(x, parameters) directly",
+            )
+        args, kwargs = self._call_args(node)
+        args, kwargs = args + fargs, kwargs + fkwargs
+        written = f"{text}.{attr}({self._render_args(args, kwargs)})"
+        return self._call_op(node, method, args, kwargs, written, f"{text}.{attr}")
+
+    def _captured_frozen(self, node):
+        """A module-level or closed-over frozen distribution (``PRIOR = norm(0.0, 2.0)``) as
+        ``_frozen_method`` takes it: its distribution (``scipy.stats.norm``, whose methods have
+        the rules: the frozen one holds a copy of it) and its parameters, constants. None for
+        any other value."""
+        obj = self._static_value(node)
+        dist = getattr(obj, "dist", None)
+        if not (
+            _is_distribution(dist)
+            and isinstance(getattr(obj, "args", None), tuple)
+            and isinstance(getattr(obj, "kwds", None), dict)
+        ):
+            return None
+        from scipy import stats
+
+        named = getattr(stats, getattr(dist, "name", ""), None)
+        dist = named if type(named) is type(dist) else dist
+        return (
+            dist,
+            self._alias(getattr(dist, "name", "dist"), dist),
+            tuple(self._constant(a, "frozen") for a in obj.args),
+            tuple((k, self._constant(v, "frozen")) for k, v in obj.kwds.items()),
+        )
+
+    def _writes_out(self, node):
+        """Is ``node`` a call of a numpy or scipy function, or an array method, given ``out=``?"""
+        if _out_keyword(node) is None:
+            return False
+        func = node.func
+        if type(func) is cst.Name and func.value in self.local_defs:
+            return False
+        if isinstance(func, cst.Attribute) and self._is_local_expr(func.value):
+            if (
+                isinstance(func.value, cst.Name)
+                and self.self_class is not None
+                and func.value.value == self.params[0]
+            ):
+                return False  # self.method(out=...): the user's own
+            return func.attr.value in R.METHODS  # x.clip(0, 1, out=x)
+        return _is_library(self._static_callee(func))
+
+    def _call_into_out(self, node):
+        """``f(..., out=buf)`` of a numpy function is ``buf[...] = f(...)``, and its value is
+        ``buf`` itself (``out=(buf,)`` alike). ``buf`` must be a local array: ``aliasing.py``
+        refuses the write where it is an argument, a captured array or shares another name's
+        memory, and ``views.py`` makes a write into a view a write into its array."""
+        out = _out_keyword(node)
+        call = node.with_changes(args=[a for a in node.args if a is not out])
+        self.src.alias(call, node)
+        target = out.value
+        if isinstance(target, cst.Name) and target.value == "None":
+            return self._expr_Call(call)  # out=None written out: the plain call
+        if isinstance(target, cst.Tuple) and len(target.elements) == 1:
+            target = target.elements[0].value
+        where = next(
+            (a for a in node.args if a.keyword is not None and a.keyword.value == "where"), None
+        )
+        if where is not None and not (
+            isinstance(where.value, cst.Name) and where.value.value == "True"
+        ):
+            fence.refuse(
+                self.src,
+                where,
+                msg="out= with where= (entries of out kept where the mask is False) is not supported",
+                hint=f"write it with np.where: {code_of(target)}[...] = np.where(mask, "
+                f"{code_of(node.func)}(...), {code_of(target)})",
+            )
+        base = target.value if isinstance(target, cst.Subscript) else target
+        buf = self._atom(target) if self._is_local_name(base) else None
+        if not isinstance(buf, ir.Name):
+            fence.refuse(
+                self.src,
+                out,
+                msg="out= must name an array the function allocated, held in a local variable",
+                hint="buf = np.empty(shape); np.multiply(a, b, out=buf), or assign the result: "
+                "buf = np.multiply(a, b)",
+            )
+        value = self._atom(call)
+        self._emit(ir.SetItem(buf.id, ir.Index((Ellipsis,), False), value, self._pos(node)))
+        return buf
+
+    def _is_local_name(self, node):
+        return (
+            isinstance(node, cst.Name)
+            and node.value in self.locals
+            and node.value not in self.dicts
+            and node.value not in self.local_defs
+        )
 
     def _expr_Call(self, node):
         func = node.func
@@ -116,6 +301,12 @@ class Calls:
         view = self._dict_view(node)
         if view is not None:
             return view
+        if self._writes_out(node):
+            return self._call_into_out(node)
+        if type(func) is cst.Attribute:
+            frozen = self._frozen_method(node, func)
+            if frozen is not None:
+                return frozen
         parts = self._getattr_parts(node)
         if parts is not None:  # getattr(obj, "name") is obj.name
             if not self._is_local_expr(node):
@@ -217,7 +408,8 @@ class Calls:
         fence.refuse(
             self.src,
             node,
-            msg="out= arguments are not supported",
+            msg="out= is supported for numpy and scipy functions and array methods "
+            "only (a write into an array the function allocated)",
             hint="assign the result to a variable instead",
         )
 

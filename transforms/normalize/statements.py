@@ -18,6 +18,7 @@ from __future__ import annotations
 import builtins
 import contextlib
 import importlib
+import inspect
 import logging
 import sys
 import types
@@ -111,12 +112,18 @@ class Statements:
                 fence.refuse(self.src, v, msg="extend takes one sequence")
             self._extend(self._local(func.value.value), self._atom(v.args[0].value), self._pos(s))
             return
+        if self._writes_out(v):  # np.exp(x, out=buf): the write into buf is its effect
+            self._expr_Call(v)
+            return
         callee = self._static_callee(v.func)
         if (
             getattr(callee, "__name__", None) == "at"
             and getattr(callee, "__self__", None) in R.UFUNC_AT
         ):
             self._ufunc_at(v, R.UFUNC_AT[callee.__self__], s)
+            return
+        if _member(callee, R.IN_PLACE):
+            self._in_place_call(v, callee, R.IN_PLACE[callee], s)
             return
         if callee in _SIDE_EFFECT_ONLY or callee in _RUNTIME_CHECKS or _is_logging(callee):
             walrus = find_node(v, cst.NamedExpr)
@@ -203,6 +210,49 @@ class Statements:
             ir.Assign(
                 args[0].id,
                 ir.Op(fn, args, (), text, self._kind(fn)),
+                self._pos(s),
+                inplace=True,
+                node=s,
+            )
+        )
+
+    def _in_place_call(self, call, callee, fn, s):
+        """``np.fill_diagonal(buf, v)`` updates ``buf`` in place: ``buf = filled_diagonal(buf, v,
+        wrap)`` (``R.IN_PLACE``), every parameter by position, refused as ``buf += v`` is where
+        another name sees ``buf`` (``aliasing.py``)."""
+        name = f"np.{callee.__name__}"
+        args, kwargs = self._call_args(call)
+        try:
+            bound = inspect.signature(callee).bind(*args, **dict(kwargs))
+        except TypeError as e:
+            fence.refuse(self.src, call, msg=f"{name}(...) called this way: {e}")
+        bound.apply_defaults()
+        values = tuple(
+            v if isinstance(v, (ir.Name, ir.Const, Tup)) else ir.Const(v, repr(v))
+            for v in bound.arguments.values()
+        )
+        buf = call.args[0].value
+        if not isinstance(values[0], ir.Name):
+            fence.refuse(
+                self.src,
+                call,
+                msg=f"{name} writes into its first argument, which must be an array the "
+                "function allocated, held in a local variable",
+                hint=f"a = np.zeros((n, n)); {name}(a, ...)",
+            )
+        if len(self.inlining) == 1 and isinstance(buf, cst.Name) and buf.value in self.params:
+            fence.refuse(
+                self.src,
+                call,
+                msg=f"{name} writes into {buf.value!r}, an argument: it would change the "
+                "caller's data",
+                hint=f"work on a copy: a = {buf.value}.copy(), then {name}(a, ...)",
+            )
+        text = f"{self.captures.bind(fn.__name__)}({', '.join(a.render() for a in values)})"
+        self._emit(
+            ir.Assign(
+                values[0].id,
+                ir.Op(fn, values, (), text, self._kind(fn)),
                 self._pos(s),
                 inplace=True,
                 node=s,
@@ -502,6 +552,13 @@ class Statements:
             )
             return replace(stmt, value=ir.Name(tmp))
         return stmt
+
+
+def _member(callee, group):
+    try:
+        return callee in group
+    except TypeError:  # an unhashable callee: none of them
+        return False
 
 
 def _is_logging(callee):

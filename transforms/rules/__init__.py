@@ -4,7 +4,8 @@ Rules are data. ``RULES`` maps a primitive (``np.tanh``, ``operator.mul``, ``mat
 ``Template``, parsed when a compile first reads it; ``NONDIFF`` lists primitives whose results carry no gradient (comparisons, ``sign``,
 ``argmax``, ``zeros_like``); ``METHODS`` maps ndarray method and attribute names to the primitive
 they stand for; ``VARIANTS`` the primitive a call's keywords choose (``np.sum(x, where=m)`` is a
-masked sum with its own rule); ``UFUNC_AT`` the primitive ``np.add.at(buf, idx, v)`` stands for;
+masked sum with its own rule); ``UFUNC_AT`` the primitive ``np.add.at(buf, idx, v)`` stands for,
+``IN_PLACE`` the one ``np.fill_diagonal(buf, v)`` does;
 ``GENERATOR_METHODS`` the draws of a local ``np.random.Generator``. The helpers below cover the
 common shapes of rule so most need no body:
 
@@ -47,6 +48,9 @@ METHODS = {}  # ndarray method name -> primitive key
 ATTRIBUTES = {}  # ndarray attribute name -> primitive key (``T``) or None (non-differentiable)
 GENERATOR_METHODS = {}  # np.random.Generator method name -> the method (``rng.normal(size=3)``)
 UFUNC_AT = {}  # ufunc -> the primitive ``ufunc.at(buf, indices, values)`` on a local buffer stands for
+# a numpy function that writes into its first argument -> the primitive it stands for on a local
+# buffer: ``np.fill_diagonal(a, v)`` is ``a = filled_diagonal(a, v, False)``
+IN_PLACE = {}
 # functions whose result's attributes are constants (``np.finfo(x.dtype).eps``)
 CONSTANT_OBJECTS = set()
 SIGNATURES = {}  # primitive -> inspect.Signature used to bind its call arguments
@@ -308,7 +312,6 @@ def is_nondiff(key):
 
 from . import elementwise, reductions, products, linalg, shape, indexing, sequences, fft  # noqa: E402,F401  (registers)
 
-try:
-    from . import special  # noqa: E402,F401  (registers scipy.special's rules where scipy imports)
-except ImportError:
-    pass
+# scipy.special, scipy.stats, scipy.linalg and scipy.signal: each registers its rules where scipy
+# imports, and none otherwise
+from . import special, stats, scipy_linalg, signal  # noqa: E402,F401

@@ -211,3 +211,25 @@ d[b] += logsumexp_tangent_adjoint(d[r], t, a, y, axis, b, keepdims, which, "b")
 """,
     {"which": "a constant"},
 )
+
+# scipy.stats' location-scale tangents (``tangents.py``): z = (x - loc) / scale, the standard normal
+# density phi (phi' = -z phi), the hazard phi(z) / tail from the log of the tail, and digamma
+_helper_rule(
+    _runtime.standardized,
+    "z, x, loc, scale",
+    """
+d[x] += unbroadcast(d[z] / scale, x)
+d[loc] += unbroadcast(-d[z] / scale, loc)
+d[scale] += unbroadcast(-d[z] * z / scale, scale)
+""",
+)
+_helper_rule(_runtime.normal_density, "p, z", "d[z] += d[p] * -z * p")
+_helper_rule(
+    _runtime.normal_hazard,
+    "r, z, log_tail",
+    """
+d[z] += unbroadcast(d[r] * -z * r, z)
+d[log_tail] += unbroadcast(-d[r] * r, log_tail)
+""",
+)
+_helper_rule(_runtime.digamma_of, "p, x", "d[x] += d[p] * polygamma_of(1, x)")

@@ -33,6 +33,7 @@ import numpy as np
 
 from sourcegrad.runtime import sequences as _seq
 from sourcegrad.runtime import curvatures as _curvatures
+from sourcegrad.runtime import filled_diagonal as _rt_filled_diagonal
 from sourcegrad.runtime import outer_operand as _outer_operand
 from sourcegrad.runtime import tangents as _rt
 
@@ -352,6 +353,8 @@ linear(
     np.fft.irfft2,
     np.fft.irfftn,
     np.delete,
+    np.insert,
+    _rt_filled_diagonal,
     np.block,
     np.full,
     np.full_like,
@@ -526,5 +529,28 @@ d[y] += logsumexp_tangent(d[a], a, y, axis, b, keepdims, 0)
 d[y] += logsumexp_tangent(d[b], a, y, axis, b, keepdims, 1)
 """,
     )
+
+# ---- scipy.stats' location-scale families: the slopes of their adjoint rules (``stats.py``), each
+# times one operand's tangent (dz = (dx - dloc - z dscale) / scale)
+from . import stats as _stats  # noqa: E402
+
+
+def _location_scale_tangent(fn, gz, gs, shapes, slopes):
+    params = "".join(f"{p}, " for p in shapes)
+    lines = [
+        "z = standardized(x, loc, scale)",
+        f"sz = {gz}",
+        "d[y] += sz * d[x] / scale",
+        "d[y] += -sz * d[loc] / scale",
+        f"d[y] += ({gs if gs is not None else '0.0'} - sz * z / scale) * d[scale]",
+    ]
+    lines += [f"d[y] += ({slope}) * d[{p}]" for p, slope in zip(shapes, slopes)]
+    tangent_rule(fn, f"y, x, {params}loc=0, scale=1", "\n".join(lines))
+
+
+for _fn, _slopes in _stats.LOCATION_SCALE.items():
+    _location_scale_tangent(_fn, *_slopes)
+if _stats.st is not None:
+    tangent_rule(_stats.st.poisson.logpmf, "y, k, mu", "d[y] += (k / mu - 1.0) * d[mu]")
 
 from . import second_order  # noqa: E402,F401  (registers the helpers' adjoints)
