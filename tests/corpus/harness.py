@@ -8,6 +8,7 @@ Nothing here calls sourcegrad except ``check``, which is the code under test.
 """
 
 import copy
+import inspect
 
 import numpy as np
 
@@ -58,6 +59,7 @@ def _fd_tree(fd, f, args, i, *extra):
         return fd(f, args, i, *extra)
     out = tree
     for path, leaf in list(leaves(tree)):
+
         def at_leaf(*a, _path=path):
             a = list(a)
             a[i] = replace(tree, _path, a[i])
@@ -85,12 +87,16 @@ def assert_tree_close(got, want, rtol=1e-5, atol=1e-6, what="gradient"):
         for k in want:
             assert_tree_close(got[k], want[k], rtol, atol, f"{what}[{k!r}]")
     elif isinstance(want, (list, tuple)):
-        assert type(got) is type(want), f"{what}: got a {type(got).__name__}, want a {type(want).__name__}"
+        assert type(got) is type(want), (
+            f"{what}: got a {type(got).__name__}, want a {type(want).__name__}"
+        )
         assert len(got) == len(want), f"{what}: {len(got)} entries != {len(want)}"
         for k, (g, w) in enumerate(zip(got, want)):
             assert_tree_close(g, w, rtol, atol, f"{what}[{k}]")
     else:
-        assert not isinstance(got, (dict, list, tuple)), f"{what}: got a {type(got).__name__}, want an array"
+        assert not isinstance(got, (dict, list, tuple)), (
+            f"{what}: got a {type(got).__name__}, want an array"
+        )
         assert np.shape(got) == np.shape(want), f"{what}: shape {np.shape(got)} != {np.shape(want)}"
         assert_close(got, want, rtol, atol, what)
 
@@ -122,7 +128,9 @@ def check(f, args, wrt=0, rtol=1e-5, atol=1e-6, h=1e-6):
             grads = (grads,)
         assert len(grads) == len(positions)
         for g, i in zip(grads, positions):
-            assert_tree_close(g, want[i], rtol, atol, what=f"gradient wrt argument {i} (specialize={specialize})")
+            assert_tree_close(
+                g, want[i], rtol, atol, what=f"gradient wrt argument {i} (specialize={specialize})"
+            )
         out = out or grads
     return out
 
@@ -150,6 +158,7 @@ def check_vjp(f, args, cotangent, wrt=0, rtol=1e-5, atol=1e-6, h=1e-6):
 
 
 def _positions(f, wrt):
-    names = f.__code__.co_varnames[: f.__code__.co_argcount]
+    code = inspect.unwrap(f).__code__  # (a functools.wraps wrapper: the wrapped parameters)
+    names = code.co_varnames[: code.co_argcount]
     items = wrt if isinstance(wrt, (tuple, list)) else (wrt,)
     return [names.index(w) if isinstance(w, str) else w % len(names) for w in items]
