@@ -59,7 +59,6 @@ def _fd_tree(fd, f, args, i, *extra):
         return fd(f, args, i, *extra)
     out = tree
     for path, leaf in list(leaves(tree)):
-
         def at_leaf(*a, _path=path):
             a = list(a)
             a[i] = replace(tree, _path, a[i])
@@ -87,16 +86,12 @@ def assert_tree_close(got, want, rtol=1e-5, atol=1e-6, what="gradient"):
         for k in want:
             assert_tree_close(got[k], want[k], rtol, atol, f"{what}[{k!r}]")
     elif isinstance(want, (list, tuple)):
-        assert type(got) is type(want), (
-            f"{what}: got a {type(got).__name__}, want a {type(want).__name__}"
-        )
+        assert type(got) is type(want), f"{what}: got a {type(got).__name__}, want a {type(want).__name__}"
         assert len(got) == len(want), f"{what}: {len(got)} entries != {len(want)}"
         for k, (g, w) in enumerate(zip(got, want)):
             assert_tree_close(g, w, rtol, atol, f"{what}[{k}]")
     else:
-        assert not isinstance(got, (dict, list, tuple)), (
-            f"{what}: got a {type(got).__name__}, want an array"
-        )
+        assert not isinstance(got, (dict, list, tuple)), f"{what}: got a {type(got).__name__}, want an array"
         assert np.shape(got) == np.shape(want), f"{what}: shape {np.shape(got)} != {np.shape(want)}"
         assert_close(got, want, rtol, atol, what)
 
@@ -128,9 +123,7 @@ def check(f, args, wrt=0, rtol=1e-5, atol=1e-6, h=1e-6):
             grads = (grads,)
         assert len(grads) == len(positions)
         for g, i in zip(grads, positions):
-            assert_tree_close(
-                g, want[i], rtol, atol, what=f"gradient wrt argument {i} (specialize={specialize})"
-            )
+            assert_tree_close(g, want[i], rtol, atol, what=f"gradient wrt argument {i} (specialize={specialize})")
         out = out or grads
     return out
 
