@@ -38,6 +38,7 @@ from . import (
     unbroadcast,
     unindex,
     unreduce,
+    updated,
     written_part,
     zero_at,
     zeros_like,
@@ -273,6 +274,18 @@ def _acc(total, g):
         return total + g
 
     return impl
+
+
+@overload(updated)
+def _updated(new, old):
+    """``old op= v``: an array keeps its dtype and shape (numba raises where the shapes differ)."""
+    if _is_array(old) and _is_array(new) and new.ndim == old.ndim:
+        if new.dtype == old.dtype:
+            return lambda new, old: new
+        return lambda new, old: new.astype(old.dtype)
+    if _is_number(old) and (_is_number(new) or _is_array(new)):
+        return lambda new, old: new
+    _refuse("updated", new, old)
 
 
 @overload(copy_value)

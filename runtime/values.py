@@ -22,6 +22,7 @@ __all__ = [
     "inexact_part",
     "scale_repeated",
     "copy_value",
+    "updated",
     "copy_entries",
     "copy_arrays",
     "finalize",
@@ -73,6 +74,21 @@ def copy_value(x):
     """Copy an array (so later in-place writes cannot reach it); other values pass through."""
     copy = getattr(x, "copy", None)
     return copy() if copy is not None and hasattr(x, "shape") else x
+
+
+def updated(new, old):
+    """``old op= v``, computed as ``new = old op v``, as numpy updates an array in place: the
+    result keeps ``old``'s shape and dtype (a float32 buffer stays float32, a 0-d array an
+    array) and numpy's own error is raised where the update cannot be made (a result of another
+    shape, a float into an integer buffer). A Python number, list or non-numpy array rebinds, as
+    Python does."""
+    if type(old) is not _ndarray or (
+        type(new) is _ndarray and new.shape == old.shape and new.dtype == old.dtype
+    ):
+        return new  # the common cases, first and cheap
+    out = np.empty_like(old)
+    np.copyto(out, new, casting="same_kind")  # (raises as numpy's in-place update does)
+    return out
 
 
 def copy_entries(x):

@@ -19,6 +19,7 @@ from .code import Ref, fmt, lit, of
 from .ir import Tup
 from .rules import tangents as TR
 from .states import DENSE, MAYBE, ZERO
+from .reverse_forward import _assigned
 from .templates import Template
 
 
@@ -26,7 +27,8 @@ class Statements:
     """The statements' part of forward mode (mixed into ``forward.Forwarder``)."""
 
     def primal(self, s, depth, out):
-        out.append(code.user(depth, f"{s.target} = {s.op.text}", s.pos, ir.reads(s), (s.target,)))
+        text = f"{s.target} = {_assigned(s, self.rt)}"
+        out.append(code.user(depth, text, s.pos, ir.reads(s), (s.target,)))
 
     def assign(self, s, depth, state, owned, out):
         owned = owned - {s.target}

@@ -246,7 +246,7 @@ class ForwardSweep(CheckpointedForward):
         if isinstance(s, ir.Assign):
             self._save(s, code.name(s.target), depth, out)
             # (info: what fusion.py reads of the operation)
-            text = f"{s.target} = {s.op.text}"
+            text = f"{s.target} = {_assigned(s, self.rt)}"
             out.append(code.user(depth, text, s.pos, ir.reads(s), (s.target,), info={"assign": s}))
         elif isinstance(s, ir.SetItem):
             entry = of(Ref(s.target), "[", code.index_subscript(s.index), "]")
@@ -364,6 +364,14 @@ class ForwardSweep(CheckpointedForward):
         self._persist(s, depth + 1, out, at_end=True)
         if in_loop:
             out.append(self._push(depth, code.name(n), s.pos, n, lit("0")))
+
+
+def _assigned(s, rt):
+    """The value assignment ``s`` gives its target: ``x op= v`` keeps an array ``x``'s shape and
+    dtype, and raises where numpy's in-place update would (``runtime.updated``)."""
+    if s.inplace:
+        return f"{rt('updated')}({s.op.text}, {s.target})"
+    return s.op.text
 
 
 def _reads_of(stmt):

@@ -34,6 +34,8 @@ def _helper_rule(fns, params, body, nondiff=None, *, shape=None, fresh=False):
 
 
 _SHAPE = "only its shape and dtype are read"
+# x op= v of the forward code: the new value, kept in x's dtype and shape (runtime/values.py)
+_helper_rule(_runtime.updated, "r, new, old", "d[new] += d[r]", {"old": _SHAPE})
 _helper_rule(_rt.expand, "r, t, like", "d[t] += unbroadcast(d[r], t)", {"like": _SHAPE})
 # (each makes the tangent's own array)
 _helper_rule(_rt.tangent_zeros, "r, like", "", {"like": _SHAPE}, shape="operand", fresh=True)
