@@ -100,3 +100,28 @@ def test_the_gradients_value_or_error_is_pythons(f, mode):
         assert isinstance(got[1], base), (got[1], want[1])
     else:
         np.testing.assert_allclose(got[1], want[1], rtol=1e-6)
+
+
+# ---- extrema that skip a NaN: the operand that is the value gets the gradient --------------------
+NANS = np.array([np.nan, 0.3, np.nan])
+
+
+def builtin_max_with_nan(x):
+    return max(np.sum(x * x), float("nan")) + min(np.sum(x), float("nan"))
+
+
+def fmax_fmin_with_nans(x):
+    return np.sum(np.fmax(x, NANS) * x) + np.sum(np.fmin(NANS, x * 2.0))
+
+
+@pytest.mark.parametrize("f", [builtin_max_with_nan, fmax_fmin_with_nans])
+def test_an_extremum_that_skips_a_nan_differentiates_the_other_operand(f):
+    """``max(v, nan)`` is ``v`` in Python and ``np.fmax(v, nan)`` is ``v``: their gradient is
+    ``v``'s (it was 0: the NaN's comparison lost the selection)."""
+    from .oracle import assert_close, fd_grad
+
+    x = np.array([0.5, 1.5, -1.0])
+    want = fd_grad(f, (x,), 0)
+    assert np.all(np.isfinite(want))
+    assert_close(sg.grad(f)(x), want)
+    assert_close(sg.jvp(f)(x, np.ones(3))[1], np.sum(want))

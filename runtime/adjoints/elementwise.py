@@ -76,6 +76,20 @@ def extremum_share(wins, ties, g):
     return wins + ties * (0.5 if dtype is None else dtype.type(0.5))
 
 
+def first_wins(x, y, greatest):
+    """Where Python's ``max(x, y)`` (``greatest``) or ``min(x, y)`` is ``x`` and not a tie: ``x``
+    unless ``y`` is strictly beyond it, so ``max(x, nan)`` is ``x`` (a NaN is never beyond)."""
+    beyond = (y > x) if greatest else (y < x)
+    return np.logical_not(beyond) & (x != y)
+
+
+def skipping_nan_wins(x, y, greatest):
+    """Where ``np.fmax(x, y)`` (``greatest``) or ``np.fmin`` is ``x`` and not a tie: ``x`` beyond
+    ``y``, or ``y`` a NaN that they skip (and ``x`` not one)."""
+    beyond = (x > y) if greatest else (x < y)
+    return beyond | (np.isnan(y) & np.logical_not(np.isnan(x)))
+
+
 def real_part(g):
     """``g`` without the meaningless imaginary part an adjoint of a real value may carry."""
     return g.real if _is_complex(g) else g

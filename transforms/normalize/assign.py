@@ -33,6 +33,8 @@ class Assignments:
         pos = self._pos(s)
         if len(s.targets) > 1:
             value = self._atom(s.value)
+            if isinstance(value, ir.Tup) and value.is_list:
+                value = self._named(value, pos)  # a = b = [x]: one list, which both names hold
             self._shared_value = True  # (each target reads it: no temporary is renamed)
             try:
                 for t in s.targets:
@@ -364,6 +366,15 @@ class Assignments:
             return
         if type(value) is cst.DictComp:
             self.made_dicts.add(name)  # read by key, never written into (``_subscript_parts``)
+        if type(value) is cst.GeneratorExp:
+            fence.refuse(
+                self.src,
+                value,
+                msg="a generator expression kept in a variable: Python runs it as it is consumed, "
+                "and a second use finds it empty, but here it would be a list made at once",
+                hint="consume it where it is made (sum(v * v for v in xs)), or make a list "
+                "([v * v for v in xs]) to use it more than once",
+            )
         if type(value) is cst.Call and self._freeze(name, value):
             return  # d = norm(loc, scale): a frozen distribution, for d.logpdf(x)
         op = self._op(value)

@@ -109,14 +109,36 @@ unary([math.erfc], "-d[y] * 1.1283791670955126 * np.exp(-x * x)")
 
 # ---- extrema: ties share the gradient evenly (as JAX does) ------------------------------------
 binary(
-    [np.maximum, np.fmax, builtins.max],
+    np.maximum,
     "d[z] * extremum_share(x > y, x == y, d[z])",
     "d[z] * extremum_share(y > x, x == y, d[z])",
 )
 binary(
-    [np.minimum, np.fmin, builtins.min],
+    np.minimum,
     "d[z] * extremum_share(x < y, x == y, d[z])",
     "d[z] * extremum_share(y < x, x == y, d[z])",
+)
+# Python's max(x, y) is x unless y is strictly greater: max(x, nan) is x, and so is its gradient
+binary(
+    builtins.max,
+    "d[z] * extremum_share(first_wins(x, y, True), x == y, d[z])",
+    "d[z] * extremum_share(y > x, x == y, d[z])",
+)
+binary(
+    builtins.min,
+    "d[z] * extremum_share(first_wins(x, y, False), x == y, d[z])",
+    "d[z] * extremum_share(y < x, x == y, d[z])",
+)
+# np.fmax and np.fmin skip a NaN operand: the other one is the value, and gets the gradient
+binary(
+    np.fmax,
+    "d[z] * extremum_share(skipping_nan_wins(x, y, True), x == y, d[z])",
+    "d[z] * extremum_share(skipping_nan_wins(y, x, True), x == y, d[z])",
+)
+binary(
+    np.fmin,
+    "d[z] * extremum_share(skipping_nan_wins(x, y, False), x == y, d[z])",
+    "d[z] * extremum_share(skipping_nan_wins(y, x, False), x == y, d[z])",
 )
 
 # ---- conversions that keep the value ----------------------------------------------------------

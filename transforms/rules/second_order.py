@@ -34,6 +34,10 @@ def _helper_rule(fns, params, body, nondiff=None, *, shape=None, fresh=False):
 
 
 _SHAPE = "only its shape and dtype are read"
+# the masks the extrema's tangents select by: piecewise constant
+_MASK = "a mask: piecewise constant in it"
+for _mask in (_runtime.first_wins, _runtime.skipping_nan_wins):
+    _helper_rule(_mask, "r, x, y, greatest", "", {"x": _MASK, "y": _MASK, "greatest": "a flag"})
 # x op= v of the forward code: the new value, kept in x's dtype and shape (runtime/values.py)
 _helper_rule(_runtime.updated, "r, new, old", "d[new] += d[r]", {"old": _SHAPE})
 _helper_rule(_rt.expand, "r, t, like", "d[t] += unbroadcast(d[r], t)", {"like": _SHAPE})

@@ -442,22 +442,22 @@ tangent_rule(
     "y, a",
     "d[y] += (tangent_zeros(y[0]), np.trace(np.linalg.solve(a, d[a]), axis1=-2, axis2=-1))",
 )
-tangent_rule(
-    [np.maximum, np.fmax, builtins.max],
-    "z, x, y",
-    """
-d[z] += expand(extremum_tangent(x > y, x == y, d[x], tangent_zeros(y)), z)
-d[z] += expand(extremum_tangent(x > y, x == y, tangent_zeros(x), d[y]), z)
+for _fns, _wins in (
+    (np.maximum, "x > y"),
+    (np.minimum, "x < y"),
+    (builtins.max, "first_wins(x, y, True)"),
+    (builtins.min, "first_wins(x, y, False)"),
+    (np.fmax, "skipping_nan_wins(x, y, True) | (np.isnan(x) & np.isnan(y))"),
+    (np.fmin, "skipping_nan_wins(x, y, False) | (np.isnan(x) & np.isnan(y))"),
+):
+    tangent_rule(
+        _fns,
+        "z, x, y",
+        f"""
+d[z] += expand(extremum_tangent({_wins}, x == y, d[x], tangent_zeros(y)), z)
+d[z] += expand(extremum_tangent({_wins}, x == y, tangent_zeros(x), d[y]), z)
 """,
-)
-tangent_rule(
-    [np.minimum, np.fmin, builtins.min],
-    "z, x, y",
-    """
-d[z] += expand(extremum_tangent(x < y, x == y, d[x], tangent_zeros(y)), z)
-d[z] += expand(extremum_tangent(x < y, x == y, tangent_zeros(x), d[y]), z)
-""",
-)
+    )
 tangent_rule(
     [np.max, np.amax, np.min, np.amin, np.nanmax, np.nanmin],
     "y, a, axis=None, keepdims=False",
