@@ -311,6 +311,14 @@ def dict_argument_literal(x):
     return np.sum(helper({"a": x}))
 
 
+def test_a_dict_literal_passed_as_a_value_gives_each_entry_its_gradient():
+    for specialize in (False, True):
+        assert_close(
+            sg.grad(dict_argument_literal, specialize=specialize)(X),
+            fd_grad(dict_argument_literal, (X,), 0),
+        )
+
+
 @pytest.mark.parametrize(
     "f,fragment,line_text",
     [
@@ -323,7 +331,6 @@ def dict_argument_literal(x):
         (local_dict_method, "local dict 'd'", "d.get"),
         (rebound_dict, "local dict literal must be the only value", 'd = {"a": x}'),
         (dict_in_condition, "local dict 'd'", 'if "a" in d'),
-        (dict_argument_literal, "dict literal is supported only when assigned", "helper({"),
     ],
     ids=lambda v: getattr(v, "__name__", None) if callable(v) else None,
 )

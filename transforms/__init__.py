@@ -41,6 +41,7 @@ def compile_gradient(
     checkpoint=None,
     lazy=False,
     jit=False,
+    examples=None,
 ):
     """Compile ``fn``'s reverse mode for the parameters named in ``wrt``.
 
@@ -63,10 +64,13 @@ def compile_gradient(
     values the rest of the computation reads (``runtime/lazy.py``). ``Compiled.tests`` says whether
     the function has such tests at all (without, the lazy code would be the same).
     ``jit``: the variant numba compiles (``sourcegrad.backends``): no ``del``, and the stand-ins
-    of ``runtime.jit.STAND_INS`` bound for ``reversed``, ``finalize`` and ``check_scalar``."""
+    of ``runtime.jit.STAND_INS`` bound for ``reversed``, ``finalize`` and ``check_scalar``.
+    ``examples``: the positional arguments of a call this code is for (the first ones, or None):
+    what the compile may decide from what they hold (the class of an object whose method it
+    inlines, a function passed in), each decision checked by the result's ``arg_guard``."""
     with _stages(fn) as stage:
         src, normalizer, irfn, analysis = _front(
-            stage, fn, wrt, unroll, signature, AuxNormalizer if has_aux else Normalizer
+            stage, fn, wrt, unroll, signature, AuxNormalizer if has_aux else Normalizer, examples
         )
         bind = normalizer.captures.bind
         stage.name = "checkpoints"
@@ -115,13 +119,14 @@ def compile_gradient(
             stand_ins,
         )
         compiled.sites = rev.sites
+        compiled.blind = normalizer.objects.blind
         compiled.tests = any(
             isinstance(s, (ir.If, ir.While, ir.LoopExit)) for s in ir.walk(irfn.body)
         )
         return compiled
 
 
-def compile_jvp(fn, wrt, unroll=8, tangent_first=False, jit=False):
+def compile_jvp(fn, wrt, unroll=8, tangent_first=False, jit=False, examples=None):
     """Compile ``fn``'s forward mode for the parameters named in ``wrt``: a function of ``fn``'s
     parameters (all by position) followed by one tangent per ``wrt`` parameter, that returns
     ``(value, tangent of the value)`` (``forward.py``), or ``(tangent, value)`` with
@@ -130,7 +135,7 @@ def compile_jvp(fn, wrt, unroll=8, tangent_first=False, jit=False):
     from .forward import forward
 
     with _stages(fn) as stage:
-        src, normalizer, irfn, analysis = _front(stage, fn, wrt, unroll, None, Normalizer)
+        src, normalizer, irfn, analysis = _front(stage, fn, wrt, unroll, None, Normalizer, examples)
         stage.name = "forward"
         fwd = forward(src, irfn, analysis, normalizer.naming, wrt, normalizer.captures.bind)
         fwd.tangent_first = tangent_first
@@ -146,14 +151,13 @@ def compile_jvp(fn, wrt, unroll=8, tangent_first=False, jit=False):
         )
 
 
-def _front(stage, fn, wrt, unroll, signature, normalizer_class):
+def _front(stage, fn, wrt, unroll, signature, normalizer_class, examples=None):
     """The passes both modes share, in order: source, normalize, exits, sequences, bind, shapes
     (with a ``signature``), analyze, gate, aliasing. Returns (source, normalizer, IR, analysis)."""
     stage.name = "source"
     src = get_source(fn)
     stage.name = "normalize"
-    normalizer = normalizer_class(src, options={"unroll": unroll})
-    body = normalizer.lower()
+    normalizer, body = _normalized(normalizer_class, src, {"unroll": unroll, "examples": examples})
     stage.name = "exits"
     irfn = normalizer.function(exits.lower_function(body, normalizer.naming))
     stage.name = "sequences"
@@ -173,6 +177,21 @@ def _front(stage, fn, wrt, unroll, signature, normalizer_class):
     stage.name = "aliasing"
     aliasing.check(irfn, src, normalizer.naming, analysis.varied)
     return src, normalizer, irfn, analysis
+
+
+def _normalized(normalizer_class, src, options):
+    """(the normalizer, the function's body lowered by it). Lowered twice where the first
+    lowering found writes into objects' attributes: the second knows them all from the start, so
+    every read of a written attribute reads the value the function wrote (``normalize/objects.py``)."""
+    normalizer = normalizer_class(src, options=options)
+    body = normalizer.lower()
+    for _ in range(3):  # (a lowering that knows more may dispatch to code that writes more)
+        again = normalizer.objects.again()
+        if again is None:
+            break
+        normalizer = normalizer_class(src, options={**options, "written": again})
+        body = normalizer.lower()
+    return normalizer, body
 
 
 class _stages:

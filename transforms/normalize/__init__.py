@@ -42,13 +42,16 @@ from .calls import Calls
 from .dicts import Dicts
 from .inline import Inlining
 from .loops import Loops
+from .objects import Objects, ObjectState
 from .resolve import Locals, Resolve, method_class
 from .statements import Statements
 
 __all__ = ["Normalizer"]
 
 
-class Normalizer(Inlining, Calls, Attributes, Dicts, Loops, Assignments, Statements, ANF, Resolve):
+class Normalizer(
+    Objects, Inlining, Calls, Attributes, Dicts, Loops, Assignments, Statements, ANF, Resolve
+):
     """The lowering of one function (``parent``: the normalizer of the function it is inlined
     into, whose naming, captures and namespace it shares).
 
@@ -57,7 +60,9 @@ class Normalizer(Inlining, Calls, Attributes, Dicts, Loops, Assignments, Stateme
     generated code) and ``subst`` (an inlined parameter read as the caller's atom); ``static_locals``
     (locals bound once to a module-level callable); ``local_defs`` and ``defs_inlining`` (the defs
     and lambdas written in the function); ``dicts`` and ``dict_keys`` (local dict literals);
-    ``block`` (where statements are emitted), ``no_grad``, ``_loop_depth`` and ``_cur_pos``."""
+    ``block`` (where statements are emitted), ``no_grad``, ``_loop_depth`` and ``_cur_pos``;
+    ``objects`` (shared: what values hold, and the attributes the function writes, ``objects``);
+    ``unreachable`` (the rest of the block follows a ``return`` an ``if`` decided now took)."""
 
     def __init__(self, src, parent=None, options=None):
         self.src = src
@@ -80,6 +85,7 @@ class Normalizer(Inlining, Calls, Attributes, Dicts, Loops, Assignments, Stateme
         self._loop_depth = 0
         self._cur_pos = None
         self.no_grad = False
+        self.unreachable = False
         self.parent = parent
         # a method's class, when this function is one (found by its qualified name) and never
         # rebinds its first parameter: ``self.helper(z)`` is then inlined (``_self_method_call``)
@@ -107,12 +113,16 @@ class Normalizer(Inlining, Calls, Attributes, Dicts, Loops, Assignments, Stateme
             self.fn, self.locals, self.naming, reserved
         )
         self.rename = {}  # the user's own names stay: sourcegrad's names make room (Captures.bind)
+        self.objects = ObjectState(self.options.get("examples"), self.options.get("written"))
+        self.src.shadows = self.naming.shadows  # (ir.shadows_of: the later passes ask)
+        self._root_knowledge()
 
     def _inlined_into(self, parent, finder):
         """The state of a helper's normalizer: its parent's naming, namespace and captures."""
         self.naming = parent.naming
         self.extra_ns = parent.extra_ns
         self.captures = parent.captures
+        self.objects = parent.objects
         self.inlining = parent.inlining + [self.fn]
         self.rename = self._inline_names(finder.all_names)
 
@@ -121,16 +131,27 @@ class Normalizer(Inlining, Calls, Attributes, Dicts, Loops, Assignments, Stateme
         return Normalizer(src, parent=self)
 
     def lower(self):
-        """The function body in A-normal form (its exits not yet lowered: ``exits.py``)."""
+        """The function body in A-normal form (its exits not yet lowered: ``exits.py``). The root
+        function's starts with the reads of the attributes it writes (``_prologue``); a helper
+        inlined with no ``return`` at its end returns None there, as Python's does."""
+        prologue = []
+        if self.parent is None:
+            with self._collecting() as prologue:
+                self._prologue()
         body = self._block(self.src.tree.body)
-        if not any(isinstance(s, ir.Return) for s in ir.walk(body)):
-            fence.refuse(
-                self.src,
-                self.src.tree,
-                msg="the function must end with a return statement",
-                hint="return the value to differentiate",
-            )
-        return body
+        if self.parent is None:
+            self._distinct_guards()
+            if not any(isinstance(s, ir.Return) for s in ir.walk(body)):
+                fence.refuse(
+                    self.src,
+                    self.src.tree,
+                    msg="the function must end with a return statement",
+                    hint="return the value to differentiate",
+                )
+        elif _falls_through(body):
+            pos = self.src.stmt_pos(self.src.tree) or self._cur_pos
+            body.append(ir.Return(ir.Const(None, "None"), pos))
+        return prologue + body
 
     def function(self, body):
         """The ``ir.Function`` of this function with ``body``."""
@@ -141,6 +162,20 @@ class Normalizer(Inlining, Calls, Attributes, Dicts, Loops, Assignments, Stateme
         """``lower`` then ``exits.lower_function``, the first two stages of the compile
         (``transforms._front``), for the analyses that need only the IR."""
         return self.function(lower_function(self.lower(), self.naming))
+
+
+def _falls_through(stmts):
+    """May the end of ``stmts`` be reached (no return, or a branch without one)?"""
+    if not stmts:
+        return True
+    last = stmts[-1]
+    if isinstance(last, ir.Return):
+        return False
+    if isinstance(last, ir.If):
+        return _falls_through(last.body) or _falls_through(last.orelse)
+    if isinstance(last, ir.Effect) and str(last.text).startswith("raise "):
+        return False
+    return True
 
 
 def _check_signature(src):

@@ -19,9 +19,11 @@ import libcst as cst
 import numpy as np
 
 from sourcegrad.runtime import index_join
+from sourcegrad.runtime.structures import make_dict
 
 from .. import fence, ir
 from .. import rules as R
+from ..captures import Item
 from ..ir import Tup
 from .syntax import (
     BINOPS,
@@ -57,19 +59,25 @@ class ANF:
     def _block(self, suite):
         """The statements of ``suite``, lowered (a list)."""
         with self._collecting() as out:
-            if isinstance(suite, cst.SimpleStatementSuite):  # def f(x): return x (one line)
-                for small in suite.body:
-                    self._small(small)
-            else:
-                for stmt in suite.body:
-                    self._stmt(stmt)
+            self._statements(suite)
         return out
+
+    def _statements(self, suite):
+        """Lower the statements of ``suite`` into the current block, up to a ``return`` (or
+        ``break``, ``continue``) that an ``if`` decided now took: the rest never runs."""
+        small = isinstance(suite, cst.SimpleStatementSuite)  # def f(x): return x (one line)
+        for stmt in suite.body:
+            (self._small if small else self._stmt)(stmt)
+            if self.unreachable:
+                break
+        self.unreachable = False
 
     def _emit(self, stmt):
         """Append ``stmt`` to the current block (with no gradient inside ``with no_grad()``)."""
         if self.no_grad:
             stmt = self._without_gradient(stmt)
         self.block.append(stmt)
+        self._learn(stmt)
 
     def _pos(self, node):
         """Where ``node`` is, to the line: a statement's own line, an expression's statement's.
@@ -204,7 +212,36 @@ class ANF:
         if n in self.locals:
             return ir.Name(self._local(n))
         # a module-level or closure value: read as written, never differentiated
-        return ir.Const(self._static_value(node), self._text(node))
+        return self._static_const(node)
+
+    def _expr_Dict(self, node):
+        """A dict literal used as a value (stored on an object, passed, returned): a dict, each
+        value's adjoint its entry's. (``d = {...}`` bound to a name is a namespace: ``dicts``.)"""
+        keys, values = [], []
+        for el in node.elements:
+            if isinstance(el, cst.StarredDictElement):
+                fence.refuse(
+                    self.src,
+                    el,
+                    kind="Dict",
+                    msg="**unpacking in a dict literal is not supported",
+                    hint='write the entries out: {"a": x, "b": y}',
+                )
+            key = self._atom(el.key)
+            if not isinstance(key, ir.Const):
+                fence.refuse(
+                    self.src,
+                    el.key,
+                    kind="Dict",
+                    msg="a dict literal's keys must be constants known when the function is compiled",
+                    hint="write the key as a literal",
+                )
+            keys.append(key.value)
+            values.append(self._atom(el.value))
+        names = ir.Const(tuple(keys), repr(tuple(keys)))
+        entries = tup(values, False)
+        text = "{" + ", ".join(f"{k!r}: {v.render()}" for k, v in zip(keys, values)) + "}"
+        return ir.Op(make_dict, (names, entries), (), text, self._kind(make_dict))
 
     def _expr_Integer(self, node):
         return ir.Const(literal_value(node.value), node.value)
@@ -301,12 +338,20 @@ class ANF:
         return ir.Name(tmp)
 
     def _ifexp(self, name, node, pos):
-        """``name = a if c else b``: an ``If`` assigning ``name`` in each branch."""
+        """``name = a if c else b``: an ``If`` assigning ``name`` in each branch (or the side a
+        test decided now takes)."""
+        folded = self._fold(node.test)
+        if folded is not None:
+            self._assign_expr(name, node.body if folded else node.orelse, pos)
+            return
         test = self._test(node.test)
-        with self._collecting() as body:
-            self._assign_expr(name, node.body, pos)
-        with self._collecting() as orelse:
-            self._assign_expr(name, node.orelse, pos)
+
+        def side(value):
+            with self._collecting() as out:
+                self._assign_expr(name, value, pos)
+            return out
+
+        body, orelse = self._branches(lambda: side(node.body), lambda: side(node.orelse))
         self._emit(ir.If(test, tuple(body), tuple(orelse), pos))
 
     def _expr_Subscript(self, node):
@@ -314,6 +359,16 @@ class ANF:
             return ir.Name(self._dict_entry(node, read=True))
         base = self._named(self._atom(node.value), self._pos(node))
         index = self._index(node)
+        if (
+            isinstance(base, ir.Name)
+            and len(index.parts) == 1
+            and isinstance(index.parts[0], ir.Const)
+            and type(index.parts[0].value) is str
+        ):
+            # an entry of a dict an object holds, which the function writes (appends to)
+            shadow = self._read_location(node, base, Item(index.parts[0].value))
+            if shadow is not None:
+                return ir.Name(shadow)
         if (
             isinstance(base, ir.Const)
             and isinstance(base.value, _JOINERS)

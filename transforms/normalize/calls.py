@@ -26,7 +26,22 @@ from .. import rules as R
 from ..dtypes import casts_to_exact
 from ..ir import Tup
 from ..templates import custom_template, gradient_call_template
+from .objects import MISSING, Star, is_data
 from .syntax import code_of, tup
+
+
+class StarCall:
+    """The key of a call with a ``*seq`` argument whose length is not known now (run as
+    written, no gradient: ``rs.randn(*shape)``)."""
+
+    __slots__ = ("callee",)
+
+    def __init__(self, callee):
+        self.callee = callee
+
+    def __repr__(self):
+        return f"{getattr(self.callee, '__name__', self.callee)}(*...)"
+
 
 _INPLACE_METHODS = {
     "fill": "make a new array: y = np.full_like(y, value)",
@@ -93,21 +108,43 @@ class Calls:
         view = self._dict_view(node)
         if view is not None:
             return view
-        args, kwargs = self._call_args(node)
+        args, kwargs = self._call_args(node, stars=True)
         # (type(func) is: isinstance with a libcst class, an ABC, costs ten times more when false)
         if type(func) is cst.Name and func.value in self.local_defs:
             return self._call_local_def(node, func.value, args, kwargs)
         if (
-            isinstance(func, cst.Attribute)
-            and isinstance(func.value, cst.Name)
-            and self.self_class is not None
-            and func.value.value == self.params[0]
-            and hasattr(self.self_class, func.attr.value)
+            type(func) is cst.Attribute
+            and type(func.value) is cst.Call
+            and type(func.value.func) is cst.Name
+            and func.value.func.value not in self.locals
+            and self._static_callee(func.value.func) is builtins.super
         ):
-            return self._self_method_call(node, func, args, kwargs)
+            return self._super_call(node, func, args, kwargs)
         if isinstance(func, cst.Attribute) and self._is_local_expr(func.value):
-            return self._method_call(node, func, args, kwargs)
-        callee = self._static_callee(func)
+            x = self._atom(func.value)
+            k = self._known(x)
+            if k is not None and (k.value is MISSING or not is_data(k.value)):
+                # obj.method(...) of an object whose class is known now (self, a layer, ...)
+                return self._call_attribute(node, func, x, k, args, kwargs)
+            if (
+                isinstance(func.value, cst.Name)
+                and self.self_class is not None
+                and func.value.value == self.params[0]
+                and hasattr(self.self_class, func.attr.value)
+            ):
+                return self._self_method_call(node, func, args, kwargs, x)
+            return self._method_call(node, func, args, kwargs, x)
+        if (type(func) is cst.Name and func.value in self.locals) or type(func) not in (
+            cst.Name,
+            cst.Attribute,
+        ):
+            # a function held in a local, a parameter, a dict's entry, or returned by a call
+            if type(func) is cst.Name and self._local(func.value) in self.static_locals:
+                callee = self.static_locals[self._local(func.value)]
+            else:
+                return self._call_value(node, self._atom(func), args, kwargs, code_of(func))
+        else:
+            callee = self._static_callee(func)
         if callee is None:
             fence.refuse(
                 self.src,
@@ -128,10 +165,14 @@ class Calls:
         text = f"{self._text(func)}({self._render_args(args, kwargs)})"
         return self._call_op(node, callee, args, kwargs, text, code_of(func))
 
-    def _call_args(self, node):
-        """The atoms of a call's positional and keyword arguments."""
+    def _call_args(self, node, stars=False):
+        """The atoms of a call's positional and keyword arguments (``stars``: ``*seq`` is a
+        ``Star``, which a call inlined expands where ``seq``'s length is known now)."""
         args, kwargs = [], []
         for a in node.args:
+            if a.star == "*" and stars and a.keyword is None:
+                args.append(Star(self._atom(a.value)))
+                continue
             if a.star:
                 fence.refuse(self.src, a, kind="Starred")
             atom = self._atom(a.value)
@@ -152,9 +193,9 @@ class Calls:
     def _render_args(args, kwargs):
         return ", ".join([a.render() for a in args] + [f"{k}={v.render()}" for k, v in kwargs])
 
-    def _method_call(self, node, func, args, kwargs):
-        """``x.name(...)`` of a local array: the method's numpy function."""
-        x = self._atom(func.value)
+    def _method_call(self, node, func, args, kwargs, x):
+        """``x.name(...)`` of a local array (``x``, ``func.value`` lowered): the method's numpy
+        function."""
         name = func.attr.value
         key = R.METHODS.get(name) or R.GENERATOR_METHODS.get(name)  # rng.normal(size=3): a draw
         text = f"{x.render()}.{name}({self._render_args(args, kwargs)})"
@@ -186,6 +227,16 @@ class Calls:
 
     def _call_op(self, node, callee, args, kwargs, text, name):
         """The ``Op`` of a call of the object ``callee`` (or its inlined body's result)."""
+        if isinstance(callee, types.FunctionType) and _is_users(callee):
+            args = self._expanded(node, args, True)
+        elif any(type(a) is Star for a in args):
+            args = self._expanded(node, args, False)
+            star = next((a for a in node.args if a.star == "*"), node)
+            if any(type(a) is Star for a in args) and _registered(callee):
+                fence.refuse(self.src, star, kind="Starred")  # a rule binds each argument
+            if any(type(a) is Star for a in args):  # rs.randn(*shape): run as written
+                atoms = tuple(a.atom if type(a) is Star else a for a in args)
+                return ir.Op(StarCall(callee), atoms, kwargs, text, "nondiff")
         callee = R.variant(callee, kwargs)  # np.sum(x, where=m): a masked sum, with its own rule
         if callee is np.where and len(args) == 1 and not kwargs:
             callee = np.nonzero  # np.where(condition): the indices where it holds, as nonzero's
@@ -255,6 +306,14 @@ class Calls:
             return self._custom_function(node, cls, args, kwargs)
         if isinstance(callee, types.FunctionType) and _is_users(callee):
             return self._inline(node, callee, args, kwargs)
+        if (
+            isinstance(callee, types.MethodType)
+            and isinstance(callee.__self__, type)
+            and isinstance(callee.__func__, types.FunctionType)
+            and _is_users(callee.__func__)
+        ):  # Model.create(...): a class method, its class bound first
+            cls = callee.__self__
+            return self._inline(node, callee.__func__, (self._class_const(cls),) + args, kwargs)
         if hasattr(callee, "refusal_in_gradient"):  # made by sourcegrad
             return self._gradient_call(node, callee, args, kwargs, text, name)
         # no rule: it runs as a constant, and the gate (gate.py) refuses it if an active value flows in

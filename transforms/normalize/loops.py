@@ -46,12 +46,14 @@ class Loops:
         if trips is not None:
             self._unroll(s, trips, pos)
             return
-        range_text, target, prologue = self._loop_iter(s)
-        with self._in_loop(), self._collecting() as body:
-            for build in prologue:
-                build()
-            for stmt in s.body.body:
-                self._stmt(stmt)
+        if checkpoint is None and self._object_loop(s):
+            return  # for layer in self.layers: one body per entry (objects.py)
+        with self._in_user_loop(s):
+            range_text, target, prologue = self._loop_iter(s)
+            with self._in_loop(), self._collecting() as body:
+                for build in prologue:
+                    build()
+                self._statements(s.body)
         self._emit(ir.For(target, range_text, tuple(body), pos, checkpoint))
 
     def _checkpoint_marker(self, s):
@@ -151,8 +153,7 @@ class Loops:
         target = self._local(s.target.value)
         for value in trips:
             self._emit(ir.Assign(target, self._copy_op(ir.Const(value, str(value))), pos))
-            for stmt in s.body.body:
-                self._stmt(stmt)
+            self._statements(s.body)
 
     def _loop_iter(self, s, enter=None):
         """(range text, index variable, statements that bind the user's targets per iteration).
@@ -250,8 +251,7 @@ class Loops:
             and isinstance(it.func, cst.Attribute)
             and it.func.attr.value in ("items", "keys", "values")
             and not it.args
-            and isinstance(it.func.value, cst.Name)
-            and it.func.value.value in self.locals
+            and self._viewed_dict(it.func.value)
         ):
             d = self._iterated(self._atom(it.func.value), s, pos)
             enter()
@@ -410,11 +410,12 @@ class Loops:
             ),
         )
         self.src.alias(fake, comp_for)  # its positions are the comprehension's
-        range_text, target, prologue = self._loop_iter(fake, enter)
-        with self._in_loop(), self._collecting() as body:
-            for build in prologue:
-                build()
-            self._comp_body(node, comp_for, list(comp_for.ifs), result, pos)
+        with self._in_user_loop(comp_for):
+            range_text, target, prologue = self._loop_iter(fake, enter)
+            with self._in_loop(), self._collecting() as body:
+                for build in prologue:
+                    build()
+                self._comp_body(node, comp_for, list(comp_for.ifs), result, pos)
         self._emit(ir.For(target, range_text, tuple(body), pos))
 
     def _comp_body(self, node, comp_for, ifs, result, pos):

@@ -25,6 +25,7 @@ from sourcegrad.runtime import check_sequence, check_unpack, no_grad
 from .. import fence, ir
 from .. import rules as R
 from ..ir import Tup
+from .calls import _is_users, _users_method
 from .syntax import code_of
 
 # run in the forward as written: what they are given is never differentiated
@@ -68,6 +69,25 @@ class Statements:
                 fence.refuse(self.src, v, msg="extend takes one sequence")
             self._extend(self._local(func.value.value), self._atom(v.args[0].value), self._pos(s))
             return
+        if (
+            type(func) is cst.Attribute
+            and func.attr.value in ("append", "extend")
+            and type(func.value) in (cst.Attribute, cst.Subscript)
+            and self._is_local_expr(func.value)
+        ):
+            self._list_append(func, v, s)  # self.cache.append(x): objects.py
+            return
+        if type(func) is cst.Name and func.value not in self.locals:
+            if self._static_callee(func) is builtins.setattr:
+                self._setattr(v, s)
+                return
+        if (type(func) is cst.Attribute and self._is_local_expr(func.value)) or (
+            type(func) is cst.Name and func.value in self.locals
+        ):
+            # a method or a function held in a value, called for what it does (a check, a
+            # write into self): inlined, its value (None) dropped
+            self._statement_call(v, s)
+            return
         callee = self._static_callee(v.func)
         if (
             getattr(callee, "__name__", None) == "at"
@@ -78,7 +98,20 @@ class Statements:
         if callee in _SIDE_EFFECT_ONLY or callee in _RUNTIME_CHECKS or _is_logging(callee):
             self._emit(ir.Effect(self._kept(v), self._pos(s)))
             return
+        if (isinstance(callee, types.FunctionType) and _is_users(callee)) or _users_method(
+            callee, v.func
+        ) is not None:
+            self._statement_call(v, s)  # is_binary(y), MODEL.check(x): inlined
+            return
         self._refuse_discarded(v, s, callee)
+
+    def _statement_call(self, v, s):
+        """A call of the user's code made for what it does (a validation helper, a method that
+        writes into ``self``): inlined, as any call of it is, its value dropped. A call that turns
+        out to be a library's is refused as a discarded value."""
+        op = self._op(v)
+        if isinstance(op, ir.Op):
+            self._refuse_discarded(v, s, None)
 
     def _local_method(self, func, name):
         """Is ``func`` the method ``name`` of a local variable (``xs.append``)?"""
@@ -238,16 +271,30 @@ class Statements:
 
     def _stmt_If(self, s):
         pos = self._pos(s)
-        test = self._test(s.test)
-        body = tuple(self._block(s.body))
-        orelse = ()
-        if isinstance(s.orelse, cst.If):  # elif
-            with self._collecting() as orelse:
+        folded = self._fold(s.test)
+        if folded is not None:  # decided now (objects.py): the side it takes, in place
+            if folded:
+                self._statements(s.body)
+            elif isinstance(s.orelse, cst.If):
                 self._stmt_If(s.orelse)
-            orelse = tuple(orelse)
-        elif isinstance(s.orelse, cst.Else):
-            orelse = tuple(self._block(s.orelse.body))
-        self._emit(ir.If(test, body, orelse, pos))
+            elif isinstance(s.orelse, cst.Else):
+                self._statements(s.orelse.body)
+            if self.block and isinstance(self.block[-1], (ir.Return, ir.Break, ir.Continue)):
+                self.unreachable = True
+            return
+        test = self._test(s.test)
+
+        def orelse():
+            if isinstance(s.orelse, cst.If):  # elif
+                with self._collecting() as out:
+                    self._stmt_If(s.orelse)
+                return out
+            if isinstance(s.orelse, cst.Else):
+                return self._block(s.orelse.body)
+            return []
+
+        body, orelse = self._branches(lambda: self._block(s.body), orelse)
+        self._emit(ir.If(test, tuple(body), tuple(orelse), pos))
 
     def _stmt_While(self, s):
         if s.orelse is not None:
@@ -257,9 +304,10 @@ class Statements:
                 msg="while/else is not supported",
                 hint="use a flag variable and an if after the loop",
             )
-        test = self._test(s.test)
-        with self._in_loop():
-            body = tuple(self._block(s.body))
+        with self._in_user_loop(s):
+            test = self._test(s.test)
+            with self._in_loop():
+                body = tuple(self._block(s.body))
         self._emit(ir.While(test, body, self._pos(s)))
 
     def _stmt_With(self, s):
