@@ -269,6 +269,40 @@ def _ran(obj):
     return obj
 
 
+class LazyCell:
+    """Its state made on its first step: ``is None`` is decided per step, never from what the
+    state held when the call started (the loop writes it)."""
+
+    def __init__(self):
+        self.h = None
+
+    def step(self, x):
+        if self.h is None:
+            self.h = np.zeros(x.shape)
+        self.h = np.tanh(x + 0.5 * self.h)
+        return self.h
+
+
+def lazy_rnn(cell, xs):
+    for t in range(xs.shape[0]):
+        cell.step(xs[t])
+    return np.sum(cell.h**2)
+
+
+def test_a_test_on_an_attribute_a_loop_writes_is_decided_per_iteration():
+    for specialize in (False, True):
+        for ran in (False, True):
+            cell = LazyCell()
+            if ran:
+                lazy_rnn(cell, X)
+            before = copy.deepcopy(cell)
+            g = sg.grad(lazy_rnn, wrt=1, specialize=specialize)(cell, X)
+            assert_close(g, fd_grad(lambda xs: lazy_rnn(copy.deepcopy(before), xs), (X,), 0))
+            after = copy.deepcopy(before)
+            lazy_rnn(after, X)
+            assert_close(cell.h, after.h)  # the forward leaves the state Python leaves
+
+
 def test_one_object_at_two_places_and_two_objects_are_told_apart_by_the_guard():
     # a layer shared by two entries (weight tying) writes and reads one object; two layers two
     tied = M.Dense(3, M.Tanh(), seed=4)

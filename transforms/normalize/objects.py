@@ -937,6 +937,17 @@ class Objects:
                 self._stmt(stmt)
         return True
 
+    def _written_known(self, base, step):
+        """(does the function write the location ``base.step``, what it holds here): a written
+        location is what its shadow holds here (None inside a loop that writes it, after a
+        branch that did), never what the example held when the call started."""
+        if base is None or (base.value is not MISSING and is_data(base.value)):
+            return False, None
+        shadow = self.objects.shadows.get((base.ident(), step))
+        if shadow is None:
+            return False, None
+        return True, self.objects.known.get(shadow)
+
     def _static_callee_peek(self, func):
         if type(func) is cst.Name and func.value not in self.locals:
             value, _ = self._resolve(func)
@@ -967,11 +978,17 @@ class Objects:
             if base.value is not MISSING and isinstance(base.value, types.ModuleType):
                 value = getattr(base.value, node.attr.value, MISSING)
                 return None if value is MISSING else Known(value)
-            return self._attribute_known(base, node.attr.value)
+            written, k = self._written_known(base, node.attr.value)
+            return k if written else self._attribute_known(base, node.attr.value)
         if kind is cst.Subscript:
             if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
                 return None
-            return self._item_known(self._peek(node.value), self._peek(node.slice[0].slice.value))
+            base, key = self._peek(node.value), self._peek(node.slice[0].slice.value)
+            if key is not None and type(key.value) is str:
+                written, k = self._written_known(base, Item(key.value))
+                if written:
+                    return k
+            return self._item_known(base, key)
         if kind in (cst.SimpleString, cst.Integer):
             return Known(literal_value(node.value))
         return None
