@@ -790,13 +790,11 @@ class Objects:
         on every path. Locations of objects made in the call are read where they are made."""
         state = self.objects
         pos = self.src.stmt_pos(self.src.tree)
-        objects = {}
+        objects = {}  # path -> the atom the prologue read it into (prefixes read once)
         for loc, path in state.written.locs.items():
             if path is None:
                 continue
-            obj = objects.get(path)
-            if obj is None:
-                obj = objects[path] = self._read_path(path, pos)
+            obj = self._read_path(path, objects)
             ident, step = loc
             name = self.naming.unique(_shadow_name(step))
             self.naming.shadows.add(name)
@@ -828,11 +826,24 @@ class Objects:
             )
             self._emit(ir.Assign(name, op, pos))
 
-    def _read_path(self, path, pos):
+    def _read_path(self, path, read):
         """An atom holding what ``path`` reads, from the parameter or the captured value it starts
-        at (the root's parameters are its own names at the top)."""
+        at (the root's parameters are its own names at the top); ``read``: the paths read so far
+        and their atoms, whose prefixes are not read again."""
         from ..captures import ArgRoot
 
+        if path in read:
+            return read[path]
+        tree = self.src.tree
+        if path.attrs:
+            base = self._read_path(Path(path.where, path.name, path.attrs[:-1]), read)
+            step = path.attrs[-1]
+            if isinstance(step, Item):
+                op = self._getitem_op(base, ir.Index((ir.Const(step.key, repr(step.key)),), False))
+            else:
+                op = self._field_read(tree, base, step)
+            read[path] = atom = self._named_atom(self._atom_of(op, tree), tree)
+            return atom
         if type(path.where) is ArgRoot:
             atom = ir.Name(self.params[path.where.index])
         else:
@@ -850,14 +861,8 @@ class Objects:
                 atom = self._captured_const(
                     value, self.captures.spell(path.name, path.where, value), None
                 )
-        for step in path.attrs:
-            if isinstance(step, Item):
-                index = ir.Index((ir.Const(step.key, repr(step.key)),), False)
-                op = self._getitem_op(self._named_atom(atom, self.src.tree), index)
-            else:
-                op = self._field_read(self.src.tree, self._named_atom(atom, self.src.tree), step)
-            atom = self._atom_of(op, self.src.tree)
-        return self._named_atom(atom, self.src.tree)
+        read[path] = atom = self._named_atom(atom, tree)
+        return atom
 
     def _distinct_guards(self):
         """Guards that the objects the compile told apart (one shadow each) are distinct objects,
