@@ -518,6 +518,18 @@ class Opaque:
         return np.sum(x)
 
 
+class Node:
+    def __init__(self, v):
+        self.v = v
+        self.peer = None
+
+
+def reads_through_an_unknown_object(node, x, pick):
+    node.v = np.sin(x)
+    other = node if np.sum(pick) > 0 else node.peer  # which one, decided by the data
+    return np.sum(other.v)
+
+
 def noise_into_a_parameter(rs, x):
     return np.sum(rs.randn(*x.shape) * x) + np.sum(rs.normal(x))
 
@@ -543,6 +555,13 @@ def noise_into_a_parameter(rs, x):
             "setattr",
         ),
         (
+            reads_through_an_unknown_object,
+            (Node(np.ones((5, 3))), X, np.ones(1)),
+            UnsupportedSyntaxError,
+            "cannot tell whether this is that object",
+            "other.v",
+        ),
+        (
             noise_into_a_parameter,
             (np.random.RandomState(0), X),
             MissingAdjointError,
@@ -553,7 +572,16 @@ def noise_into_a_parameter(rs, x):
     ids=lambda v: getattr(v, "__name__", None) if callable(v) else None,
 )
 def test_refused_at_their_line(f, args, kind, fragment, line_text):
-    wrt = 1 if f is breaks_out_of_a_loop_over_objects or f is noise_into_a_parameter else 0
+    wrt = (
+        1
+        if f
+        in (
+            breaks_out_of_a_loop_over_objects,
+            noise_into_a_parameter,
+            reads_through_an_unknown_object,
+        )
+        else 0
+    )
     with pytest.raises(kind) as info:
         sg.grad(f, wrt=wrt)(*args)
     e = info.value

@@ -146,6 +146,8 @@ class Attributes:
             shadow = self._read_location(node, x, attr)  # written by the function: its value
             if shadow is not None:
                 return ir.Name(shadow)
+        elif k is None:
+            self._read_location(node, x, attr)  # (refused where it may be a written object)
         return ir.Op(
             _structures.field,
             (x, ir.Const(attr, repr(attr))),

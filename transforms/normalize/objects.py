@@ -709,8 +709,20 @@ class Objects:
         state.readers.setdefault(loc[1], set()).add(loc[0])
 
     def _read_location(self, node, x, step):
-        """The shadow a read of ``x.step`` reads, or None (a read of the live object)."""
+        """The shadow a read of ``x.step`` reads, or None (a read of the live object). A read of
+        a step the function writes, of an object it cannot tell apart, is refused: it may be
+        the object written, whose write the gradient would not see."""
         k = self._known(x)
+        if k is None and any(loc[1] == step for loc in self.objects.written.locs):
+            fence.refuse(
+                self.src,
+                node,
+                msg=f"{code_of(node)}: the function writes {_step_text(step)} of an object, and "
+                "sourcegrad cannot tell whether this is that object when it compiles the function "
+                "(a write it does not see would be missed by the gradient)",
+                hint="read it from self, from an object passed in or reached from one, or keep "
+                "the value in a local variable",
+            )
         if k is None or (k.value is not MISSING and is_data(k.value)):
             return None
         state = self.objects
