@@ -595,3 +595,43 @@ def test_a_checkpointed_loop_does_not_write_attributes():
     with pytest.raises(UnsupportedSyntaxError, match="checkpointed loop") as info:
         sg.grad(rnn, wrt=1, checkpoint=True)(cell, X)
     assert "self.h = " in info.value.text
+
+
+# ---- values: the forward computes what Python computes, and leaves the objects as Python does ----
+def _value_rows():
+    return [
+        ("model", M.Model.loss, (M.Model(), X, Y), 1),
+        ("pair", Pair.run, (Pair(), X), 1),
+        ("rnn", rnn, (Cell(RNG.normal(size=(3, 3)) * 0.5), X), 1),
+        ("lazy_rnn", lazy_rnn, (LazyCell(), X), 1),
+        ("cache", Cache.run, (Cache(), X), 1),
+        ("constrained", Constrained.loss, (Constrained(RNG.normal(size=3)), X), 1),
+        ("layers", through_argument_list, ([Base(), Child(), Sine()], X), 1),
+        ("mlp", mlp, (PARAMS, X, lambda t: np.sin(t) * 2.0), 1),
+        ("dict", from_a_dict, (X, "swish"), 0),
+        ("helper", returned_by_a_helper, (X,), 0),
+    ]
+
+
+def _state(obj):
+    """What an object's attributes hold, arrays as lists (to compare two runs)."""
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, (list, tuple)):
+        return [_state(v) for v in obj]
+    if isinstance(obj, dict):
+        return {k: _state(v) for k, v in obj.items()}
+    if hasattr(obj, "__dict__") and not callable(obj):
+        return (type(obj).__name__, _state(vars(obj)))
+    return obj if isinstance(obj, (int, float, str, type(None))) else type(obj).__name__
+
+
+@pytest.mark.parametrize(
+    "f,args,wrt", [r[1:] for r in _value_rows()], ids=[r[0] for r in _value_rows()]
+)
+def test_values_are_what_python_computes(f, args, wrt):
+    for specialize in (False, True):
+        mine, python = copy.deepcopy(args), copy.deepcopy(args)
+        value, _ = sg.value_and_grad(f, wrt=wrt, specialize=specialize)(*mine)
+        assert_close(value, f(*python), 1e-10, 1e-12, what="value")
+        assert _state(mine) == _state(python)  # the objects, as the call leaves them
