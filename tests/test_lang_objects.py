@@ -518,6 +518,23 @@ class Opaque:
         return np.sum(x)
 
 
+class WithSetter:
+    def __init__(self):
+        self._scale = 1.0
+
+    @property
+    def scale(self):
+        return self._scale
+
+    @scale.setter
+    def scale(self, v):
+        self._scale = v
+
+    def run(self, x):
+        self.scale = np.sum(x)
+        return np.sum(x) * self.scale
+
+
 class Node:
     def __init__(self, v):
         self.v = v
@@ -561,6 +578,7 @@ def noise_into_a_parameter(rs, x):
             "cannot tell whether this is that object",
             "other.v",
         ),
+        (WithSetter().run, (X,), UnsupportedSyntaxError, "is a property", "self.scale ="),
         (
             noise_into_a_parameter,
             (np.random.RandomState(0), X),

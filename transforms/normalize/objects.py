@@ -683,6 +683,15 @@ class Objects:
         x = self._atom(target.value) if obj is None else obj
         step = target.attr.value if step is None else step
         loc, k = self._location(target, x, step, what)
+        found = static_attribute(k.value, step, k.cls) if isinstance(step, str) else None
+        if found is not None and found[0] == "property":
+            fence.refuse(
+                self.src,
+                target,
+                msg=f"{what}: {k.cls.__name__}.{step} is a property: its setter would run as a "
+                "constant, and what it stores would not be seen by the gradient",
+                hint="write the attribute the property reads (self._value = ...)",
+            )
         self._record_write(loc, k)
         shadow = self._shadow_of(loc, k, target, pos, True)
         value = self._named(value, pos)
