@@ -518,6 +518,21 @@ class Opaque:
         return np.sum(x)
 
 
+class Logged:
+    def __init__(self, w, log=[]):  # noqa: B006 (the shared list is what is tested)
+        self.w, self.log = w, log
+
+    def forward(self, x):
+        self.log.append(x)
+        return np.tanh(x * self.w)
+
+
+def appends_to_a_shared_list(layers, x):
+    for layer in layers:
+        x = layer.forward(x)
+    return np.sum(np.stack(layers[0].log[-2:]))
+
+
 class WithSetter:
     def __init__(self):
         self._scale = 1.0
@@ -580,6 +595,13 @@ def noise_into_a_parameter(rs, x):
         ),
         (WithSetter().run, (X,), UnsupportedSyntaxError, "is a property", "self.scale ="),
         (
+            appends_to_a_shared_list,
+            ([Logged(0.5), Logged(2.0)], X),
+            UnsupportedSyntaxError,
+            "are one list",
+            "def appends_to_a_shared_list",
+        ),
+        (
             noise_into_a_parameter,
             (np.random.RandomState(0), X),
             MissingAdjointError,
@@ -597,6 +619,7 @@ def test_refused_at_their_line(f, args, kind, fragment, line_text):
             breaks_out_of_a_loop_over_objects,
             noise_into_a_parameter,
             reads_through_an_unknown_object,
+            appends_to_a_shared_list,
         )
         else 0
     )

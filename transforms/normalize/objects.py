@@ -812,6 +812,7 @@ class Objects:
         state = self.objects
         pos = self.src.stmt_pos(self.src.tree)
         objects = {}  # path -> the atom the prologue read it into (prefixes read once)
+        containers = []  # what the written locations hold that is a list or a dict
         for loc, path in state.written.locs.items():
             if path is None:
                 continue
@@ -838,6 +839,8 @@ class Objects:
                 k = self._attribute_known(self._known(obj), step)
             else:
                 k = self._item_known(self._known(obj), Known(step.key))
+            if k is not None and k.path is not None and isinstance(k.value, (list, dict)):
+                containers.append(k)
             op = ir.Op(
                 fn,
                 (obj, arg),
@@ -846,6 +849,26 @@ class Objects:
                 self._read_kind(k, fn),
             )
             self._emit(ir.Assign(name, op, pos))
+        self._distinct_containers(containers)
+
+    def _distinct_containers(self, containers):
+        """The lists and dicts the written locations hold are distinct objects (each shadow
+        follows its own: two objects sharing one list, a mutable default, would not see each
+        other's appends): refused where they are not now, guarded to stay so."""
+        seen = {}
+        for k in containers:
+            other = seen.setdefault(id(k.value), k)
+            if other is not k:
+                fence.refuse(
+                    self.src,
+                    self.src.tree,
+                    msg=f"{other.path.describe()} and {k.path.describe()} are one "
+                    f"{type(k.value).__name__}, which the function changes: sourcegrad follows "
+                    "what each object's attribute holds apart",
+                    hint="give each object a list of its own (a mutable default argument is "
+                    "shared: write =None and make the list in __init__)",
+                )
+        self.captures.record_distinct([k.path.read() for k in containers])
 
     def _read_path(self, path, read):
         """An atom holding what ``path`` reads, from the parameter or the captured value it starts
