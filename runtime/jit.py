@@ -389,6 +389,13 @@ def _materialize(t, like):
     return lambda t, like: t
 
 
+@overload(tangents.selected)
+def _selected(t, slope):
+    if not ((_is_array(t) or _is_number(t)) and (_is_array(slope) or _is_number(slope))):
+        _refuse("selected", t, slope)
+    return lambda t, slope: np.where(slope != 0, t * slope, 0.0)
+
+
 @overload(tangents.expand)
 def _expand(t, like):
     """``t`` broadcast to ``like``'s shape, as a fresh array (``t`` itself where they agree)."""

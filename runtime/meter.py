@@ -82,6 +82,11 @@ def metered_tape():
     return MeteredTape(record if record is not None else Record())
 
 
+def current():
+    """The record of the metered call running now, or None."""
+    return _REPORT.get()
+
+
 def recording(record):
     """Make ``metered_tape`` record into ``record`` (returns the token to reset it with)."""
     return _REPORT.set(record)

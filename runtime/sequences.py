@@ -26,12 +26,21 @@ __all__ = [
     "extremum_entries",
     "unstack_entries",
     "sequence_copy_adjoint",
+    "shortest_entry",
+    "dict_from",
+    "dict_entries",
 ]
 
 
 def concat_sequences(a, b):
     """``a + b`` of two lists or tuples (concatenation)."""
     return a + b
+
+
+def shortest_entry(seqs):
+    """The length of the shortest sequence in ``seqs`` (0 for none): how many tuples
+    ``zip(*seqs)`` makes."""
+    return builtins.min((len(q) for q in seqs), default=0)
 
 
 def repeat_sequence(a, b):
@@ -170,3 +179,18 @@ def sequence_copy_adjoint(g, xs):
     if g is ZERO:
         return ZERO
     return np.stack([zeros_like(xs[k]) if gk is ZERO else gk for k, gk in enumerate(g)])
+
+
+def dict_from(keys, values):
+    """The dict of a dict comprehension: ``values[k]`` at ``keys[k]``, a later entry replacing an
+    earlier one with an equal key, as ``{k: v for ...}`` does."""
+    return dict(zip(keys, values))
+
+
+def dict_entries(g, keys, values):
+    """Adjoint of ``dict_from(keys, values)`` for ``values``: each value gets its key's entry of
+    ``g`` (a dict's adjoint), none where a later entry with an equal key replaced it."""
+    if g is ZERO:
+        return ZERO
+    last = {k: i for i, k in enumerate(keys)}
+    return SeqAdjoint(g.get(k, ZERO) if last[k] == i else ZERO for i, k in enumerate(keys))

@@ -18,6 +18,7 @@ __all__ = [
     "expand",
     "extremum_tangent",
     "reduce_extremum_tangent",
+    "selected",
     "sort_tangent",
     "custom_jvp",
     "tangent_of_gradient",
@@ -81,10 +82,18 @@ def extremum_tangent(x_wins, tie, tx, ty):
     return xp.where(tie, 0.5 * (tx + ty), xp.where(x_wins, tx, ty))
 
 
+def selected(t, slope):
+    """``t * slope`` where the slope is not zero, and zero where it is: an entry a reduction
+    leaves out (not the extremum, a NaN a ``nansum`` skips) adds nothing to the tangent, even
+    where its own tangent is NaN or infinite (``0 * inf`` would make the sum NaN)."""
+    xp = array_module(t)
+    return xp.where(slope != 0, t * slope, 0.0)
+
+
 def reduce_extremum_tangent(t, a, y, axis=None, keepdims=False):
     """Tangent of a ``max``/``min`` reduction: the mean of the tangents of the tied extrema."""
     share = reduce_max_mask(a, y, axis, keepdims)
-    return (t * share).sum(axis=axis, keepdims=keepdims)
+    return selected(t, share).sum(axis=axis, keepdims=keepdims)
 
 
 def sort_tangent(t, a, axis=-1):

@@ -17,7 +17,15 @@ from .backend import LikeModule, ShapeOf, array_module
 from .broadcast import as_array_like
 from .zeros import ZERO, zeros_like
 
-__all__ = ["shape_of", "inexact_part", "scale_repeated", "copy_value", "copy_arrays", "finalize"]
+__all__ = [
+    "shape_of",
+    "inexact_part",
+    "scale_repeated",
+    "copy_value",
+    "copy_entries",
+    "copy_arrays",
+    "finalize",
+]
 
 _ndarray = np.ndarray
 
@@ -65,6 +73,15 @@ def copy_value(x):
     """Copy an array (so later in-place writes cannot reach it); other values pass through."""
     copy = getattr(x, "copy", None)
     return copy() if copy is not None and hasattr(x, "shape") else x
+
+
+def copy_entries(x):
+    """A copy of ``x`` that a later ``x[i] = v`` cannot reach: an array copied, a list or dict made
+    anew holding the same entries (a checkpoint's snapshot of a list whose entries a loop
+    replaces); other values pass through."""
+    if type(x) is list or type(x) is dict:
+        return x.copy()
+    return copy_value(x)
 
 
 def copy_arrays(x):

@@ -12,7 +12,7 @@ import inspect
 
 import numpy as np
 
-from .errors import UsageError, WrtError
+from .errors import UnsupportedValueError, UsageError, WrtError
 from .runtime import structures as _structures
 
 _ndarray = np.ndarray
@@ -102,6 +102,43 @@ def check_wrt_values(fn, names, positions, args, kwargs):
             f"cannot differentiate {_fname(fn)} with respect to {name!r}: it is "
             f"{_describe(a)}; {_wrt_advice(name, a)}"
         )
+
+
+# ndarray subclasses whose operations mean something else than the rules assume
+_REFUSED_ARRAYS = (
+    (
+        np.ma.MaskedArray,
+        "a masked array: numpy's functions skip its masked entries, which the "
+        "derivative rules would not",
+        "pass np.ma.filled(x, fill) or x.data with the mask applied "
+        "in the function (np.where(mask, 0.0, x))",
+    ),
+    (
+        np.matrix,
+        "an np.matrix: its * is a matrix product and its reductions keep two axes",
+        "pass np.asarray(m)",
+    ),
+)
+
+
+def check_array_kinds(fn, args, kwargs, depth=4):
+    """Refuse an argument (or an entry of a list, tuple or dict argument) that is a masked array
+    or an ``np.matrix``: the gradient would silently ignore the mask, or read ``*`` as numpy's."""
+    for a in (*args, *kwargs.values()):
+        _check_array_kind(fn, a, depth)
+
+
+def _check_array_kind(fn, a, depth):
+    t = type(a)
+    if t is _ndarray or t is float or t is int:
+        return
+    if isinstance(a, np.ndarray):
+        for kind, what, fix in _REFUSED_ARRAYS:
+            if isinstance(a, kind):
+                raise UnsupportedValueError(f"cannot differentiate {_fname(fn)} at {what}; {fix}")
+    elif depth and isinstance(a, (list, tuple, dict)):
+        for v in a.values() if isinstance(a, dict) else a:
+            _check_array_kind(fn, v, depth - 1)
 
 
 def _float_leaves(a):

@@ -184,6 +184,8 @@ class _Runner:
         if value_type is None:
             return self.numpy(*args)
         if value_type is _UNTRIED:
+            if len(self.value_types) >= _MAX_KEYS:
+                return self.numpy(*args)
             return self._first(args, key)
         try:
             value, raw = self.kernel(*args)
@@ -249,6 +251,8 @@ class _JvpRunner:
         if kinds is None:
             return self.numpy(*args)
         if kinds is _UNTRIED:
+            if len(self.output_types) >= _MAX_KEYS:
+                return self.numpy(*args)
             return self._first(args, key)
         try:
             value, tangent = self.kernel(*args)
@@ -299,7 +303,7 @@ def _as_type(x, kind):
 
 def _shapes(args):
     """The key of a first-call check for forward code (one code for every shape)."""
-    return tuple([(a.dtype, a.shape) if type(a) is np.ndarray else type(a) for a in args])
+    return tuple([(a.dtype, a.shape) if type(a) is np.ndarray else _int_key(a) for a in args])
 
 
 def _faster(kernel, numpy):
@@ -317,8 +321,23 @@ def _faster(kernel, numpy):
 
 
 def _types(args):
-    """What numba dispatches on, as far as the specialization does not fix it: dtypes and types."""
-    return tuple([a.dtype if type(a) is np.ndarray else type(a) for a in args])
+    """What numba dispatches on, as far as the specialization does not fix it: dtypes and types;
+    and a Python integer's value (``_int_key``)."""
+    return tuple([a.dtype if type(a) is np.ndarray else _int_key(a) for a in args])
+
+
+def _int_key(a):
+    """A Python integer's value, other values' type. numba computes with int64 where Python's
+    integers are exact (a large ``k * k * k`` wraps around) and raises ``2 ** k`` to an integer
+    power where Python gives a float for ``k < 0``: a result checked against numpy holds only for
+    the integer it was checked with, so each integer value is a call checked first (at most
+    ``_MAX_KEYS`` of them; beyond, numpy runs it)."""
+    t = type(a)
+    return (int, a) if t is int else t
+
+
+# first-checked calls one wrapper remembers (a loop over many integer arguments): beyond, numpy
+_MAX_KEYS = 64
 
 
 def _first_line(e):

@@ -26,10 +26,13 @@ from .arguments import (
     _fname,
     _keyword_only,
     _wrt_names,
+    check_array_kinds,
     check_wrt_values,
     parameters_of,
 )
 from .errors import NoSourceError, UsageError
+from .runtime.contexts import unwind_contexts
+from .primitives import wrapper_of
 
 _ndarray = np.ndarray
 
@@ -43,10 +46,16 @@ RECOMPILE_WARNING = 8
 MAX_SPECIALIZATIONS = 8
 
 
+# What ``signature_of`` records of an argument that is None (a bool is recorded as itself).
+NONE_ARGUMENT = "None"
+
+
 def signature_of(args):
     """What specialization keys on: each positional argument's shape if it is an array, ``float``
     or ``int`` for a Python number, ``list`` or ``tuple`` for a Python sequence (``a + b`` of two
-    lists concatenates), None otherwise. None when no argument is an array or a sequence (nothing
+    lists concatenates), the bool itself for a bool and ``NONE_ARGUMENT`` for None (a branch on
+    ``verbose`` or ``ax is None`` is decided when compiling: the code of a path the call cannot
+    take is left out), None otherwise. None when no argument is an array or a sequence (nothing
     to specialize on)."""
     key = tuple(_arg_key(a) for a in args)
     return key if any(type(k) is tuple or k is list or k is tuple for k in key) else None
@@ -68,6 +77,8 @@ def _fast_key(args):
         t = type(a)
         if t is _ndarray:
             key.append((a.shape, a.dtype))
+        elif t is bool:
+            key.append(a)  # the code is specialized to its value (signature_of)
         elif t in _KEYED_TYPES:
             key.append(t)
         else:
@@ -81,6 +92,10 @@ def _arg_key(a):
         return a.shape
     if t is float or t is int or t is list or t is tuple:
         return t
+    if t is bool:
+        return a
+    if a is None:
+        return NONE_ARGUMENT
     if isinstance(a, np.generic):
         return () if a.dtype.kind in "fc" else None
     if hasattr(a, "shape") and (
@@ -125,11 +140,16 @@ def _plain_function(fn, kind):
             f"and vjp take a gradient (grad(grad(f)), and functions that call one); for sourcegrad.{kind}, "
             "differentiate the original function (sourcegrad.hvp and sourcegrad.hessian give second derivatives)"
         )
+    wrapper = wrapper_of(fn)  # grad(np.tanh): a library (or registered) function with a rule
+    if wrapper is not None:
+        return wrapper, None
     if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
         return fn.__func__, fn.__self__
     if isinstance(fn, types.FunctionType):
-        while isinstance(getattr(fn, "__wrapped__", None), types.FunctionType):
-            fn = fn.__wrapped__  # functools.wraps: the function whose source inspect shows
+        if isinstance(getattr(fn, "__wrapped__", None), types.FunctionType):
+            from .transforms.source import unwrap
+
+            fn = unwrap(fn)  # functools.wraps: what it wraps, where the wrapper adds nothing
         if fn.__code__.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
             from .transforms import compile_gradient
 
@@ -270,6 +290,7 @@ class _Compiled:
         return c
 
     def _check_args(self, args, kwargs):
+        check_array_kinds(self.fn, args, kwargs)
         check_wrt_values(self.fn, self.names, self.positions, args, kwargs)
 
     def _run(self, args, kwargs):
@@ -446,8 +467,11 @@ def _holds(c, args):
 
 
 def _annotate(e):
+    """An exception leaving generated code: the context managers it entered are exited, and the
+    exception names the user's line."""
     from .transforms.emit import annotate
 
+    unwind_contexts(e)
     if hasattr(e, "add_note"):
         annotate(e, e.__traceback__)
         return

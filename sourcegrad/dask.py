@@ -117,12 +117,15 @@ class _DataParallel:
         blocks = {o: values[o].to_delayed().reshape(-1) for o in self.over}
         params = self.__signature__.parameters
         for i, n_c in enumerate(rows):
+            if n_c == 0 and n:
+                continue  # an empty chunk adds nothing (its own mean would be NaN)
             chunk_args = dict(values)
             chunk_args.update((o, blocks[o][i]) for o in self.over)
             # by position (a keyword call would run the general code), keyword-only ones by name
             positional = [chunk_args[p] for p, v in params.items() if v.kind != v.KEYWORD_ONLY]
             keywords = {p: chunk_args[p] for p, v in params.items() if v.kind == v.KEYWORD_ONLY}
-            weight = n_c / n if kind == "mean" else None
+            # (no rows at all: each chunk's own mean, NaN as numpy's, and no ZeroDivisionError)
+            weight = n_c / n if kind == "mean" and n else None
             parts.append(dask.delayed(_chunk, pure=True)(self.recipe, positional, keywords, weight))
         total = db.from_delayed(parts).reduction(_add_all, _add_all, split_every=SPLIT_EVERY)
         value_grads = total.to_delayed()

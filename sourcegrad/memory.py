@@ -13,6 +13,8 @@ from __future__ import annotations
 import linecache
 import os
 
+from .runtime.private import SITE as PRIVATE
+
 
 class MemoryReport:
     """The saves of one call: ``rows()`` per site, ``lines()`` per user line, ``peak`` bytes."""
@@ -25,6 +27,9 @@ class MemoryReport:
         for k, (pos, saved) in enumerate(sites):
             count, size = record.sites.get(k, (0, 0))
             self._sites.append((pos, saved, count, size))
+        if PRIVATE in record.sites:  # a vjp's pullback: its copies of what the caller can change
+            count, size = record.sites[PRIVATE]
+            self._sites.append((None, "copies for the pullback (arguments, value)", count, size))
 
     @property
     def total(self):

@@ -53,11 +53,10 @@ class Vjp(_Compiled):
 class Pullback:
     """``pullback(cotangent)`` -> the gradient. Runs once: the backward consumes the tape."""
 
-    __slots__ = ("_fn", "_shape", "_wrap", "_like")
+    __slots__ = ("_fn", "_wrap", "_like")
 
     def __init__(self, fn, value, wrap=False):
         self._fn = fn
-        self._shape = getattr(value, "shape", ())
         self._wrap = wrap  # wrt=(0,): a 1-tuple of gradients
         self._like = value  # a list cotangent becomes an array of its module and float dtype
 
@@ -68,15 +67,7 @@ class Pullback:
                 "this pullback was already called; a pullback runs once (it consumes its tape). "
                 "Call the vjp function again for another cotangent."
             )
-        # as the seed writes it: pullback([0.1, 1.0, 0.0001])
-        if isinstance(cotangent, (list, tuple)):
-            cotangent = _array_like(cotangent, self._like)
-        shape = getattr(cotangent, "shape", ())
-        if shape != self._shape and not (shape == () and self._shape == ()):
-            raise UsageError(
-                f"the cotangent has shape {shape}, but the function's value has shape "
-                f"{self._shape}: pass a cotangent shaped like the value"
-            )
+        cotangent = _cotangent_like(cotangent, self._like)
         self._fn = self._like = None
         try:
             grads = fn(cotangent)
@@ -87,6 +78,38 @@ class Pullback:
         except Exception as e:
             _annotate(e)
             raise
+
+
+def _cotangent_like(cotangent, like, which=""):
+    """``cotangent`` checked to have the shape of ``like`` (a list of numbers, as the seed writes
+    it, ``pullback([0.1, 1.0, 0.0001])``, made an array). ``which``: the value's entry named."""
+    if isinstance(like, tuple):
+        return _tuple_cotangent(cotangent, like)
+    if isinstance(cotangent, (list, tuple)):
+        cotangent = _array_like(cotangent, like)
+    shape, want = getattr(cotangent, "shape", ()), getattr(like, "shape", ())
+    if shape != want and not (shape == () and want == ()):
+        raise UsageError(
+            f"the cotangent{which} has shape {shape}, but the function's value{which} has shape "
+            f"{want}: pass a cotangent shaped like the value"
+        )
+    return cotangent
+
+
+def _tuple_cotangent(cotangent, like):
+    """The cotangent of a function whose value is a tuple: a tuple (or list) of as many
+    cotangents, each shaped like its entry of the value."""
+    if not isinstance(cotangent, (list, tuple)) or len(cotangent) != len(like):
+        what = (
+            f"{len(cotangent)} values"
+            if isinstance(cotangent, (list, tuple))
+            else f"a {type(cotangent).__name__}"
+        )
+        raise UsageError(
+            f"the function's value is a tuple of {len(like)} values, so the cotangent is a tuple "
+            f"of {len(like)} cotangents, one shaped like each; got {what}"
+        )
+    return tuple(_cotangent_like(c, v, f"[{k}]") for k, (c, v) in enumerate(zip(cotangent, like)))
 
 
 def _array_like(values, like):

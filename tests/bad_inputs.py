@@ -130,12 +130,12 @@ def del_stmt(x):
 
 
 def import_inside(x):
-    import math as m  # E: import_inside
+    import no_such_module_here as m  # E: import_inside
     return np.sum(x) * m.pi
 
 
 def from_import_inside(x):
-    from math import pi  # E: from_import_inside
+    from . import pi  # E: from_import_inside
     return np.sum(x) * pi
 
 
@@ -474,14 +474,14 @@ def augassign_alias(x):
 
 def augassign_view(x):
     a = x * 1.0
-    v = a[0:2]
+    v = a.T[0:2]  # (a view of a.T: a write through v into a is not followed)
     v += 1.0  # E: augassign_view
     return np.sum(a * x)
 
 
 def for_row_write(x):
     m = np.ones((2, 3)) * x
-    for row in m:
+    for row in m.T:  # (rows of m.T: a write through them into m is not followed)
         row[0] = 0.0  # E: for_row_write
     return np.sum(m)
 
@@ -571,13 +571,13 @@ def attr_imag(x):
 
 def out_keyword(x):
     y = np.zeros(3)
-    np.multiply(x, 2.0, out=y)  # E: out_keyword
+    np.multiply(x, 2.0, out=y, where=x > 0.5)  # E: out_keyword
     return np.sum(y)
 
 
 def out_keyword_value(x):
     y = np.zeros(3)
-    z = np.multiply(x, 2.0, out=y)  # E: out_keyword_value
+    z = np.multiply(x, y, out=np.empty(3))  # E: out_keyword_value
     return np.sum(z)
 
 

@@ -24,9 +24,10 @@ import sourcegrad
 from sourcegrad import runtime
 
 try:
-    from scipy import special as sc
-except ImportError:  # scipy.special's rules are registered only where scipy imports
-    sc = None
+    from scipy import linalg as sla, signal as ssig, special as sc, stats as sst
+except ImportError:  # scipy's rules are registered only where scipy imports
+    sc = sla = ssig = sst = None
+from sourcegrad.transforms.normalize import strings as _strings
 from sourcegrad.transforms.rules import indexing as _indexing
 
 F64, F32 = np.float64, np.float32
@@ -44,9 +45,9 @@ import numpy as np
 import sourcegrad as sg
 
 try:
-    from scipy import special as sc
+    from scipy import linalg as sla, signal as ssig, special as sc, stats as sst
 except ImportError:
-    sc = None
+    sc = sla = ssig = sst = None
 
 IDX = np.array([2, 0, 2, 1])
 IDX2 = np.array([[0, 1], [1, 1]])
@@ -66,6 +67,9 @@ C3 = np.array([1.0 + 0.5j, -0.5 + 1.0j, 0.75 - 0.25j])  # complex filters for np
 C4 = np.array([0.5 - 1.0j, 1.0 + 0.25j, -0.75 + 0.5j, 0.25 + 1.0j])
 C6 = np.array([1.0 + 0.5j, -0.5 + 1.0j, 0.75 - 0.25j, 0.5 - 1.0j, 1.0 + 0.25j, -0.75 + 0.5j])
 C23 = np.array([[1.0 + 0.5j, -0.5 + 1.0j, 0.75 - 0.25j], [0.5 - 1.0j, 1.0 + 0.25j, -0.75 + 0.5j]])
+COUNTS = np.array([0, 2, 5])  # Poisson counts
+FW = np.array([1, 3, 2, 1])  # np.cov's frequency weights
+A0 = np.array([1.0, 0.0, 0.0])  # a filter's leading denominator coefficient
 """
 
 
@@ -845,6 +849,22 @@ def reduction_specs():
                     ]
                 ]
             ),
+            # observation weights: aweights (any positive numbers) have an adjoint, fweights
+            # (integer counts) none
+            cases_of(
+                *[
+                    (f"{{F}}(m{kw})", {"m": inp(sm), "a": inp((4,), POS, param="aweights")})
+                    for sm, kw in [
+                        ((2, 4), ", aweights=a"),
+                        ((4,), ", aweights=a, ddof=0"),
+                        ((3, 4), ", fweights=FW, aweights=a"),
+                        ((4, 2), ".T, aweights=a, bias=True"),
+                        ((2, 4), ", m[::-1] * 0.5, aweights=a, ddof=2"),
+                    ]
+                ],
+                ("{F}(m, fweights=FW)", {"m": inp((2, 4))}),
+                ("{F}(m, fweights=FW, ddof=0)", {"m": inp((4,))}),
+            ),
         ),
         np.corrcoef: cat(
             grid(
@@ -1030,6 +1050,21 @@ def linalg_specs():
             *[square(f"{{F}}({{x}}, {k})", sizes=(1, 3)) for k in (-2, -1, 0, 1, 2, 3)]
         ),
         LA.cholesky: cat(square(), square("{F}({x}, upper=True)")),
+        # np.fill_diagonal(b, v) on a buffer the function allocated: b = filled_diagonal(b, v)
+        runtime.filled_diagonal: cases_of(
+            *[
+                ("b", {"a": inp(sa), "v": inp(sv, param="val")}, {"pre": f"b = a * 1.0\n{call}"})
+                for sa, sv, call in [
+                    ((3, 3), "py", "np.fill_diagonal(b, v)"),
+                    ((4, 3), (3,), "np.fill_diagonal(b, v)"),
+                    ((2, 4), (), "np.fill_diagonal(b, v)"),
+                    ((3, 3), (2,), "np.fill_diagonal(b, v)"),
+                    ((2, 2, 2), (2,), "np.fill_diagonal(b, v)"),
+                    ((7, 3), (3,), "np.fill_diagonal(b, v, wrap=True)"),
+                    ((7, 3), "scalar", "np.fill_diagonal(b, val=v, wrap=False)"),
+                ]
+            ]
+        ),
         LA.eigh: cat(
             *[
                 cases_of(*[(e, {"a": inp(sh, SMALL)}) for sh in [(3, 3), (2, 3, 3)]])
@@ -1267,6 +1302,20 @@ def shape_specs():
             ", [0, 2], axis=0",
             ", np.array([0, 2]), axis=-1",
             ", slice(0, 2), axis=0",
+        ),
+        np.insert: cases_of(
+            *[
+                (f"{{F}}(arr, {obj}, values{kw})", {"arr": inp(sa), "values": inp(sv)})
+                for sa, obj, sv, kw in [
+                    ((4,), "1", "py", ""),
+                    ((4,), "[3, 0, 1]", (3,), ""),
+                    ((2, 2), "[1, 1]", (1,), ""),
+                    ((2, 3), "1", (2,), ", axis=1"),
+                    ((3, 2), "IDX", (2,), ", axis=0"),
+                    ((2, 3), "0", (), ", axis=-1"),
+                    ((3,), "slice(0, 2)", "scalar", ""),
+                ]
+            ]
         ),
         np.concatenate: cat(
             joined(
@@ -1580,6 +1629,10 @@ def indexing_specs():
                 ),
             ]
         ),
+        # x.conj(), x.conjugate(): x itself where it is real (np.conjugate makes a copy)
+        _indexing._conj_method: methods(
+            ("{x}.conj()", M), ("{x}.conjugate()", M), ("{x}.conj()", ())
+        ),
         _indexing._astype: cases_of(
             *[
                 (
@@ -1781,6 +1834,19 @@ def sequence_specs():
             ),
             ("np.stack(list(x))", {"x": inp((2, 3), param="iterable")}),
         ),
+        # a dict comprehension: each value gets its key's entry, none a later equal key replaced
+        runtime.dict_from: cases_of(
+            (
+                "d['a'] * d['b']",
+                {"x": inp((3,), param="values"), "y": inp((3,), param="values")},
+                {"pre": "d = {k: v for k, v in zip(['a', 'b'], [x, y])}"},
+            ),
+            (
+                "d['a'] + np.sin(d['b'])",
+                {"x": inp((2, 2), param="values"), "y": inp((2, 2), param="values")},
+                {"pre": "d = {k: v * 2.0 for k, v in zip('aab', [x, y, x * y])}"},
+            ),
+        ),
         tuple: cases_of(
             (
                 "np.stack(tuple([x, y]))",
@@ -1855,6 +1921,153 @@ def special_specs():
     }
 
 
+def stats_grid(expr, names, doms, shapes):
+    """``expr`` over named inputs in ``doms``, one case per tuple of their shapes (or forms)."""
+    return cases_of(
+        *[(expr, {n: inp(s, d) for n, s, d in zip(names, row, doms)}) for row in shapes]
+    )
+
+
+# shapes of (x, loc, scale) that broadcast, with Python floats and numpy scalars among them
+THREE = [
+    ((3,), (), "py"),
+    ((2, 3), (3,), (2, 1)),
+    ((), "py", (3,)),
+    ("scalar", (2,), "py"),
+    ((3,), (3,), (3,)),
+]
+
+
+def scipy_specs():
+    """``scipy.stats`` (``sst.norm.logpdf``), ``scipy.linalg`` (``sla``), ``scipy.signal``
+    (``ssig``), as the generated modules import them."""
+    if sst is None:
+        return {}
+    specs = {}
+    pos = Dom(0.5, 2.0)
+    for name in ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf"):
+        F = f"sst.norm.{name}"
+        specs[getattr(sst.norm, name)] = cat(
+            stats_grid(f"{F}(x, loc, scale)", ("x", "loc", "scale"), (ANY, ANY, pos), THREE),
+            cases_of(
+                (f"{F}(x, scale=scale)", {"x": inp((3,)), "scale": inp("py", pos)}),
+                (f"{F}(x)", {"x": inp((2, 3))}),
+            ),
+        )
+    specs[sst.norm.logcdf] = cat(
+        specs[sst.norm.logcdf],
+        cases_of(("sst.norm.logcdf(x * 10.0 - 25.0)", {"x": inp((3,))})),  # far in the left tail
+    )
+    specs[sst.t.logpdf] = cat(
+        stats_grid(
+            "sst.t.logpdf(x, df, loc, scale)",
+            ("x", "df", "loc", "scale"),
+            (ANY, Dom(1.0, 6.0), ANY, pos),
+            [((3,), "py", (), "py"), ((2, 3), (3,), "py", (2, 1)), ("scalar", (2,), (2,), ())],
+        ),
+        cases_of(("sst.t.logpdf(x, df)", {"x": inp((3,)), "df": inp((3,), Dom(1.0, 6.0))})),
+    )
+    specs[sst.gamma.logpdf] = stats_grid(
+        "sst.gamma.logpdf(x, a, loc, scale)",
+        ("x", "a", "loc", "scale"),
+        (Dom(1.0, 3.0), Dom(1.5, 4.0), UNIT, pos),
+        [((3,), "py", (), "py"), ((2, 3), (3,), "py", (2, 1)), ("scalar", (2,), (2,), ())],
+    )
+    specs[sst.beta.logpdf] = stats_grid(
+        "sst.beta.logpdf(x, a, b, loc, scale)",
+        ("x", "a", "b", "loc", "scale"),
+        (Dom(0.3, 0.7), Dom(1.5, 4.0), Dom(1.5, 4.0), Dom(-0.1, 0.1), Dom(1.0, 1.2)),
+        [((3,), "py", (3,), (), "py"), ((2, 3), (3,), "py", (2, 1), ())],
+    )
+    specs[sst.expon.logpdf] = stats_grid(
+        "sst.expon.logpdf(x, loc, scale)",
+        ("x", "loc", "scale"),
+        (Dom(1.0, 3.0), UNIT, pos),
+        THREE,
+    )
+    specs[sst.laplace.logpdf] = stats_grid(
+        "sst.laplace.logpdf(x, loc, scale)", ("x", "loc", "scale"), (GRID0, GRID1, pos), THREE
+    )
+    specs[sst.poisson.logpmf] = cases_of(
+        *[("sst.poisson.logpmf(COUNTS, mu)", {"mu": inp(s, pos)}) for s in ["py", (3,), (2, 3)]],
+        ("sst.poisson.logpmf(2, mu)", {"mu": inp((2,), pos)}),
+    )
+    mvn = "sst.multivariate_normal.logpdf"
+    specs[sst.multivariate_normal.logpdf] = cases_of(
+        *[
+            (f"{mvn}(x, mean, cov{kw})", {"x": inp(sx), "mean": inp(sm), "cov": inp(sc_, dc)})
+            for sx, sm, sc_, dc, kw in [
+                ((3,), (3,), (3, 3), MATRIX, ""),
+                ((2, 3), (3,), (3, 3), MATRIX, ""),
+                ((2, 2, 2), (2,), (2, 2), MATRIX, ""),
+                ((4, 3), (3,), (3,), pos, ""),
+                ((3,), (3,), "py", pos, ""),
+                ((4,), "py", "py", pos, ""),
+                ((1, 2), (2,), (2, 2), MATRIX, ", allow_singular=False"),
+            ]
+        ],
+        (f"{mvn}(x, cov=cov)", {"x": inp((2, 2)), "cov": inp((2, 2), MATRIX)}),
+        (f"{mvn}(x, mean)", {"x": inp((2, 3)), "mean": inp((3,))}),
+        (
+            f"{mvn}(x, mean, cov, allow_singular=True)",
+            {"x": inp((2,)), "mean": inp((2,)), "cov": inp((2, 2), MATRIX)},
+            {"refused": "allow_singular"},
+        ),
+    )
+    # ---- scipy.linalg: triangles read of a well-conditioned matrix (2 I plus noise)
+    st_cases = []
+    for kw in [", lower=True", "", ", trans='T'", ", trans=1, lower=True, unit_diagonal=True"]:
+        for sa, sb in [((3, 3), (3,)), ((3, 3), (3, 2)), ((1, 1), (1,)), ((2, 3, 3), (3,))]:
+            st_cases.append(
+                (f"sla.solve_triangular(a, b{kw})", {"a": inp(sa, MATRIX), "b": inp(sb)})
+            )
+    specs[sla.solve_triangular] = cases_of(*st_cases)
+    specs[sla.cholesky] = cat(
+        square("sla.cholesky({x})"), square("sla.cholesky({x}, lower=True)", batch=((),))
+    )
+    specs[sla.cho_factor] = cat(
+        square("sla.cho_factor({x})[0]", batch=((),)),
+        square("sla.cho_factor({x}, lower=True)[0]", batch=((),)),
+    )
+    specs[sla.cho_solve] = cases_of(
+        *[
+            (
+                expr,
+                {"a": inp(sa, MATRIX, param="c_and_lower"), "b": inp(sb)},
+                {"pre": pre} if pre else {},
+            )
+            for expr, pre in [
+                ("sla.cho_solve(sla.cho_factor(a), b)", ""),
+                ("sla.cho_solve((c, low), b)", "c, low = sla.cho_factor(a, lower=True)"),
+            ]
+            for sa, sb in [((3, 3), (3,)), ((2, 2), (2, 3)), ((1, 1), (1,))]
+        ]
+    )
+    specs[sla.expm] = cases_of(
+        *[
+            ("sla.expm(A)", {"A": inp(s, Dom(-0.6, 0.6))})
+            for s in [(1, 1), (2, 2), (3, 3), (2, 2, 2)]
+        ]
+    )
+    # ---- scipy.signal: a stable filter, a[0] = 1 + a small number
+    specs[ssig.lfilter] = cases_of(
+        *[
+            (
+                f"ssig.lfilter(b, a + A0[:{na}], x{kw})",
+                {"b": inp((nb,)), "a": inp((na,), SMALL), "x": inp(sx)},
+            )
+            for nb, na, sx, kw in [
+                (2, 2, (5,), ""),
+                (3, 1, (4,), ""),
+                (1, 3, (2, 5), ""),
+                (2, 3, (5, 2), ", axis=0"),
+                (3, 2, (2,), ""),
+            ]
+        ]
+    )
+    return specs
+
+
 # ---- functions declared as carrying no gradient ----------------------------------------------------
 def nondiff_specs():
     cmp = binary(GRID0, GRID1, pairs=[((3,), (3,)), ((2, 3), (3,)), ((), "py"), ("py", "py")])
@@ -1875,7 +2088,19 @@ def nondiff_specs():
     specs.update(
         {
             k: unary(expr="{F}({x})")
-            for k in (np.isfinite, np.isnan, np.isinf, np.signbit, np.iscomplexobj)
+            for k in (
+                np.isfinite,
+                np.isnan,
+                np.isinf,
+                np.isposinf,
+                np.isneginf,
+                np.isreal,
+                np.iscomplex,
+                np.signbit,
+                np.iscomplexobj,
+                np.isrealobj,
+                np.isscalar,
+            )
         }
     )
     specs.update({k: pyunary() for k in (math.isfinite, math.isnan, math.isinf)})
@@ -1895,6 +2120,7 @@ def nondiff_specs():
                 np.isclose,
                 np.allclose,
                 np.array_equal,
+                np.array_equiv,
             )
         }
     )
@@ -1943,6 +2169,16 @@ def nondiff_specs():
             np.size: unary(),
             np.shape: unary(expr="np.array({F}({x}))", shapes=[(3,), (2, 3)], forms=()),
             builtins.isinstance: unary(expr="isinstance({x}, float)"),
+            # strings carry no gradient: a differentiated value formatted into one is refused
+            _strings.formatted: cases_of(
+                ("x * len(f'{3:>4}')", {"x": inp((3,))}),
+                ("float(f'{x}')", {"x": inp(())}, {"refused": "values"}),
+                ("float('%s' % x)", {"x": inp("py")}, {"refused": "values"}),
+            ),
+            _strings.string_method: cases_of(
+                ("x * len('ab'.upper())", {"x": inp((3,))}),
+                ("float('{}'.format(x))", {"x": inp(())}, {"refused": "args"}),
+            ),
             builtins.print: cases_of(
                 ("x * 2.0", {"x": inp((3,))}, {"pre": "print(x, file=SINK)", "reach": False})
             ),
@@ -1952,6 +2188,7 @@ def nondiff_specs():
             np.argmax: unary(DISTINCT, shapes=[(4,), (2, 3)], forms=()),
             np.argmin: unary(DISTINCT, shapes=[(4,), (2, 3)], forms=()),
             np.argsort: unary(DISTINCT, shapes=[(4,), (2, 3)], forms=()),
+            np.argpartition: unary(DISTINCT, "{F}({x}, 1)", shapes=[(4,), (2, 3)], forms=()),
             np.argwhere: unary(NONZERO, shapes=[(3,), (2, 3)], forms=()),
             np.nonzero: unary(NONZERO, "{F}({x})[0]", shapes=[(3,), (2, 3)], forms=()),
             np.flatnonzero: unary(NONZERO, shapes=[(3,), (2, 3)], forms=()),
@@ -2369,7 +2606,6 @@ METHOD_SPECS = {
     np.diagonal: methods(("{x}.diagonal()", (3, 3))),
     np.trace: methods(("{x}.trace()", (3, 3))),
     np.copy: methods(("{x}.copy()", M)),
-    np.conjugate: methods(("{x}.conj()", M), ("{x}.conjugate()", M)),
     np.real: methods(("{x}.real", M)),
     np.matrix_transpose: methods(("{x}.mT", (2, 2, 3))),
     np.dot: cases_of(
@@ -2380,6 +2616,7 @@ METHOD_SPECS = {
     np.argmax: methods(("{x}.argmax()", M, DISTINCT)),
     np.argmin: methods(("{x}.argmin(axis=0)", M, DISTINCT)),
     np.argsort: methods(("{x}.argsort(axis=0)", M, DISTINCT)),
+    np.argpartition: methods(("{x}.argpartition(1, axis=0)", M, DISTINCT)),
     np.any: methods(("{x}.any()", M, NONZERO)),
     np.all: methods(("{x}.all()", M, NONZERO)),
     np.nonzero: methods(("{x}.nonzero()[0]", M, NONZERO)),
@@ -2402,6 +2639,7 @@ for _group in (
     sequence_specs,
     nondiff_specs,
     special_specs,
+    scipy_specs,
     library_specs,
 ):
     SPECS.update(_group())

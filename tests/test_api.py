@@ -193,3 +193,28 @@ def test_compiling_different_functions_concurrently_matches_serial():
         t.join()
     for a, b in zip(results, serial):
         assert np.array_equal(a, b)
+
+
+def masked_square(x, y):
+    return np.sum(x * x) + np.sum(y[0])
+
+
+_X = np.array([0.5, -1.0, 2.0])
+_MASKED = np.ma.array([1.0, 2.0, 3.0], mask=[0, 1, 0])
+
+
+@pytest.mark.parametrize(
+    "args, what",
+    [
+        ((_MASKED, [_X]), "masked array"),  # differentiated
+        ((_X, [_MASKED]), "masked array"),  # inside a list that is not
+        ((np.matrix([[1.0, 2.0, 3.0]]), [_X]), "np.matrix"),
+        ((_X, (np.matrix([[1.0, 2.0]]),)), "np.matrix"),
+    ],
+)
+def test_masked_arrays_and_matrices_are_refused_wherever_passed(args, what):
+    """numpy's functions skip a masked entry and np.matrix reads * as a matrix product: a gradient
+    computed by the plain rules would ignore both, so either is refused when it is passed."""
+    for g in (sg.grad(masked_square), sg.value_and_grad(masked_square), sg.vjp(masked_square)):
+        with pytest.raises(sg.errors.UnsupportedValueError, match=what):
+            g(*args)

@@ -190,7 +190,7 @@ def test_without_has_aux_unchanged():
         return np.sum(np.tanh(x @ w) ** 2)
 
     assert_close(sg.grad(plain)(w, x), fd_grad(_loss_only(simple), (w, x), 0))
-    with pytest.raises(UnsupportedSyntaxError, match="returning a tuple"):
+    with pytest.raises(UnsupportedSyntaxError, match="returns a tuple of 2 values"):
         sg.grad(simple)(w, x)  # a pair is the value only with has_aux=True
 
 
@@ -336,7 +336,7 @@ def helper_gives_one(w):
 
 
 def helper_literal_pair_in_a_variable(w):
-    out = _pair_helper(w, np.ones((2, 3)))  # a helper's tuple literal other than `return helper()`
+    out = _pair_helper(w, np.ones((2, 3)))  # a helper's pair held in a variable, then returned
     return out
 
 
@@ -354,8 +354,14 @@ def test_a_helper_that_does_not_give_a_pair_is_named():
         r"differentiated with has_aux=True, so it must return a pair \(loss, aux\), but it returned a",
     ):
         sg.grad(helper_gives_one, has_aux=True)(np.ones(3))
-    with pytest.raises(UnsupportedSyntaxError, match="returning a tuple is not supported yet"):
-        sg.grad(helper_literal_pair_in_a_variable, has_aux=True)(np.ones(3))
+
+
+def test_a_helpers_pair_held_in_a_variable_is_the_pair():
+    # the helper's tuple is a value like any other: held in a name, then returned as the pair
+    w = np.abs(_x(25, (3,)))
+    g, aux = sg.grad(helper_literal_pair_in_a_variable, has_aux=True)(w)
+    assert_close(g, fd_grad(_loss_only(helper_literal_pair_in_a_variable), (w,), 0))
+    _same(aux, helper_literal_pair_in_a_variable(w.copy())[1])
 
 
 def test_a_helper_called_elsewhere_keeps_its_own_returns():

@@ -716,6 +716,53 @@ def test_functools_wraps_follows_the_wrapped_function(module):
         check(sg.grad(fn), fn, X)
 
 
+def test_a_wrapper_that_computes_more_is_refused_at_its_line(module):
+    """A ``functools.wraps`` wrapper that scales, logs into or clips the value is not the function it
+    wraps: differentiating the wrapped source alone would drop what the wrapper computes."""
+    m = module("""
+        import functools
+
+        import numpy as np
+
+
+        def doubled(fn):
+            @functools.wraps(fn)
+            def wrapper(*args, **kwargs):
+                return 2.0 * fn(*args, **kwargs)
+            return wrapper
+
+
+        def timed(fn):
+            @functools.wraps(fn)
+            def wrapper(x):
+                out = fn(x)
+                return out
+            return wrapper
+
+
+        @doubled
+        def f(x):
+            return np.sum(x * x)
+
+
+        @timed
+        def g(x):
+            return np.sum(x * x)
+
+
+        def root(x):
+            return f(x) + 1.0
+    """)
+    for fn, line in ((m.f, "return 2.0 * fn(*args, **kwargs)"), (m.g, "out = fn(x)")):
+        with pytest.raises(sg.UnsupportedSyntaxError, match="functools.wraps wrapper") as e:
+            sg.grad(fn)(X)
+        assert e.value.text.strip() == line
+        assert "__wrapped__" in e.value.hint
+    with pytest.raises(sg.UnsupportedSyntaxError, match="functools.wraps wrapper") as e:
+        sg.grad(m.root)(X)  # inlined as a helper: the same check
+    assert e.value.text.strip() == "return 2.0 * fn(*args, **kwargs)"
+
+
 # ---- helpers that write into their parameter, non-literal defaults ---------------------------------
 
 
@@ -764,3 +811,24 @@ def with_defaults(x):
 def test_non_literal_defaults_of_inlined_helpers():
     check(sg.grad(with_defaults), with_defaults, X)
     check(sg.grad(clipped), clipped, X)
+
+
+def tanh_sum(x):
+    return np.sum(np.tanh(x) * x)
+
+
+def test_a_numpy_function_rebound_after_the_compile_compiles_again():
+    """``np.tanh = np.sin`` (a monkeypatch, a test double) after the first gradient: the forward
+    reads np.tanh live, so the rule must be the new function's, never the old one's."""
+    g = sg.grad(tanh_sum)
+    x = np.array([0.3, -0.5, 1.2])
+    check(g, tanh_sum, x)
+    original = np.tanh
+    try:
+        np.tanh = np.sin
+        assert_close(g(x), np.cos(x) * x + np.sin(x))
+        np.tanh = lambda t: t * t  # a user's function: its source is read
+        assert_close(g(x), 3 * x * x)
+    finally:
+        np.tanh = original
+    check(g, tanh_sum, x)

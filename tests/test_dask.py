@@ -903,3 +903,34 @@ def test_values_bound_in_a_branch_are_persisted_too(t, unroll):
     assert _close(value, want_value) and all(_close(g, h) for g, h in zip(grads, want))
     for i, g in enumerate(grads):
         assert_close(g, oracle.fd_grad(looped, (w, x, t), i), rtol=1e-5, atol=1e-6)
+
+
+# ---- data_parallel over no rows, or with empty chunks ---------------------------------------------
+
+
+def squared_error_mean(w, x, y):
+    return np.mean((x @ w - y) ** 2)
+
+
+def squared_error_sum(w, x, y):
+    return np.sum((x @ w - y) ** 2)
+
+
+@pytest.mark.parametrize("f", [squared_error_mean, squared_error_sum])
+@pytest.mark.parametrize("rows, chunks", [(0, (0,)), (5, (2, 0, 3)), (4, (0, 4))])
+def test_data_parallel_over_no_rows_or_empty_chunks_gives_numpys_result(f, rows, chunks):
+    """No rows at all: numpy's value (NaN for a mean, 0 for a sum) and gradient, never a
+    ZeroDivisionError; an empty chunk among others adds nothing."""
+    from sourcegrad.dask import data_parallel
+
+    rng = np.random.default_rng(rows)
+    w, x, y = rng.normal(size=3), rng.normal(size=(rows, 3)), rng.normal(size=rows)
+    lazy_x = da.from_array(x, chunks=(chunks, 3))
+    lazy_y = da.from_array(y, chunks=(chunks,))
+    vg = data_parallel(sg.value_and_grad(f), over=("x", "y"))
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        value, grad = dask.compute(*vg(w, lazy_x, lazy_y), scheduler="synchronous")
+        want_value, want_grad = sg.value_and_grad(f)(w, x, y)
+    np.testing.assert_allclose(value, want_value, rtol=1e-12)  # (NaN equals NaN here)
+    assert_close(grad, want_grad, rtol=1e-10, atol=1e-12)

@@ -63,3 +63,58 @@ def test_jvp_and_hvp_at_edges(x, data):
         assert_close(
             sg.hvp(f)(x, t), _fd_hvp(f, x, t), rtol=1e-4, atol=1e-5, what=f"hvp of {f.__name__}"
         )
+
+
+# ---- reductions that leave entries out: their tangents never reach the sum ----------------------
+# An entry a nan-reduction skips (NaN), that is not the extremum, or that where= masks out adds
+# nothing to the tangent, even where its own tangent is NaN (NaN ** 2) or infinite (the slope of
+# sqrt at 0): 0 * inf would make the whole sum NaN.
+
+
+def nansum_square(x, m):
+    return np.nansum(x * x)
+
+
+def nanmean_sin(x, m):
+    return np.nanmean(np.sin(x) * x)
+
+
+def nanmax_square(x, m):
+    return np.nanmax(x * x)
+
+
+def nanmin_cube(x, m):
+    return np.nanmin(x * x * x)
+
+
+def max_of_roots(x, m):
+    return np.max(np.sqrt(np.abs(x)) + x)
+
+
+def sum_where_roots(x, m):
+    return np.sum(np.sqrt(np.abs(x)), where=m)
+
+
+LEFT_OUT = [nansum_square, nanmean_sin, nanmax_square, nanmin_cube, max_of_roots, sum_where_roots]
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    f=st.sampled_from(LEFT_OUT),
+    x=hnp.arrays(np.float64, st.integers(3, 6), elements=st.floats(0.3, 2.0), unique=True),
+    marks=st.lists(st.booleans(), min_size=6, max_size=6),
+    data=st.data(),
+)
+def test_jvp_through_reductions_that_leave_entries_out(f, x, marks, data):
+    marks = np.array(marks[: x.size])
+    marks[np.argmax(x)] = False  # the extremum is never left out
+    if f in (max_of_roots, sum_where_roots):
+        x = np.where(marks, 0.0, x)  # sqrt's slope is infinite there
+    else:
+        x = np.where(marks, np.nan, x)  # skipped by the nan-reduction
+    m = ~marks
+    v = data.draw(hnp.arrays(np.float64, x.shape, elements=st.floats(-1.0, 1.0)))
+    value, tangent = sg.jvp(f)(x, m, v)
+    assert np.isfinite(tangent)
+    want = np.nansum(fd_grad(f, (x, m), 0) * v)  # a skipped NaN entry's difference is 0
+    assert_close(tangent, want, what=f"{f.__name__}'s tangent")

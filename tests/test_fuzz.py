@@ -148,6 +148,16 @@ def test_generator_covers_every_construct():
         "nested_exit",
         "helper_nested_exit",
         "return_buffer",
+        # a helper returning a tuple, unpacked where it is called
+        "helper_returns_tuple_plain",
+        "helper_returns_tuple_starred",
+        "helper_returns_tuple_indexed",
+        "helper_returns_tuple_branches",
+        # forms lowered to the others: for/else, the walrus, try/except, or as a value
+        "for_else",
+        "walrus_if",
+        "try_except",
+        "or_value",
     }
     assert wanted <= features, sorted(wanted - features)
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 import sourcegrad as sg
 
 from .corpus.harness import check, check_value
-from .oracle import assert_close
+from .oracle import assert_close, fd_grad
 from .flow import SEEDS, SIZES, rng_of, with_sum
 
 
@@ -595,7 +595,7 @@ def test_the_iterable_is_read_once_before_the_loop(f, seed, shape):
     check(f, (x,))
 
 
-# ==== for/else and while/else are refused =========================================================
+# ==== for/else and while/else (more in test_lang_statements.py) ===================================
 
 
 def for_else(x):
@@ -617,7 +617,50 @@ def while_else(x):
 
 
 @pytest.mark.parametrize("f", [for_else, while_else])
-def test_loop_else_is_refused(f):
-    with pytest.raises(sg.UnsupportedSyntaxError) as info:
-        sg.grad(f)(np.ones(3))
-    assert info.value.lineno is not None
+def test_loop_else_runs_when_the_loop_is_not_broken(f):
+    x = np.array([0.5, -0.25, 1.5])
+    check_value(f, (x,))
+    check(f, (x,))
+
+
+def twelve_nested(x):
+    s = 0.0
+    for a in range(2):
+        for b in range(2):
+            for c in range(2):
+                for d in range(2):
+                    for e in range(2):
+                        for f in range(2):
+                            for g in range(2):
+                                for h in range(2):
+                                    for i in range(2):
+                                        for j in range(2):
+                                            for k in range(2):
+                                                for m in range(2):
+                                                    t = (
+                                                        a
+                                                        + b
+                                                        + c
+                                                        + d
+                                                        + e
+                                                        + f
+                                                        + g
+                                                        + h
+                                                        + i
+                                                        + j
+                                                        + k
+                                                        + m
+                                                    )
+                                                    s = s + np.sin(x * t * 0.01)
+    return s
+
+
+def test_nested_unrolled_loops_share_one_budget():
+    """Each loop of 2 trips is under the unroll limit, but unrolled inside one another they would
+    repeat the body 4,096 times (30 s to compile): past the budget a loop stays a loop."""
+    from sourcegrad.transforms.normalize.loops import UNROLL_BUDGET
+
+    x = 0.7
+    g = sg.grad(twelve_nested)
+    assert_close(g(x), fd_grad(twelve_nested, (x,), 0))
+    assert sg.source(g).count("np.sin(") <= UNROLL_BUDGET

@@ -875,3 +875,47 @@ def integer_buffer(v):
 
 def test_an_integer_buffer_matches_finite_differences_on_numba():
     assert check(integer_buffer, (np.array([0.537, 1.21, 0.734, 2.345]),))  # on numba
+
+
+# ---- Python integers: numba's int64 is not Python's int -------------------------------------------
+
+
+def scaled_by_power(x, k):
+    return np.sum(np.sin(x)) * 2**k
+
+
+def scaled_by_cube(x, k):
+    return np.sum(x * x) * (k * k * k)
+
+
+def jvp_by_power(x, k):
+    return np.sin(x) * 2**k
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    f=st.sampled_from([scaled_by_power, scaled_by_cube]),
+    ks=st.lists(
+        st.one_of(st.integers(-6, 6), st.integers(2**20, 2**40), st.integers(-(2**40), -(2**20))),
+        min_size=2,
+        max_size=4,
+    ),
+)
+def test_each_python_integer_is_checked_before_numba_runs_it(f, ks):
+    """A later call with another integer: ``2 ** -2`` is 0.25 in Python (0 in int64), a large
+    ``k * k * k`` is exact in Python (wraps around in int64). Each value of every call is Python's,
+    whichever integer the first call had."""
+    x = np.array([0.3, -0.7, 1.1])
+    vg = sg.value_and_grad(f, backend="numba")
+    jf = sg.jvp(jvp_by_power, backend="numba")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", BackendWarning)
+        for k in ks:
+            if f is scaled_by_power and abs(k) > 60:
+                k = k % 61 - 30
+            value, g = vg(x, k)
+            assert value == pytest.approx(f(x, k), rel=1e-12)
+            assert_close(g, fd_grad(f, (x, k), 0))
+            if abs(k) <= 60:
+                _, t = jf(x, k, np.ones(3))
+                assert_close(t, np.cos(x) * 2.0**k)

@@ -33,6 +33,10 @@ try:
     from scipy import special as sc
 except ImportError:  # scipy.special's rules are registered only where scipy imports
     sc = None
+try:
+    from scipy import linalg as sla, signal as ssig, stats as sst
+except ImportError:  # scipy.stats', scipy.linalg's and scipy.signal's rules likewise
+    sla = ssig = sst = None
 
 # ---- input domains -------------------------------------------------------------------------------
 
@@ -1031,6 +1035,30 @@ def f_cov_bias(m, w):
     return np.sum(np.cov(m, bias=True) * w)
 
 
+AW4 = np.array([1.0, 2.0, 0.5, 1.5])
+FW4 = np.array([1, 3, 2, 1])
+
+
+def _weighted(shapes):
+    """Observations (columns) of one of ``shapes`` and a positive weight for each."""
+
+    def gen(draw, dtype):
+        m = values(draw, draw(st.sampled_from(shapes)), dtype, scalars=False)
+        return m, values(draw, (m.shape[-1],), dtype, Dom(0.5, 2.0), scalars=False)
+
+    return gen
+
+
+def f_cov_aweights(m, a, w):
+    return np.sum(np.cov(m, aweights=a) * w) + np.sum(np.cov(m, fweights=FW4, aweights=a) * w)
+
+
+def f_cov_weights_ddof(m, a, w):
+    return np.sum(np.cov(m, aweights=a, ddof=0) * w) + np.sum(
+        np.cov(m, fweights=FW4, bias=True) * w
+    )
+
+
 def f_corrcoef(m, w):
     return np.sum(np.corrcoef(m) * w)
 
@@ -1169,6 +1197,8 @@ REDUCTIONS = [
     Row(f_cov, unary(shapes=min_dims(1, 2, min_side=2), scalars=False)),
     Row(f_cov_bias, unary(shapes=min_dims(2, 2, min_side=2))),
     Row(f_cov_y, one_of(shaped((4, 2), (4,)), shaped((3, 1), (3, 2))), (0, 1)),
+    Row(f_cov_aweights, _weighted([(2, 4), (4,), (3, 4)]), (0, 1)),
+    Row(f_cov_weights_ddof, _weighted([(2, 4), (4,)]), (0, 1)),
     Row(f_corrcoef, unary(shapes=st.sampled_from([(3,), (2, 3), (3, 4)]), scalars=False)),
     Row(f_corrcoef_y, one_of(shaped((4,), (4,)), shaped((2, 3), (3,))), (0, 1)),
     Row(
@@ -1877,6 +1907,38 @@ def same_pair(draw, dtype):
 
 
 IDX_DELETE = np.array([0, 2])
+IDX_INSERT = np.array([3, 0, 1])
+
+
+def f_insert(x, v, w):
+    return np.sum(np.insert(x, IDX_INSERT, v) * w)
+
+
+def f_insert_axis(x, v, w):
+    return np.sum(np.insert(x, 1, v, axis=-1) * w)
+
+
+def f_fill_diagonal(a, v, w):
+    b = a * 1.0
+    np.fill_diagonal(b, v)
+    return np.sum(b * w)
+
+
+def f_fill_diagonal_wrap(a, v, w):
+    b = a * 1.0
+    np.fill_diagonal(b, v, wrap=True)
+    return np.sum(b * w)
+
+
+def _diagonal_fill(shapes, vshapes):
+    """A matrix (or a cube) of one of ``shapes`` and a fill value of one of ``vshapes`` (a count
+    of entries, or () for a scalar)."""
+
+    def gen(draw, dtype):
+        a = values(draw, draw(st.sampled_from(shapes)), dtype, scalars=False)
+        return a, values(draw, draw(st.sampled_from(vshapes)), dtype)
+
+    return gen
 
 
 def concat_axis0(draw, dtype):
@@ -2017,6 +2079,32 @@ SHAPE = [
     Row(f_unstack_all, unary(shapes=st.sampled_from([(2,), (2, 3)]))),
     Row(f_delete, unary(shapes=min_dims(1, min_side=2), scalars=False)),
     Row(f_delete_axis, unary(shapes=min_dims(1, min_side=3), scalars=False)),
+    # (float64 only: the values are cast to the array's dtype, which would round a float32's
+    # finite differences in a float64 value)
+    Row(
+        f_insert,
+        one_of(shaped((4,), ()), shaped((4,), (3,)), shaped((2, 2), (1,)), shaped((3,), (3,))),
+        (0, 1),
+        (np.float64,),
+    ),
+    Row(
+        f_insert_axis,
+        one_of(shaped((2, 3), ()), shaped((2, 3), (2,)), shaped((3,), ())),
+        (0, 1),
+        (np.float64,),
+    ),
+    Row(
+        f_fill_diagonal,
+        _diagonal_fill([(3, 3), (4, 3), (2, 4), (2, 2, 2)], [(), (1,), (2,)]),
+        (0, 1),
+        (np.float64,),
+    ),
+    Row(
+        f_fill_diagonal_wrap,
+        _diagonal_fill([(7, 3), (3, 3)], [(), (3,), (2,)]),
+        (0, 1),
+        (np.float64,),
+    ),
     Row(f_matrix_transpose, unary(shapes=min_dims(2))),
     Row(f_la_matrix_transpose, unary(shapes=min_dims(2))),
     Row(f_m_mT, unary(shapes=min_dims(2))),
@@ -2761,6 +2849,190 @@ SPECIAL = (
 )
 
 
+# ==== scipy.stats, scipy.linalg, scipy.signal ======================================================
+def several(*doms):
+    """Arrays of mutually broadcastable shapes, one per domain (any may be 0-d or a scalar)."""
+
+    def gen(draw, dtype):
+        shapes = draw(
+            hnp.mutually_broadcastable_shapes(num_shapes=len(doms), max_dims=2, max_side=3)
+        ).input_shapes
+        return tuple(values(draw, s, dtype, d) for s, d in zip(shapes, doms))
+
+    return gen
+
+
+def f_norm_logpdf(x, loc, scale, w):
+    return np.sum(sst.norm.logpdf(x, loc, scale) * w)
+
+
+def f_norm_pdf(x, loc, scale, w):
+    return np.sum(sst.norm.pdf(x, loc=loc, scale=scale) * w)
+
+
+def f_norm_cdf(x, loc, scale, w):
+    return np.sum(sst.norm.cdf(x, loc, scale) * w)
+
+
+def f_norm_logcdf(x, loc, scale, w):
+    return np.sum(sst.norm.logcdf(x, loc, scale) * w)
+
+
+def f_norm_sf(x, loc, scale, w):
+    return np.sum(sst.norm.sf(x, loc, scale) * w)
+
+
+def f_norm_logsf(x, loc, scale, w):
+    return np.sum(sst.norm.logsf(x, loc, scale) * w)
+
+
+def f_t_logpdf(x, df, loc, scale, w):
+    return np.sum(sst.t.logpdf(x, df, loc, scale) * w)
+
+
+def f_gamma_logpdf(x, a, loc, scale, w):
+    return np.sum(sst.gamma.logpdf(x, a, loc, scale) * w)
+
+
+def f_beta_logpdf(x, a, b, loc, scale, w):
+    return np.sum(sst.beta.logpdf(x, a, b, loc, scale) * w)
+
+
+def f_expon_logpdf(x, loc, scale, w):
+    return np.sum(sst.expon.logpdf(x, loc, scale) * w)
+
+
+def f_laplace_logpdf(x, loc, scale, w):
+    return np.sum(sst.laplace.logpdf(x, loc, scale) * w)
+
+
+COUNTS3 = np.array([0, 2, 5])
+
+
+def f_poisson_logpmf(mu, w):
+    return np.sum(sst.poisson.logpmf(COUNTS3, mu) * w)
+
+
+def f_mvn_logpdf(x, mean, cov, w):
+    return np.sum(sst.multivariate_normal.logpdf(x, mean, cov) * w)
+
+
+def _gaussian(draw, dtype):
+    """Points (one or several) of dimension ``d``, a mean and a covariance: a matrix (2 I plus
+    noise: scipy reads its lower triangle), a vector (a diagonal) or a scalar."""
+    d = draw(st.integers(1, 3))
+    points = draw(st.sampled_from([(d,), (2, d), (2, 2, d)]))
+    cov = draw(st.sampled_from(["matrix", "vector", "scalar"]))
+    x = values(draw, points, dtype, scalars=False)
+    mean = values(draw, (d,), dtype, scalars=False)
+    if cov == "matrix":
+        c = matrix(draw, (d, d), dtype)
+    else:
+        c = values(draw, (d,) if cov == "vector" else (), dtype, Dom(1.0, 2.0))
+    return x, mean, c
+
+
+def f_solve_triangular(a, b, w):
+    return np.sum(sla.solve_triangular(a, b, lower=True) * w)
+
+
+def f_solve_triangular_trans(a, b, w):
+    return np.sum(sla.solve_triangular(a, b, trans="T") * w)
+
+
+def f_solve_triangular_unit(a, b, w):
+    return np.sum(sla.solve_triangular(a, b, trans=1, lower=True, unit_diagonal=True) * w)
+
+
+def f_scipy_cholesky(a, w):
+    return np.sum(sla.cholesky(a) * w)
+
+
+def f_scipy_cholesky_lower(a, w):
+    return np.sum(sla.cholesky(a, lower=True) * w)
+
+
+def f_cho_solve(a, b, w):
+    return np.sum(sla.cho_solve(sla.cho_factor(a), b) * w)
+
+
+def f_cho_solve_lower(a, b, w):
+    c, lower = sla.cho_factor(a, lower=True)
+    return np.sum(sla.cho_solve((c, lower), b) * w)
+
+
+def f_cho_factor(a, w):
+    return np.sum(sla.cho_factor(a)[0] * w)
+
+
+def f_expm(a, w):
+    return np.sum(sla.expm(a) * w)
+
+
+def f_lfilter(b, a, x, w):
+    return np.sum(ssig.lfilter(b, a, x) * w)
+
+
+def f_lfilter_axis(b, a, x, w):
+    return np.sum(ssig.lfilter(b, a, x, axis=0) * w)
+
+
+def _filter(axis):
+    """A stable filter (``a[0]`` in [1, 1.5], the rest small) and signals along ``axis``."""
+
+    def gen(draw, dtype):
+        nb, na = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+        b = values(draw, (nb,), dtype, scalars=False)
+        a = values(draw, (na,), dtype, Dom(-0.3, 0.3), scalars=False)
+        a[0] = values(draw, (), dtype, Dom(1.0, 1.5), scalars=False)
+        n = draw(st.integers(1, 5))
+        shape = draw(st.sampled_from([(n,), (2, n)] if axis == -1 else [(n,), (n, 2)]))
+        return b, a, values(draw, shape, dtype, scalars=False)
+
+    return gen
+
+
+SCIPY = (
+    [
+        Row(f_norm_logpdf, several(ANY, ANY, POS), (0, 1, 2)),
+        Row(f_norm_pdf, several(ANY, ANY, POS), (0, 1, 2)),
+        Row(f_norm_cdf, several(ANY, ANY, POS), (0, 1, 2)),
+        Row(f_norm_logcdf, several(ANY, ANY, POS), (0, 1, 2)),
+        Row(f_norm_sf, several(ANY, ANY, POS), (0, 1, 2)),
+        Row(f_norm_logsf, several(ANY, ANY, POS), (0, 1, 2)),
+        Row(f_t_logpdf, several(ANY, Dom(1.0, 6.0), ANY, POS), (0, 1, 2, 3)),
+        Row(
+            f_gamma_logpdf, several(Dom(1.0, 3.0), Dom(1.5, 4.0), UNIT, Dom(0.5, 2.0)), (0, 1, 2, 3)
+        ),
+        Row(
+            f_beta_logpdf,
+            several(Dom(0.3, 0.7), Dom(1.5, 4.0), Dom(1.5, 4.0), Dom(-0.1, 0.1), Dom(1.0, 1.2)),
+            (0, 1, 2, 3, 4),
+        ),
+        Row(f_expon_logpdf, several(Dom(1.0, 3.0), UNIT, POS), (0, 1, 2)),
+        Row(f_laplace_logpdf, several(GRID0, GRID1, POS), (0, 1, 2)),
+        Row(f_poisson_logpmf, unary(POS, shapes=st.sampled_from([(), (3,), (1,), (2, 3)]))),
+        Row(f_mvn_logpdf, _gaussian, (0, 1, 2)),
+        Row(f_solve_triangular, square(batch=True, b=["k", "km"]), (0, 1)),
+        Row(f_solve_triangular_trans, square(batch=True, b=["k", "km"]), (0, 1)),
+        Row(f_solve_triangular_unit, square(b=["k", "km unbatched"]), (0, 1)),
+        Row(f_scipy_cholesky, square(batch=True)),
+        Row(f_scipy_cholesky_lower, square()),
+        Row(f_cho_solve, square(b=["k", "km unbatched"]), (0, 1)),
+        Row(f_cho_solve_lower, square(b=["k", "km unbatched"]), (0, 1)),
+        Row(f_cho_factor, square()),
+        Row(
+            f_expm,
+            unary(Dom(-0.6, 0.6), shapes=st.sampled_from([(1, 1), (2, 2), (3, 3), (2, 2, 2)])),
+        ),
+        Row(f_lfilter, _filter(-1), (0, 1, 2)),
+        Row(f_lfilter_axis, _filter(0), (0, 1, 2)),
+    ]
+    if sst is not None
+    else []
+)
+
+
 # ==== the tests ====================================================================================
 # ---- masked reductions, ufunc methods, np.fft, np.block, ufunc.at ----------------------------------
 MASK3 = np.array([True, False, True])
@@ -2973,6 +3245,7 @@ ROWS = (
     + NONDIFF
     + MADE
     + SPECIAL
+    + SCIPY
     + LIBRARY
 )
 
@@ -3144,6 +3417,8 @@ def _primitives_used(fn):
                 getattr(callee, "__self__", None), np.ufunc
             ):
                 out.add(R.UFUNC_AT.get(callee.__self__))
+            if callee is np.fill_diagonal:  # on a local buffer: R.IN_PLACE's primitive
+                out.add(R.IN_PLACE[callee])
             if getattr(callee, "__name__", None) == "outer" and isinstance(
                 getattr(callee, "__self__", None), np.ufunc
             ):  # ufunc.outer(a, b) is ufunc(outer_operand(a, b), b)

@@ -95,6 +95,8 @@ def key_id(key):
     owner = getattr(key, "__self__", None)
     if isinstance(owner, np.ufunc):  # np.add.reduce: a new bound method at each attribute read
         return f"np.{owner.__name__}.{name}"
+    if (type(owner).__module__ or "").startswith("scipy.stats."):  # a distribution's method
+        return f"scipy.stats.{type(owner).__name__.removesuffix('_gen')}.{name}"
     if getattr(key, "__qualname__", "").startswith("Generator."):
         return f"np.random.{key.__qualname__}"
     module = (getattr(key, "__module__", None) or "").lstrip("_")
@@ -108,9 +110,13 @@ def key_id(key):
 
 
 def same_key(a, b):
-    """The same primitive (``np.add.reduce`` is a new, equal, bound method at each read)."""
+    """The same primitive (``np.add.reduce``, ``scipy.stats.norm.logpdf``: a new, equal, bound
+    method at each read)."""
+    owner = getattr(a, "__self__", None)
     return a is b or (
-        isinstance(getattr(a, "__self__", None), np.ufunc) and type(a) is type(b) and a == b
+        (isinstance(owner, np.ufunc) or (type(owner).__module__ or "").startswith("scipy.stats."))
+        and type(a) is type(b)
+        and a == b
     )
 
 

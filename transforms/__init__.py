@@ -17,9 +17,22 @@ from sourcegrad.errors import (
     UnsupportedSyntaxError,
 )
 
-from . import aliasing, checkpoints, exits, fence, fusion, gate, ir, optimize, sequences, shapes
+from . import (
+    aliasing,
+    checkpoints,
+    exits,
+    fence,
+    fusion,
+    gate,
+    ir,
+    optimize,
+    sequences,
+    shapes,
+    views,
+)
 from . import rules as R
 from .analyze import Analysis, bind
+from .deferral import compile_deferring
 from .emit import load, render
 from .normalize import Normalizer
 from .normalize.aux import AuxNormalizer
@@ -67,10 +80,39 @@ def compile_gradient(
     of ``runtime.jit.STAND_INS`` bound for ``reversed``, ``finalize`` and ``check_scalar``.
     ``examples``: the positional arguments of a call this code is for (the first ones, or None):
     what the compile may decide from what they hold (the class of an object whose method it
-    inlines, a function passed in), each decision checked by the result's ``arg_guard``."""
+    inlines, a function passed in), each decision checked by the result's ``arg_guard``.
+    A refusal about code in a branch compiles that branch as the refusal, raised when it runs
+    (``deferral.py``)."""
+    options = (wrt, mode, check_finite, unroll, signature, has_aux, meter, checkpoint, lazy, jit)
+    return compile_deferring(lambda branches: _compile_gradient(fn, branches, examples, *options))
+
+
+def _compile_gradient(
+    fn,
+    branches,
+    examples,
+    wrt,
+    mode,
+    check_finite,
+    unroll,
+    signature,
+    has_aux,
+    meter,
+    checkpoint,
+    lazy,
+    jit,
+):
     with _stages(fn) as stage:
         src, normalizer, irfn, analysis = _front(
-            stage, fn, wrt, unroll, signature, AuxNormalizer if has_aux else Normalizer, examples
+            stage,
+            fn,
+            wrt,
+            unroll,
+            signature,
+            AuxNormalizer if has_aux else Normalizer,
+            branches,
+            mode,
+            examples,
         )
         bind = normalizer.captures.bind
         stage.name = "checkpoints"
@@ -106,6 +148,7 @@ def compile_gradient(
             aux=getattr(normalizer, "aux_var", None),
             signature=_header(fn, irfn.params),
             releases=not jit,
+            scalar_result=_scalar_result(irfn, analysis),
         )
         stand_ins = None
         if jit:
@@ -132,10 +175,18 @@ def compile_jvp(fn, wrt, unroll=8, tangent_first=False, jit=False, examples=None
     ``(value, tangent of the value)`` (``forward.py``), or ``(tangent, value)`` with
     ``tangent_first`` (what ``hvp`` differentiates, with ``has_aux``). Returns an ``emit.Compiled``.
     ``jit``: the variant numba compiles, with the stand-ins of ``runtime.jit.STAND_INS`` bound."""
+    return compile_deferring(
+        lambda branches: _compile_jvp(fn, branches, wrt, unroll, tangent_first, jit, examples)
+    )
+
+
+def _compile_jvp(fn, branches, wrt, unroll, tangent_first, jit, examples):
     from .forward import forward
 
     with _stages(fn) as stage:
-        src, normalizer, irfn, analysis = _front(stage, fn, wrt, unroll, None, Normalizer, examples)
+        src, normalizer, irfn, analysis = _front(
+            stage, fn, wrt, unroll, None, Normalizer, branches, examples=examples
+        )
         stage.name = "forward"
         fwd = forward(src, irfn, analysis, normalizer.naming, wrt, normalizer.captures.bind)
         fwd.tangent_first = tangent_first
@@ -151,15 +202,28 @@ def compile_jvp(fn, wrt, unroll=8, tangent_first=False, jit=False, examples=None
         )
 
 
-def _front(stage, fn, wrt, unroll, signature, normalizer_class, examples=None):
-    """The passes both modes share, in order: source, normalize, exits, sequences, bind, shapes
-    (with a ``signature``), analyze, gate, aliasing. Returns (source, normalizer, IR, analysis)."""
+def _front(stage, fn, wrt, unroll, signature, normalizer_class, branches, mode=None, examples=None):
+    """The passes both modes share, in order: source, normalize, exits, views, sequences, bind,
+    shapes (with a ``signature``), analyze, gate, aliasing. Returns (source, normalizer, IR,
+    analysis).
+    ``branches``: the branches compiled as refusals (``deferral.py``); ``mode``: the compile's
+    (``value_and_grad`` refuses a function returning a tuple literal); ``examples``: the call's
+    arguments the compile may decide from (``compile_gradient``)."""
     stage.name = "source"
     src = get_source(fn)
     stage.name = "normalize"
-    normalizer, body = _normalized(normalizer_class, src, {"unroll": unroll, "examples": examples})
+    options = {
+        "unroll": unroll,
+        "branches": branches,
+        "signature": signature,
+        "mode": mode,
+        "examples": examples,
+    }
+    normalizer, body = _normalized(normalizer_class, src, options)
     stage.name = "exits"
-    irfn = normalizer.function(exits.lower_function(body, normalizer.naming))
+    body = exits.lower_function(body, normalizer.naming)
+    stage.name = "views"
+    irfn = normalizer.function(views.rewrite(body, normalizer.params, normalizer.naming))
     stage.name = "sequences"
     sequences.rewrite(src, irfn, normalizer.naming, signature)
     stage.name = "bind"
@@ -221,6 +285,16 @@ class _stages:
         raise InternalCompilerError(
             f"{kind.__name__}: {e}", self.name, getattr(self.fn, "__qualname__", repr(self.fn))
         ) from e
+
+
+def _scalar_result(irfn, analysis):
+    """Is the function's result known to have shape ``()`` (a specialized compile)?"""
+    result = irfn.body[-1].value
+    return (
+        analysis.shapes is not None
+        and isinstance(result, ir.Name)
+        and analysis.shapes.of(result.id) == ()
+    )
 
 
 def _header(fn, params):

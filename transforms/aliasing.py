@@ -47,7 +47,8 @@ from . import ir
 from .dataflow import Forward, exit_flags, liveness, work
 from .fence import located
 from .ir import ATTRIBUTE_READ, Tup
-from .rules import FRESH, NONDIFF, UFUNC_AT
+from .rules import FRESH, IN_PLACE, NONDIFF, UFUNC_AT
+from .templates import Template
 
 
 def fresh(op):
@@ -90,6 +91,7 @@ def check(fn, src, naming, varied):
     if not writes and not outside:
         return
     flags = exit_flags(fn)
+    views = _views(fn)
     live_after, dead = liveness(fn.body, {id(w) for w in writes})
     domain = _PointsTo(fn)
     keep = {id(w): live_after.get(id(w), set()) | {w.target} for w in writes}
@@ -110,7 +112,54 @@ def check(fn, src, naming, varied):
             _refuse_entry_update(src, w, domain, env, live)
         if not isinstance(w, ir.Append):
             _refuse_listed(src, w, in_lists.get(id(w), {}), live)
-        _refuse_shared(src, w, naming, domain, env, written, live)
+        _refuse_shared(src, w, naming, domain, env, written, live, views)
+
+
+def _library(key):
+    """Is ``key`` numpy's, scipy's, Python's or sourcegrad's (whose results are new memory or a
+    view of their first operand), rather than a user's (a ``Function`` whose forward may return
+    any of its inputs, a function with a registered rule)?"""
+    if isinstance(key, Template):  # a Function's forward, a call of a gradient
+        return False
+    module = getattr(key, "__module__", None) or type(key).__module__ or ""
+    top = module.partition(".")[0]
+    return top in ("numpy", "scipy", "sourcegrad", "builtins", "operator", "math", "_operator")
+
+
+def sharing_classes(fn):
+    """name -> its class: names that may share memory (or hold one another, a list its arrays)
+    are in one class, decided for the whole function at once (flow-insensitive, so a class may
+    hold names that never share: it errs towards sharing). Linear in the program. The reverse
+    pass asks it of an in-place write ``a[i] = v``: a view of ``a`` made before it (``t = a.T``)
+    that the backward reads sees the write too (``reverse_saves``)."""
+    parent = {}
+
+    def find(n):
+        root = n
+        while parent.get(root, root) != root:
+            root = parent[root]
+        while parent.get(n, n) != root:  # (path compression)
+            parent[n], n = root, parent[n]
+        return root
+
+    def union(a, names):
+        for b in names:
+            ra, rb = find(a), find(b)
+            if ra != rb:
+                parent[rb] = ra
+
+    stmts = ir.walk(fn.body)
+    lists = {s.target for s in stmts if isinstance(s, ir.Append)} | {
+        s.target for s in stmts if isinstance(s, ir.Assign) and _makes_container(s.op)
+    }
+    for s in stmts:
+        if isinstance(s, ir.Assign) and (not fresh(s.op) or _makes_container(s.op)):
+            union(s.target, s.op.arg_names())
+        elif isinstance(s, ir.For):
+            union(s.target, ir.reads(s))
+        elif isinstance(s, ir.Append) or (isinstance(s, ir.SetItem) and s.target in lists):
+            union(s.target, ir.atom_names(s.value))  # a list holds the value (an array copies)
+    return find
 
 
 def _owned(w, naming):
@@ -219,7 +268,20 @@ def _refuse_entry_update(src, w, domain, env, live):
         )
 
 
-def _refuse_shared(src, w, naming, domain, env, written, live):
+def _views(fn):
+    """name -> the ``base[index]`` text of each name bound to an item or slice of another name."""
+    out = {}
+    for s in ir.walk(fn.body):
+        if (
+            isinstance(s, ir.Assign)
+            and s.op.key is operator.getitem
+            and isinstance(s.op.args[0], ir.Name)
+        ):
+            out.setdefault(s.target, {})[s.op.args[0].id] = s.op.text
+    return out
+
+
+def _refuse_shared(src, w, naming, domain, env, written, live, views):
     """Refuse ``w`` where another name read after it may share the memory it writes."""
     a = w.target
     for n in sorted(live - {a}):
@@ -251,6 +313,22 @@ def _refuse_shared(src, w, naming, domain, env, written, live):
                 f"write {a} = {a} + ... (a new array) instead of updating it in place, and build "
                 "a new list of the new arrays (ps = [p * 0.9 for p in ps]; w, b = ps), or put "
                 "copies in the list (np.copy(...))",
+            )
+        made = views.get(a, {}).get(n)
+        if made is not None and domain.kind(env.get(n, _NONE)[0]) == "array":
+            scatter = _scatter_of(w) if isinstance(w, ir.Assign) else None
+            into = f"{scatter}({n}, ...)" if scatter else f"{made} += ..., {made} = ..."
+            _refuse(
+                src,
+                w,
+                f"{n!r} may share memory with {a!r} ({a} = {made}, maybe a view of it) and is "
+                f"read after this write: through a view, numpy would change {n!r} too, unseen "
+                "by the gradient (a write through a view is followed into its array where the "
+                "view's index is integer literals, loop indices and slices and leaves an axis, "
+                "and the write follows it in the same block or in a loop body that does not "
+                "rebind it)",
+                f"write into {n!r} itself ({into}), or take a copy if {n!r} must not change: "
+                f"{a} = {made}.copy()",
             )
         _refuse(
             src,
@@ -383,6 +461,12 @@ class _PointsTo:
         if fresh(op) or op.key is stack_entries or not isinstance(base, ir.Name):
             own = self.allocate(env, id(s))  # (np.asarray of a list: a new array)
             return own, own
+        if not _library(op.key):  # a Function's forward, a user's rule: any operand, or new
+            own = reach = self.allocate(env, id(s))
+            for n in op.arg_names():
+                o, r = env.get(n, _NONE)
+                own, reach = own | o, reach | r
+            return own, reach
         return env.get(base.id, _NONE)  # a view, or another name for the same object
 
     def copied_list(self, op, env):
@@ -521,6 +605,9 @@ def _scatter_of(w):
     for ufunc, key in UFUNC_AT.items():
         if w.op.key is key:
             return f"np.{ufunc.__name__}.at"
+    for fn, key in IN_PLACE.items():
+        if w.op.key is key:
+            return f"np.{fn.__name__}"
     return None
 
 

@@ -116,13 +116,6 @@ def check_of(value):
     return "type"
 
 
-def is_library(module):
-    """numpy, scipy, the standard library and sourcegrad: modules whose attributes we trust not
-    to be rebound while a program runs (so ``np.tanh`` costs one check, of ``np``)."""
-    top = (getattr(module, "__name__", "") or "").partition(".")[0]
-    return top in sys.stdlib_module_names or top in ("numpy", "scipy", "sourcegrad")
-
-
 class Captures:
     """Shared by a root normalizer and the normalizers of the helpers inlined into it."""
 

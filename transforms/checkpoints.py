@@ -108,7 +108,7 @@ def _check_repeatable(src, loop):
     """The backward runs a checkpointed loop's iterations again: refuse a call whose result may
     differ the second time."""
     for s in ir.walk(loop.body):
-        if isinstance(s, ir.Assign) and s.op.kind == "nondiff" and not _repeatable(s.op.key):
+        if isinstance(s, ir.Assign) and s.op.kind == "nondiff" and not repeatable(s.op.key):
             raise located(
                 UnsupportedSyntaxError,
                 src,
@@ -152,7 +152,8 @@ def _module_of(key):
     return type(key).__module__ or ""
 
 
-def _repeatable(key):
+def repeatable(key):
+    """Does a call of ``key`` with the same arguments give the same result again?"""
     if key is None or (isinstance(key, type) and key.__module__ == "builtins"):
         return True  # a copy; int(...), float(...), tuple(...)
     try:

@@ -135,7 +135,7 @@ def casts_to_exact(key, args, kwargs):
 # primitives whose result takes its dtype from the operand bound to this parameter, which carries
 # no gradient or only its own (``np.full_like(a, v)``: ``a``'s dtype; ``add_at(a, i, b)``)
 _DTYPE_FROM = {np.full_like: "a"}
-for _at in R.UFUNC_AT.values():
+for _at in [*R.UFUNC_AT.values(), *R.IN_PLACE.values()]:
     _DTYPE_FROM[_at] = "a"
 # float by default, whatever their operands (their ``dtype=`` aside)
 _FLOAT_DEFAULT = {np.zeros, np.ones, np.empty, np.eye, np.identity, np.linspace, np.tri}

@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from sourcegrad.errors import PullbackError
+from sourcegrad.runtime.private import private_pullback
 
 from . import ir
 from .captures import KEY as _CAPTURES, ArgRoot, Item
@@ -93,12 +94,25 @@ def annotate(exc, tb):
         exc.add_note(note)
 
 
-def render(name, rev, mode, naming, bind, result_pos=None, aux=None, signature=None, releases=True):
+def render(
+    name,
+    rev,
+    mode,
+    naming,
+    bind,
+    result_pos=None,
+    aux=None,
+    signature=None,
+    releases=True,
+    scalar_result=False,
+):
     """Source lines of the generated function, ``(text, pos)`` each, from a ``reverse.Reversed``.
     ``mode``: 'value_and_grad' or 'vjp'. ``aux``: the variable holding ``has_aux``'s auxiliary
     value; the value is then rendered ``(loss, aux)``. ``signature``: the parameter list as
     written in the header (default: the parameters by position). ``releases=False`` leaves out
-    the ``del`` statements that release dead values (numba compiles no ``del``)."""
+    the ``del`` statements that release dead values (numba compiles no ``del``).
+    ``scalar_result``: the result is known to be a scalar (shape ``()``), so the gradient starts
+    from 1.0; otherwise from ``seed_of`` it (a result of shape ``(1,)`` is a scalar too)."""
     lines = []  # (text, pos)
     last = [None]  # the user line the last comment named
     generated = {}  # filename -> is it code sourcegrad generated? (asked once per file)
@@ -140,8 +154,9 @@ def render(name, rev, mode, naming, bind, result_pos=None, aux=None, signature=N
             value = naming.temp("value")  # the backward restores the result's variable
             add(1, f"{value} = {res}")
             res = value
-        if rev.seed:
-            add(1, f"{rev.seed} = 1.0")
+        if rev.seed:  # (an array of one entry, where the result's shape is not known: its shape)
+            seed = "1.0" if scalar_result else f"{bind('seed_of')}({res})"
+            add(1, f"{rev.seed} = {seed}")
         if aux is not None and rev.mutates:  # the backward may restore arrays aux holds in place
             add(1, f"{aux} = {bind('copy_arrays')}({aux})")
         _add_lines(add, rev.backward, 1)
@@ -250,7 +265,7 @@ def load(fn, qualname, mode, lines, names, replace_objects=None):
     reads = tuple(r for r in every if not r.of_arguments())
     arg_reads = tuple(r for r in every if r.of_arguments())
     if mode == "vjp":
-        generated = _pullback_checked(generated, reads, filename)
+        generated = _pullback_checked(_pullback_private(generated), reads, filename)
     compiled = Compiled(
         generated,
         "\n".join(texts) + "\n",
@@ -334,6 +349,19 @@ def guard(reads, filename="<sourcegrad guard>"):
         f"    return guard\n"
     )
     return _made(text, filename, params)
+
+
+def _pullback_private(vjp):
+    """``vjp`` whose pullback reads its own copies of the arrays the caller can still write into
+    in place (its arguments, the value returned, the user's globals): ``runtime/private.py``."""
+
+    own_cells = frozenset(vjp.__code__.co_cellvars)
+
+    def private_vjp(*args, **kwargs):
+        value, pullback = vjp(*args, **kwargs)
+        return value, private_pullback(pullback, (args, kwargs, value), own_cells)
+
+    return private_vjp
 
 
 def _pullback_checked(vjp, reads, filename):

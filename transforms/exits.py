@@ -21,7 +21,7 @@ from . import ir
 class _Lowering:
     def __init__(self, naming, ret_var):
         self.naming = naming
-        self.ret = ret_var
+        self.ret = ret_var  # a name, or (an inlined helper's tuples) a tuple of names
         self.done = None  # created on the first early return
         self.loops = []  # stack of (stop flag, break flag)
         self.used_break = set()
@@ -45,11 +45,15 @@ class _Lowering:
                 out.append(self.const(self.loops[-1][0], True, s.pos))
                 return out, True
             if isinstance(s, ir.Return):
-                out.append(
-                    ir.Assign(
-                        self.ret, ir.Op(None, (s.value,), (), s.value.render(), "copy"), s.pos
+                if isinstance(self.ret, tuple):  # one variable per value of the tuple
+                    for r, a in zip(self.ret, ir.entries(s.value)):
+                        out.append(ir.Assign(r, ir.Op(None, (a,), (), a.render(), "copy"), s.pos))
+                else:
+                    out.append(
+                        ir.Assign(
+                            self.ret, ir.Op(None, (s.value,), (), s.value.render(), "copy"), s.pos
+                        )
                     )
-                )
                 if self.done is None:
                     self.done = self.naming.temp("done")
                 out.append(self.const(self.done, True, s.pos))
@@ -108,21 +112,36 @@ class _Lowering:
         return before + [replace(s, body=tuple(body))], returns
 
 
-def lower_function(stmts, naming):
-    """The exits of a function body lowered: its statements, the one ``Return`` last."""
-    body, ret = lower_exits(stmts, naming)
-    if ret is not None:
+def lower_function(stmts, naming, entries=False):
+    """The exits of a function body lowered: its statements, the one ``Return`` last.
+
+    ``entries`` (a helper being inlined, whose value its caller reads): where every return gives
+    a tuple (or every one a list) of the same number of values, each value gets a variable of
+    its own, and the one ``Return`` gives the tuple of those variables, which the caller binds
+    or indexes with no tuple made (``return k, i, j`` in each branch of an im2col helper)."""
+    body, ret = lower_exits(stmts, naming, entries)
+    if isinstance(ret, tuple):
+        value = ir.Tup(ir.Name(r) for r in ret)
+        value.is_list = _tuple_returns(stmts)[1]
+        body.append(ir.Return(value, body[-1].pos))
+    elif ret is not None:
         body.append(ir.Return(ir.Name(ret), body[-1].pos))
     return body
 
 
-def lower_exits(stmts, naming):
+def lower_exits(stmts, naming, entries=False):
     """Lower the exits of a function body. Returns (statements, the variable holding the result,
-    None when the body's last statement is its only return)."""
+    None when the body's last statement is its only return; with ``entries``, a tuple of
+    variables when every return gives a tuple of that many values)."""
     has_early = _has_early_return(stmts)
     if not has_early and not _has_loop_exits(stmts):
         return list(stmts), None
-    ret = naming.temp("ret")
+    shape = _tuple_returns(stmts) if entries and has_early else None
+    ret = (
+        tuple(naming.temp("ret") for _ in range(shape[0]))
+        if shape is not None
+        else naming.temp("ret")
+    )
     low = _Lowering(naming, ret)
     if not has_early:
         body, _ = low.block(stmts[:-1])
@@ -130,6 +149,21 @@ def lower_exits(stmts, naming):
     body, _ = low.block(stmts)
     init = [low.const(low.done, False, stmts[0].pos)] if low.done else []
     return init + body, ret
+
+
+def _tuple_returns(stmts):
+    """(number of values, is a list) when every ``Return`` gives a tuple literal of the same
+    number of values (or every one a list literal), else None."""
+    shapes = {
+        (len(ir.entries(s.value)), _is_list(s.value)) if ir.entries(s.value) is not None else None
+        for s in ir.walk(stmts)
+        if isinstance(s, ir.Return)
+    }
+    return shapes.pop() if len(shapes) == 1 and None not in shapes else None
+
+
+def _is_list(atom):
+    return atom.is_list if isinstance(atom, ir.Tup) else type(atom.value) is list
 
 
 def _has_early_return(stmts):

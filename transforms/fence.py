@@ -26,12 +26,14 @@ HINTS = {
         "nonlocal declarations cannot be differentiated",
         "pass the value in as an argument and return the new value",
     ),
-    "Try": (
-        "try/except cannot be differentiated",
-        "check the condition with an if statement before the operation",
+    "TryStar": (
+        "try/except* cannot be differentiated",
+        "catch the exceptions with a plain except",
     ),
     "With": (
-        "with blocks other than `with sourcegrad.no_grad():` cannot be differentiated",
+        "this with block cannot be differentiated: supported are `with sourcegrad.no_grad():`, "
+        "context managers that carry no gradient (np.errstate, warnings.catch_warnings, "
+        "contextlib.nullcontext, np.printoptions) and contextlib.suppress",
         "move the with block out of the differentiated function",
     ),
     "ClassDef": (
@@ -52,22 +54,16 @@ HINTS = {
         "name it and call it (h = lambda t: ...; h(x)), or define the function with def at module level",
     ),
     "NamedExpr": (
-        "the walrus operator := is not supported",
-        "assign the value in a statement of its own",
+        "the walrus operator := is not supported in a loop's range",
+        "assign the value in a statement of its own before the loop",
     ),
     "SetComp": ("set comprehensions cannot be differentiated", "use a list and a for loop"),
-    "DictComp": ("dict comprehensions are not supported yet", "build the dict with a for loop"),
     "Starred": ("*args unpacking in calls is not supported", "pass the arguments one by one"),
     "Dict": (
         "a dict literal is supported only when assigned to a local name, with string-constant keys",
         'write d = {"a": x} and read d["a"], or pass arrays as separate arguments',
     ),
     "Set": ("set literals cannot be differentiated", "use a tuple"),
-    "FormattedString": (
-        "f-strings are only allowed inside print(...)",
-        "print the value, or compute it outside",
-    ),
-    "Match": ("match statements are not supported", "use if/elif/else"),
     "AsyncFunctionDef": (
         "async functions cannot be differentiated",
         "differentiate a plain function",
@@ -109,7 +105,7 @@ def missing_adjoint(src, node, callee, name):
 def located(cls, src, where, msg, hint):
     """An error of class ``cls`` at ``where`` (a libcst node or an ``ir.Pos``) in the user's file."""
     pos = where if hasattr(where, "line") and hasattr(where, "filename") else src.pos_of(where)
-    return cls(
+    error = cls(
         msg,
         filename=pos.filename,
         lineno=pos.line,
@@ -117,6 +113,10 @@ def located(cls, src, where, msg, hint):
         text=src.line_text(pos.line),
         hint=hint,
     )
+    error.where = (
+        where  # the code it is about (a branch that holds it may be deferred: deferral.py)
+    )
+    return error
 
 
 def _describe(node):

@@ -108,6 +108,20 @@ class Tup(tuple):
         return f"({inner},)" if len(self) == 1 else f"({inner})"
 
 
+def entries(atom):
+    """The atoms of a tuple or list known now: a literal's (``Tup``), or a constant tuple's or
+    list's values (each a ``Const``: its literal where it has one); None for any other atom."""
+    if isinstance(atom, Tup):
+        return list(atom)
+    if not isinstance(atom, Const) or type(atom.value) not in (tuple, list):
+        return None
+    out = []
+    for k, v in enumerate(atom.value):
+        literal = type(v) in (int, bool, str) or v is None or (type(v) is float and v - v == 0)
+        out.append(Const(v, repr(v) if literal else f"{atom.render()}[{k}]"))
+    return out
+
+
 ATTRIBUTE_READ = "attribute read"  # the key of x.shape, x.ndim, x.size, x.dtype
 
 

@@ -199,10 +199,13 @@ class CheckpointedBackward:
 
 def copied(fn, name, rt):
     """A copy of ``name``'s value if ``fn`` changes it in place (an array written into, a list
-    appended to), else None."""
-    for t in ir.walk(fn.body):
-        if isinstance(t, ir.SetItem) and t.target == name:
-            return fmt("{f}({n})", f=rt("copy_value"), n=name)
+    whose entries are replaced, or updated in place with ``op=``, a list appended to), else
+    None."""
+    writes = [t for t in ir.walk(fn.body) if isinstance(t, ir.SetItem) and t.target == name]
+    if any(t.augmented for t in writes):  # (a list's entry, an array, is updated in place too)
+        return fmt("{f}({n})", f=rt("copy_arrays"), n=name)
+    if writes:
+        return fmt("{f}({n})", f=rt("copy_entries"), n=name)
     for t in ir.walk(fn.body):
         if isinstance(t, ir.Append) and t.target == name:
             return fmt("{f}({n})", f=rt("list"), n=name)

@@ -13,6 +13,7 @@ that an iteration may read before writing it.
 from __future__ import annotations
 
 from . import ir
+from .aliasing import sharing_classes
 
 
 class Plan:
@@ -23,6 +24,8 @@ class Plan:
         self.an = analysis
         self.wrt = list(wrt)
         self.reads = analysis.backward_reads() | set(self.wrt)
+        self.read_sites = analysis.read_sites  # (with the reads of checkpointed loops run again)
+        self._sharing = None  # class -> the names in it the backward reads (``sharing``)
         self.shapes = analysis.shape_reads() - self.reads  # only shape and dtype are read
         # of those, the ones one expression defines, of a shape known now: never saved (``_unsaved``)
         self.unsaved = set()
@@ -39,6 +42,15 @@ class Plan:
         self.state = {}  # id(checkpointed loop) -> the names a snapshot keeps
         self.by_length = {}  # id(checkpointed loop) -> {list it only appends to: its length's name}
         self._backward = {}
+
+    def sharing(self, name):
+        """The names the backward reads that may share memory with ``name`` (itself too)."""
+        if self._sharing is None:
+            find = sharing_classes(self.fn)
+            self._find, self._sharing = find, {}
+            for n in sorted(self.reads):
+                self._sharing.setdefault(find(n), []).append(n)
+        return self._sharing.get(self._find(name), ())
 
     def has_backward(self, s):
         """Does statement ``s`` (or one inside it) have a backward?"""
@@ -59,7 +71,30 @@ class Plan:
 
 def plan(fn, analysis, naming, wrt, checkpoints):
     """The ``Plan`` of ``fn``: ``checkpoints`` maps id(loop) to True or a number of snapshots."""
-    return _Planner(Plan(fn, analysis, wrt), naming, checkpoints).run()
+    p = Plan(fn, analysis, wrt)
+    _rerun_reads(p, checkpoints)
+    return _Planner(p, naming, checkpoints).run()
+
+
+def _rerun_reads(p, checkpoints):
+    """The backward runs a checkpointed loop's iterations again from its snapshots: it reads,
+    at the loop, every name an iteration reads before writing it. A name its snapshot does not
+    keep (a value from before the loop: a weight an enclosing loop sets anew each trip, that
+    loop's index, a buffer written after the loop) must hold there, when the backward reaches
+    the loop, the value the forward's iterations read: a definition after it, or in a loop
+    around it, saves the value it overwrites (``_old_value_read``)."""
+    loops = [s for s in ir.walk(p.fn.body) if id(s) in checkpoints]
+    if not loops:
+        return
+    sites = {n: list(v) for n, v in p.read_sites.items()}
+    for s in loops:
+        names = _exposed(s.body) | ir.reads(s)
+        if isinstance(s, ir.For):
+            names.discard(s.target)
+        for n in names:
+            sites.setdefault(n, []).append((s, False))
+        p.reads |= names
+    p.read_sites = sites
 
 
 class _Planner:
@@ -71,6 +106,7 @@ class _Planner:
     def run(self):
         p = self.plan
         self._number(p.fn.body, frozenset())
+        self._read_through_views()
         p.unsaved = self._unsaved()
         self._block(p.fn.body, set(p.fn.params), set(p.fn.params), False)
         return p
@@ -124,11 +160,25 @@ class _Planner:
         if name in p.wrt:
             return True  # finalize() reads the argument after the whole backward
         i, loops = p.order[id(d)]
-        for r, of_result in p.an.read_sites.get(name, ()):
+        for r, of_result in p.read_sites.get(name, ()):
             j, rloops = p.order[id(r)]
             if j < i or (j == i and not of_result) or loops & rloops:
                 return True
         return False
+
+    def _read_through_views(self):
+        """A write ``a[i] = v`` whose overwritten part the backward reads through another name
+        that may share ``a``'s memory (a view made before it, ``t = a.T``, ``r = a[0]``) is a
+        read of ``a`` by the backward there: ``a`` is restored where the backward passes the
+        write, and so is the name ``a`` itself where it is bound anew (a buffer allocated in
+        each trip of a loop)."""
+        p = self.plan
+        for s in ir.walk(p.fn.body):
+            if isinstance(s, ir.SetItem) and any(
+                n != s.target and self._old_value_read(n, s) for n in p.sharing(s.target)
+            ):
+                p.reads.add(s.target)
+                p.read_sites[s.target] = [*p.read_sites.get(s.target, ()), (s, False)]
 
     def _block(self, stmts, possibly, definitely, in_loop):
         p = self.plan

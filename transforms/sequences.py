@@ -33,6 +33,7 @@ import numpy as np
 
 from sourcegrad.runtime import (
     concat_sequences,
+    dict_from,
     max_of_sequence,
     min_of_sequence,
     repeat_sequence,
@@ -62,10 +63,18 @@ _MAKE_SEQUENCE = {
     concat_sequences,
     repeat_sequence,
 }
-# the primitives this pass makes: they take their sequences as such
-_PRIMITIVES = {concat_sequences, repeat_sequence, max_of_sequence, min_of_sequence, stack_entries}
-# rule parameters that take a sequence of arrays as such (np.stack's arrays, sum's iterable)
-_SEQUENCE_PARAMS = {"arrays", "tup", "iterable", "xs", "condlist", "choicelist"}
+# the primitives this pass makes, and a dict comprehension's: they take their sequences as such
+_PRIMITIVES = {
+    concat_sequences,
+    repeat_sequence,
+    max_of_sequence,
+    min_of_sequence,
+    stack_entries,
+    dict_from,
+}
+# rule parameters that take a sequence of arrays as such (np.stack's arrays, sum's iterable,
+# scipy.linalg.cho_solve's (c, lower))
+_SEQUENCE_PARAMS = {"arrays", "tup", "iterable", "xs", "condlist", "choicelist", "c_and_lower"}
 
 
 def rewrite(src, irfn, naming, signature=None):

@@ -17,13 +17,14 @@ import ast
 import inspect
 import linecache
 import re
+import textwrap
 import types
 import weakref
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from sourcegrad.errors import NoSourceError
+from sourcegrad.errors import NoSourceError, UnsupportedSyntaxError
 
 from .ir import Pos
 from .sourcecheck import check_same_code, check_same_function, compile_in_scope, same_code
@@ -124,10 +125,77 @@ def _safe_dedent(text):
 _READ = {}
 
 
+def unwrap(fn):
+    """The function a chain of ``functools.wraps`` wrappers ends at (``inspect`` shows its
+    source), each wrapper checked to add nothing to it."""
+    while isinstance(getattr(fn, "__wrapped__", None), types.FunctionType):
+        _check_passes_through(fn)
+        fn = fn.__wrapped__
+    return fn
+
+
+def _check_passes_through(wrapper):
+    """Refuse a ``functools.wraps`` wrapper that computes more than a call of the function it
+    wraps (a decorator that scales, clips or logs the value): ``inspect`` shows the wrapped
+    function's source, and differentiating that alone would silently drop what the wrapper does.
+    A wrapper that only returns ``wrapped(*args, **kwargs)`` (or passes its own parameters on in
+    order) is the wrapped function."""
+    try:
+        lines, first = inspect.getsourcelines(wrapper.__code__)  # the wrapper's own code
+        fdef = ast.parse(textwrap.dedent("".join(lines))).body[0]
+    except (OSError, TypeError, SyntaxError, IndexError):
+        fdef, first = None, wrapper.__code__.co_firstlineno
+    if isinstance(fdef, ast.FunctionDef) and _forwards(fdef, wrapper):
+        return
+    filename = wrapper.__code__.co_filename
+    body = getattr(fdef, "body", None)
+    lineno = first + body[0].lineno - 1 if body else first
+    name = getattr(wrapper, "__qualname__", wrapper.__name__)
+    raise UnsupportedSyntaxError(
+        f"{name} is decorated with a functools.wraps wrapper "
+        f"({wrapper.__code__.co_name}) that does more than call it: sourcegrad differentiates "
+        "source it reads, and the wrapped function alone would give the gradient without what "
+        "the wrapper computes",
+        filename,
+        lineno,
+        None,
+        linecache.getline(filename, lineno),
+        hint=f"differentiate the undecorated function ({name}.__wrapped__) and apply the "
+        "wrapper's computation in a function sourcegrad reads",
+    )
+
+
+def _forwards(fdef, wrapper):
+    """Is ``fdef``'s body (a docstring aside) ``return wrapped(<its parameters, as received>)``?"""
+    body = fdef.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    if len(body) != 1 or not isinstance(body[0], ast.Return):
+        return False
+    call = body[0].value
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
+        return False
+    code = wrapper.__code__
+    cells = dict(zip(code.co_freevars, wrapper.__closure__ or ()))
+    name = call.func.id
+    callee = cells[name].cell_contents if name in cells else wrapper.__globals__.get(name)
+    if callee is not wrapper.__wrapped__:
+        return False
+    a = fdef.args
+    if a.posonlyargs or a.kwonlyargs or a.defaults or a.kw_defaults:
+        return False
+    want = [ast.dump(ast.Name(p.arg, ast.Load())) for p in a.args]
+    if a.vararg:
+        want.append(ast.dump(ast.Starred(ast.Name(a.vararg.arg, ast.Load()), ast.Load())))
+    got = [ast.dump(x) for x in call.args]
+    keywords = [(k.arg, ast.dump(k.value)) for k in call.keywords]
+    want_keywords = [(None, ast.dump(ast.Name(a.kwarg.arg, ast.Load())))] if a.kwarg else []
+    return got == want and keywords == want_keywords
+
+
 def get_source(fn):
     """Return a ``Source`` for a plain Python function or lambda, or raise ``NoSourceError``."""
-    while isinstance(getattr(fn, "__wrapped__", None), types.FunctionType):
-        fn = fn.__wrapped__  # functools.wraps: inspect reads the wrapped function's source
+    fn = unwrap(fn)
     code = getattr(fn, "__code__", None)
     if code is None:
         raise NoSourceError(

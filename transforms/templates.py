@@ -84,6 +84,52 @@ class Template:
         return self.namespace[name] if name in self.namespace else getattr(builtins, name)
 
 
+class Deferred:
+    """A template registered but not parsed yet: ``get()`` builds it on first use and keeps it,
+    so every primitive registered by one rule shares one ``Template``. A process pays for the
+    templates of the primitives it differentiates, not for the whole library."""
+
+    __slots__ = ("_build", "_template")
+
+    def __init__(self, build):
+        self._build = build
+        self._template = None
+
+    def get(self):
+        if self._template is None:
+            self._template = self._build()
+            self._build = None
+        return self._template
+
+
+class Templates(dict):
+    """primitive -> ``Template``; an entry registered as a ``Deferred`` is parsed when first
+    read (``[]``, ``get``, ``items``, ``values``, ``pop``). Membership never parses."""
+
+    def __getitem__(self, key):
+        value = dict.__getitem__(self, key)
+        if type(value) is Deferred:
+            value = value.get()
+            dict.__setitem__(self, key, value)
+        return value
+
+    def get(self, key, default=None):
+        return self[key] if key in self else default
+
+    def pop(self, key, *default):
+        if key in self:
+            value = self[key]
+            del self[key]
+            return value
+        return dict.pop(self, key, *default)
+
+    def items(self):
+        return [(k, self[k]) for k in self]
+
+    def values(self):
+        return [self[k] for k in self]
+
+
 _KEYWORDS = frozenset({"None", "True", "False"})
 
 

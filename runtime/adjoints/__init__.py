@@ -6,7 +6,20 @@ which re-exports every public function and class these modules define (``__all__
 They import the runtime's pieces from its concern modules (``..zeros``, ``..broadcast``, ...),
 never from the ``sourcegrad.runtime`` package itself, which imports them."""
 
-from . import common, elementwise, fft, indexing, linalg, products, reductions, shape, special
+from . import (
+    common,
+    elementwise,
+    fft,
+    indexing,
+    linalg,
+    products,
+    reductions,
+    scipy_linalg,
+    shape,
+    signal,
+    special,
+    stats,
+)
 
 __all__ = list(
     dict.fromkeys(
@@ -21,6 +34,9 @@ __all__ = list(
             indexing,
             fft,
             special,
+            stats,
+            scipy_linalg,
+            signal,
         )
         for name, value in vars(module).items()
         if not name.startswith("_")
@@ -38,3 +54,6 @@ from .shape import *  # noqa: E402,F401,F403
 from .indexing import *  # noqa: E402,F401,F403
 from .fft import *  # noqa: E402,F401,F403
 from .special import *  # noqa: E402,F401,F403
+from .stats import *  # noqa: E402,F401,F403
+from .scipy_linalg import *  # noqa: E402,F401,F403
+from .signal import *  # noqa: E402,F401,F403

@@ -7,10 +7,13 @@ own module and allocate like the input (``zeros_like``)."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from ..backend import _float_dtype
-from ..broadcast import as_array_like
+from ..backend import _float_dtype, _shape, array_module
+from ..broadcast import as_array_like, unbroadcast
+from ..scatter import _scatter_add
 from ..zeros import ZERO, zeros_like
 from .common import _nd
 from .reductions import prod_of_others
@@ -29,6 +32,49 @@ def undiagonal(g, x, offset=0, axis1=0, axis2=1):
     i = np.arange(np.shape(g)[-1])
     np.moveaxis(out, (axis1, axis2), (-2, -1))[..., i + max(0, -offset), i + max(0, offset)] = g
     return out
+
+
+def filled_diagonal(a, val, wrap=False):
+    """``np.fill_diagonal(a, val, wrap)`` applied to a copy of ``a``, returned: what the in-place
+    call on a buffer the function allocated stands for (``a = filled_diagonal(a, val, wrap)``)."""
+    out = a.copy()
+    np.fill_diagonal(out, val, wrap=wrap)
+    return out
+
+
+def _filled_positions(shape, wrap):
+    """The flat positions ``np.fill_diagonal`` writes in an array of ``shape``, in order: every
+    ``step``-th from 0 (a tall matrix's stop after its square top unless ``wrap``), numpy's own
+    arithmetic."""
+    if len(shape) == 2:
+        step, end = shape[1] + 1, (None if wrap else shape[1] * shape[1])
+    else:
+        step, end = 1 + int(np.sum(np.cumprod(shape[:-1]))), None
+    return np.arange(math.prod(shape))[:end:step]
+
+
+def unfill_diagonal(g, wrap=False):
+    """Adjoint of ``a`` in ``filled_diagonal(a, val, wrap)``: ``g`` but where the diagonal was
+    overwritten (a mask, not a write: a lazy array has no views to write through)."""
+    shape = _shape(g)
+    keep = np.ones(math.prod(shape), dtype=bool)
+    keep[_filled_positions(shape, wrap)] = False
+    return g * array_module(g).asarray(np.reshape(keep, shape))
+
+
+def fill_diagonal_values_adjoint(g, val, wrap=False):
+    """Adjoint of ``val`` in ``filled_diagonal(a, val, wrap)``: ``g`` along the written diagonal.
+    numpy writes ``val``'s entries in turn along it, starting over when they run out, so entry
+    ``j`` of ``m`` collects the positions ``j, j + m, j + 2m, ...`` (a scalar all of them)."""
+    xp = array_module(g)  # the positions, host arrays, index g where it lives (a device)
+    written = np.reshape(g, -1)[xp.asarray(_filled_positions(_shape(g), wrap))]
+    m = math.prod(np.shape(val))
+    out = xp.zeros(m, dtype=written.dtype)
+    _scatter_add(out, xp.asarray(np.arange(written.shape[0]) % m), written)
+    out = np.reshape(out, np.shape(val))
+    if isinstance(val, (list, tuple)):
+        return unbroadcast(out, val)  # a list's adjoint: its entries'
+    return out.astype(_float_dtype(val), copy=False) if hasattr(val, "shape") else out
 
 
 def untrace(g, x, offset=0, axis1=0, axis2=1):

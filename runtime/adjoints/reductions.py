@@ -357,10 +357,6 @@ def _cov_rows(m, y, rowvar):
     return xm, (None if y is None else rows(y))
 
 
-def _cov_divisor(n, bias, ddof):
-    return n - (ddof if ddof is not None else (0 if bias else 1))
-
-
 def _cov_split(gx, m, y, rowvar, which, xm):
     part = gx[: xm.shape[0]] if which == 0 else gx[xm.shape[0] :]
     v = m if which == 0 else y
@@ -373,16 +369,73 @@ def _cov_split(gx, m, y, rowvar, which, xm):
     )
 
 
-def cov_adjoint(g, m, y=None, rowvar=True, bias=False, ddof=None, which=0):
-    """Adjoint of ``m`` (``which`` 0) or ``y`` (1) in ``c = np.cov(m, y, rowvar, bias, ddof)``:
-    with ``X`` the centered variables (rows), ``(G + G^T) X / (N - ddof)``."""
+def _cov_weights(n, bias, ddof, fweights, aweights):
+    """``np.cov``'s observation weights ``w = fweights * aweights`` (None for none) and its
+    divisor: ``N - ddof`` unweighted, else ``sum(w) - ddof sum(w aweights) / sum(w)``
+    (``sum(w) - ddof`` with frequency weights alone), ``ddof`` 1 unless ``bias``."""
+    ddof = ddof if ddof is not None else (0 if bias else 1)
+    w = None
+    if fweights is not None:
+        w = np.asarray(fweights, dtype=float)
+    if aweights is not None:
+        w = np.asarray(aweights, dtype=float) if w is None else w * aweights
+    if w is None:
+        return None, n - ddof, ddof
+    total = np.sum(w)
+    if ddof == 0:
+        return w, total, ddof
+    if aweights is None:
+        return w, total - ddof, ddof
+    return w, total - ddof * np.sum(w * aweights) / total, ddof
+
+
+def _cov_centered(m, y, rowvar, w):
+    """The variables as rows and centered at their (weighted) means, and ``m``'s rows."""
     xm, xy = _cov_rows(m, y, rowvar)
     x = xm if xy is None else np.concatenate([xm, xy], axis=0)
-    xc = x - np.mean(x, axis=1, keepdims=True)
-    k = x.shape[0]
-    gm = np.reshape(as_array_like(g, x), (k, k))
-    gx = (gm + gm.T) @ xc / _cov_divisor(x.shape[1], bias, ddof)
+    return x - np.average(x, axis=1, weights=w)[:, None], xm
+
+
+def cov_adjoint(
+    g, m, y=None, rowvar=True, bias=False, ddof=None, which=0, fweights=None, aweights=None
+):
+    """Adjoint of ``m`` (``which`` 0) or ``y`` (1) in ``c = np.cov(m, y, rowvar, bias, ddof,
+    fweights, aweights)``: with ``X`` the centered variables (rows), ``w`` the weights and
+    ``f`` the divisor (``_cov_weights``), ``(G + G^T) (X w) / f``; the means have none (their
+    weighted deviations sum to 0)."""
+    xc, xm = _cov_centered(m, y, rowvar, _cov_weights(1, bias, ddof, fweights, aweights)[0])
+    w, fact, _ = _cov_weights(xc.shape[1], bias, ddof, fweights, aweights)
+    k = xc.shape[0]
+    gm = np.reshape(as_array_like(g, xc), (k, k))
+    gx = (gm + gm.T) @ (xc if w is None else xc * w) / fact
     return _cov_split(gx, m, y, rowvar, which, xm)
+
+
+def cov_aweights_adjoint(
+    g, m, c, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None
+):
+    """Adjoint of ``aweights`` in ``c = np.cov(m, y, ..., fweights, aweights)``: each
+    observation's ``x_k^T G x_k`` (centered) times its frequency ``f_k``, over the divisor, less
+    ``<G, c>`` times the divisor's slope over itself::
+
+        f_k (x_k^T G x_k - <G, c> (1 - ddof (2 a_k sum(w) - sum(w a)) / sum(w)^2)) / divisor
+    """
+    w, fact, ddof = _cov_weights(1, bias, ddof, fweights, aweights)
+    xc, _ = _cov_centered(m, y, rowvar, w)
+    w, fact, ddof = _cov_weights(xc.shape[1], bias, ddof, fweights, aweights)
+    k = xc.shape[0]
+    gm = np.reshape(as_array_like(g, xc), (k, k))
+    a = np.asarray(aweights, dtype=float)
+    f = np.ones_like(a) if fweights is None else np.asarray(fweights, dtype=float)
+    quad = np.einsum("ik,ij,jk->k", xc, gm, xc)
+    total = np.sum(w)
+    slope = 1.0 if ddof == 0 else 1.0 - ddof * (2.0 * a * total - np.sum(w * a)) / total**2
+    out = f * (quad - np.sum(gm * np.reshape(c, (k, k))) * slope) / fact
+    return (
+        np.reshape(out, np.shape(aweights)).astype(_float_dtype(aweights), copy=False)
+        if hasattr(aweights, "shape")
+        else out
+    )
 
 
 def corrcoef_adjoint(g, x, r, y=None, rowvar=True, which=0):

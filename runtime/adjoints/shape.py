@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from ..backend import _float_dtype, _shape
+from ..backend import _float_dtype, _shape, array_module
 from ..broadcast import unbroadcast
 from ..scatter import _scatter_add
 from ..zeros import SeqAdjoint, ZERO, zeros_like
@@ -238,3 +238,36 @@ def undelete(g, x, obj, axis=None):
     axis = axis % len(shape)
     out[(slice(None),) * axis + (np.delete(np.arange(shape[axis]), obj),)] = g
     return out
+
+
+def _insert_labels(arr, obj, values, axis):
+    """``np.insert`` applied to labels: ``arr``'s entries numbered ``0 .. n-1`` in C order, the
+    values' ``n .. n+m-1``. Each entry of the result names the entry of ``arr`` or of ``values``
+    numpy put there (a value it broadcast to several places names each of them), as a flat array."""
+    n, m = math.prod(_shape(arr)), math.prod(np.shape(values))
+    labels = np.insert(
+        np.arange(n).reshape(_shape(arr)),
+        obj,
+        np.arange(n, n + m).reshape(np.shape(values)),
+        axis,
+    )
+    return np.reshape(labels, -1), n, m
+
+
+def uninsert(g, arr, obj, values, axis=None, which=0):
+    """Adjoint of ``arr`` (``which`` 0) or ``values`` (1) in ``y = np.insert(arr, obj, values,
+    axis)``: the entries of ``g`` where numpy put each one of them (``_insert_labels``), summed
+    over the places a broadcast value went. ``arr``'s entries keep their order in ``y``."""
+    labels, n, m = _insert_labels(arr, obj, values, axis)
+    flat = np.reshape(g, -1)
+    xp = array_module(g)  # the labels, host arrays, index g where it lives (a device)
+    if which == 0:
+        kept = flat[xp.asarray(np.flatnonzero(labels < n))]
+        return np.reshape(kept, _shape(arr)).astype(_float_dtype(arr), copy=False)
+    placed = np.flatnonzero(labels >= n)
+    out = xp.zeros(m, dtype=flat.dtype)
+    _scatter_add(out, xp.asarray(labels[placed] - n), flat[xp.asarray(placed)])
+    out = np.reshape(out, np.shape(values))
+    if isinstance(values, (list, tuple)):
+        return unbroadcast(out, values)  # a list's adjoint: its entries'
+    return out.astype(_float_dtype(values), copy=False) if hasattr(values, "shape") else out

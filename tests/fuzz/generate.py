@@ -17,7 +17,9 @@ bounded ``while`` loops, ``break``/``continue``, early returns (also from a ``wh
 (broadcasting a smaller kind into a larger one), tuple swaps, lists built with ``append`` and
 consumed by ``np.stack`` or ``sum``, helper calls with default and keyword arguments (and Python
 float arguments), and in-place writes (``b[i] = v``, ``b[lo:hi] += v``, ``b[[i, j]] += v``,
-``b[b < 0] = 0``) to buffers the program allocated itself.
+``b[b < 0] = 0``) to buffers the program allocated itself; and forms the compiler lowers to those
+(``for``/``else``, a walrus in a condition, ``try``/``except`` choosing a branch, ``or`` as a
+value).
 
 Values stay bounded by construction, so nothing overflows: each variable has a cap fixed when it
 is created, every expression carries a bound, expressions whose bound grows too large are
@@ -884,10 +886,57 @@ class Generator:
                 self.statement(0)
         self.loop_depth -= 1
 
+    # ---- statements lowered to others: for/else, the walrus, try/except, or as a value ----
+
+    def language_statement(self, depth):
+        """One of the forms the compiler lowers to those above (``for``/``else`` to a flag, a
+        walrus to an assignment, ``try``/``except`` to a branch, ``or`` to a branch)."""
+        pick = self.c.choice(["for_else", "walrus_if", "try_except", "or_value"])
+        self.features.add(pick)
+        if pick == "for_else":
+            i = self.fresh("i")
+            t = self.c.int(0, 4)
+            self.emit(f"for {i} in range({t}):")
+            self.loop_body(depth, [Var(i, "int", max(t, 1))])
+            self.emit("else:")
+            with _Block(self):
+                self.block(depth - 1, self.c.int(1, 2))
+        elif pick == "walrus_if":
+            a = self.fresh("a")
+            code, bound = self.squash(*self.expr("scal", 1))
+            self.emit(f"if ({a} := {code}) > {self.c.const(-1.0, 1.0)}:")
+            # (it may be an argument's value itself: never updated in place)
+            self.env.append(Var(a, "scal", max(1.0, bound), view=True))
+            with _Block(self):
+                self.block(depth - 1, self.c.int(1, 2))
+            self.emit("else:")
+            with _Block(self):
+                self.block(depth - 1, self.c.int(1, 2))
+        elif pick == "try_except":
+            kind = self.value_kind()
+            t = self.fresh("t")
+            first, b1 = self.squash(*self.expr(kind))
+            self.emit("try:")
+            with _Block(self):
+                self.emit(f"{t} = {first} * 1.0")
+                self.emit(f"if {self.cond()}:")
+                with _Block(self):
+                    self.emit('raise ValueError("the other branch")')
+            self.emit("except ValueError:")
+            other, b2 = self.squash(*self.expr(kind))
+            with _Block(self):
+                self.emit(f"{t} = {other} * 1.0")
+            self.env.append(Var(t, kind, max(1.0, b1, b2)))
+        else:  # a comparison's truth, or else a value
+            p = self.fresh("p")
+            code, bound = self.squash(*self.expr("scal", 1))
+            self.emit(f"{p} = ({self.cond()}) or ({code}) * 1.0")
+            self.env.append(Var(p, "scal", max(1.0, bound), view=True))
+
     def statement(self, depth):
         options = ["new", "new", "update", "update", "buffer", "write", "write", "swap"]
         if depth > 0:
-            options += ["if", "if", "for", "while", "list"]
+            options += ["if", "if", "for", "while", "list", "language"]
             if self.loop_depth >= 2:
                 options = [o for o in options if o not in ("for", "while", "list")]
             elif not self.loop_depth:
@@ -914,6 +963,8 @@ class Generator:
             self.swap()
         elif pick == "nested_exit":
             self.nested_exit()
+        elif pick == "language":
+            self.language_statement(depth)
         elif self.c.chance(0.5):
             self.early_return()
         else:
@@ -1014,7 +1065,46 @@ class Generator:
         for h in reversed(helpers):  # defined after the caller; later helpers call earlier ones
             parts += ["", "", h.source]
         rebind = {"SCALE": -scale / 2.0, "TRIPS": (trips + 1) % (TRIPS_MAX + 1)}
+        parts = self.tuple_helper(parts)
         return Program("\n".join(parts) + "\n", self.n, set(self.features), self.r, rebind)
+
+    # ---- a helper returning a tuple, unpacked where f calls it (a self-contained block) ----
+
+    def tuple_helper(self, parts):
+        """``parts`` (the module's lines), with some chance with a helper ``pair(a, b)`` returning
+        three values (computed ones, one of its own arguments, a Python float; from one return
+        or one per branch), called by ``f`` just before its last return and unpacked there (plain,
+        starred or indexed), its values added to the result. Drawn after the rest of the program,
+        so the programs drawn before it are unchanged."""
+        if not self.c.chance(0.3):
+            return parts
+        first = self.c.choice(["np.tanh(a * b)", "np.sin(a) * b", "a"])
+        second = self.c.choice(["np.cos(b)", "b * 0.5", "a * b"])
+        extra = self.c.choice(["1.0", "-0.5"])
+        helper = ["", "", "def pair(a, b):"]
+        if self.c.chance(0.5):
+            self.features.add("helper_returns_tuple_branches")
+            helper += [
+                "    if np.sum(a) > 0.0:",
+                f"        return {first}, {second}, {extra}",
+                f"    return {second}, {first}, 2.0",
+            ]
+        else:
+            helper.append(f"    return {first}, {second}, {extra}")
+        call = "pair(x, np.tanh(y))"
+        form = self.c.choice(["plain", "starred", "indexed"])
+        self.features.add(f"helper_returns_tuple_{form}")
+        if form == "plain":
+            bind, use = f"tup_a, tup_b, tup_c = {call}", "np.sum(tup_a * tup_b) * tup_c"
+        elif form == "starred":
+            bind, use = f"tup_a, *tup_bc = {call}", "np.sum(tup_a * tup_bc[0]) * tup_bc[1]"
+        else:
+            bind, use = f"tup_a = {call}[1]", "np.sum(tup_a)"
+        last = len(parts) - 1 - parts[::-1].index("def f(x, y, s, k, w):")
+        end = next(i for i in range(len(parts) - 1, last, -1) if parts[i].startswith("    return "))
+        parts = list(parts)
+        parts[end : end + 1] = ["    " + bind, parts[end] + f" + 0.1 * ({use})"]
+        return parts + helper
 
 
 def generate(chooser, max_statements=8):

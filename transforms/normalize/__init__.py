@@ -17,9 +17,23 @@ walk unrolls). The ``Normalizer`` is made of one class per concern, each in its 
 - ``anf``: the walk, and expressions lowered to atoms and temporaries;
 - ``statements``, ``assign``: statements and assignments;
 - ``loops``, ``dicts``: loops, comprehensions and dicts, desugared to loops over a range;
+- ``namespaces``: a local dict used as a whole, decided from the keys it holds;
+- ``contexts``: ``with`` blocks;
+- ``attempts``: ``try`` statements, the path Python takes chosen as a branch;
+- ``matches``: ``match`` statements, lowered to ``if``/``elif`` chains;
 - ``calls``, ``attributes``: calls and attribute reads, resolved to what differentiates them;
+- ``strings``: f-strings and ``str`` methods, values with no gradient;
 - ``inline``: the user's own functions, lowered where they are called;
+- ``inline``: the user's own functions, lowered where they are called (a recursion of a depth
+  known when compiling, unrolled);
+- ``functional``: functions as values (``functools.partial``, ``functools.reduce``, ``map``);
+- ``generators``: a generator of the user's consumed by a ``for`` loop, inlined as that loop;
+- ``static``: conditions known when compiling (only the branch taken is lowered), and integer
+  arithmetic on constants;
 - ``syntax``: what the others read off libcst nodes.
+
+A refusal about code inside a branch is met again by a compile that lowers the branch as that
+refusal, raised when it runs (``Branches``, ``deferral.py``).
 
 ``aux`` is the ``Normalizer`` of a function differentiated with ``has_aux=True``.
 """
@@ -33,24 +47,53 @@ from sourcegrad.runtime import structures as _structures
 from .. import fence, ir
 from .. import rules as R
 from ..captures import KEY as _CAPTURES, Captures
+from ..deferral import Branches
 from ..exits import lower_function
 from ..naming import Naming
 from .anf import ANF
 from .assign import Assignments
+from .attempts import Attempts
 from .attributes import Attributes
 from .calls import Calls
+from .contexts import Contexts
 from .dicts import Dicts
+from .functional import Functional
+from .generators import Generators
 from .inline import Inlining
 from .loops import Loops
+from .matches import Matches
+from .namespaces import Namespaces
 from .objects import Objects, ObjectState
 from .resolve import Locals, Resolve, method_class
 from .statements import Statements
+from .strings import Strings
+from .static import Static
 
 __all__ = ["Normalizer"]
 
+# What a compile's signature records of a None argument (``sourcegrad.compiled.signature_of``).
+NONE_ARGUMENT = "None"
+
 
 class Normalizer(
-    Objects, Inlining, Calls, Attributes, Dicts, Loops, Assignments, Statements, ANF, Resolve
+    Objects,
+    Inlining,
+    Generators,
+    Functional,
+    Calls,
+    Attributes,
+    Strings,
+    Namespaces,
+    Dicts,
+    Loops,
+    Matches,
+    Attempts,
+    Contexts,
+    Assignments,
+    Statements,
+    Static,
+    ANF,
+    Resolve,
 ):
     """The lowering of one function (``parent``: the normalizer of the function it is inlined
     into, whose naming, captures and namespace it shares).
@@ -62,30 +105,50 @@ class Normalizer(
     and lambdas written in the function); ``dicts`` and ``dict_keys`` (local dict literals);
     ``block`` (where statements are emitted), ``no_grad``, ``_loop_depth`` and ``_cur_pos``;
     ``objects`` (shared: what values hold, and the attributes the function writes, ``objects``);
-    ``unreachable`` (the rest of the block follows a ``return`` an ``if`` decided now took)."""
+    ``_unreachable`` (the rest of the block follows a ``return`` an ``if`` decided now took)."""
 
     def __init__(self, src, parent=None, options=None):
         self.src = src
         self.fn = src.fn
-        _check_signature(src)
+        _check_signature(src, parent is None)
         params = src.tree.params
         # keyword-only parameters last: the compiled code takes them by position (api.parameters_of)
-        self.params = [p.name.value for p in (*params.params, *params.kwonly_params)]
+        self.params = [
+            p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)
+        ]
+        # an inlined helper's *args and **kwargs (``inline.py`` binds them: a tuple, a dict)
+        self.star_params = tuple(
+            p.name.value if isinstance(p, cst.Param) else None
+            for p in (params.star_arg, params.star_kwarg)
+        )
         finder = Locals(src.ast_fn)
-        self.locals = set(self.params) | finder.names
+        self.locals = set(self.params) | finder.names | (set(self.star_params) - {None})
         self.assigned = finder.names
         self.bind_counts = finder.counts
         self.local_defs = {}  # name -> (libcst def, ast def, node) of a def or lambda written in the function
-        self.defs_inlining = frozenset()  # the local functions being inlined (no recursion)
-        self.static_locals = {}  # local names bound once to a module-level callable (relu = F.apply)
+        self.defs_inlining = ()  # the local functions being inlined (a recursive one: again)
+        # local names bound once to a module or a function: (it, the node it was read from)
+        self.static_locals = {}
+        self.partials = {}  # local name -> the partial application it holds (functional.py)
+        self.anonymous = {}  # id of a lambda passed as a function -> its local def's name
+        self.nonlocals = set()  # a local def's names declared nonlocal: its caller's variables
         self.subst = {}  # parameter -> the caller's atom, for inlined parameters never rebound
         self.dicts = {}  # local dict literal (its keys all string constants) -> {key: local name}
         self.dict_keys = {}  # local dict -> the keys written so far (reading another is refused)
+        self.dict_sure = {}  # local dict -> the keys it holds on every path, in order (namespaces)
+        self.made_dicts = set()  # locals bound to a dict comprehension's dict (never written into)
+        # local -> (distribution, its text, args, kwargs) of ``d = norm(loc, scale)``: d.logpdf(x)
+        self.frozen = {}
         self.block = []
         self._loop_depth = 0
+        self._depth = 0  # how many blocks the walk is in (1: the function's body; anf._collecting)
+        self._open_contexts = []  # the managers of the with blocks the walk is in (statements)
+        self._loop_contexts = 0  # how many of them are outside the innermost loop
+        self._break_flag = None  # the flag ``break`` sets in a loop with an ``else`` (statements)
+        self._unreachable = False  # after a branch known now to exit (static.py)
+        self._yield_sink = None  # a generator's: lowers ``yield v`` (generators.py)
         self._cur_pos = None
         self.no_grad = False
-        self.unreachable = False
         self.parent = parent
         # a method's class, when this function is one (found by its qualified name) and never
         # rebinds its first parameter: ``self.helper(z)`` is then inlined (``_self_method_call``)
@@ -103,8 +166,11 @@ class Normalizer(
 
     def _root(self, finder):
         """The state of the compiled function's own normalizer."""
+        self.branches = self.options.get("branches") or Branches()  # (deferral.py)
         self.naming = Naming(finder.all_names | set(self.params))
         self.naming.root_locals = self.locals
+        self.lengths = {}  # a name bound to a tuple or list literal -> its number of entries
+        self.deleted = set()  # the names (as the generated code spells them) after ``del name``
         self.extra_ns = {}  # names the generated code needs beyond the user's globals
         self.inlining = [self.fn]
         # (the gradient's ``finalize`` also rebuilds dataclasses, namedtuples and registered objects)
@@ -115,11 +181,27 @@ class Normalizer(
         self.rename = {}  # the user's own names stay: sourcegrad's names make room (Captures.bind)
         self.objects = ObjectState(self.options.get("examples"), self.options.get("written"))
         self.src.shadows = self.naming.shadows  # (ir.shadows_of: the later passes ask)
+        self._fixed_parameters(self.options.get("signature"))
         self._root_knowledge()
+
+    def _fixed_parameters(self, signature):
+        """A parameter the code is specialized to a bool or None for (``signature_of``), never
+        rebound, is that constant: ``if verbose:`` and ``if ax is None:`` are decided now
+        (``static.py``), and the path the call cannot take is not compiled."""
+        for p, k in zip(self.params, signature or ()):
+            if p in self.assigned:
+                continue
+            if k is True or k is False:
+                self.subst[p] = ir.Const(k, repr(k))
+            elif k == NONE_ARGUMENT:
+                self.subst[p] = ir.Const(None, "None")
 
     def _inlined_into(self, parent, finder):
         """The state of a helper's normalizer: its parent's naming, namespace and captures."""
         self.naming = parent.naming
+        self.lengths = parent.lengths
+        self.deleted = parent.deleted  # (a local def reads the enclosing function's names)
+        self.branches = parent.branches
         self.extra_ns = parent.extra_ns
         self.captures = parent.captures
         self.objects = parent.objects
@@ -130,10 +212,12 @@ class Normalizer(
         """The normalizer of a function inlined into this one."""
         return Normalizer(src, parent=self)
 
-    def lower(self):
+    def lower(self, implicit_none=False):
         """The function body in A-normal form (its exits not yet lowered: ``exits.py``). The root
         function's starts with the reads of the attributes it writes (``_prologue``); a helper
-        inlined with no ``return`` at its end returns None there, as Python's does."""
+        inlined (a local def, a method, a module-level function) with no ``return`` at its end
+        returns None there, as Python's does. (``implicit_none``: the caller's word that the body
+        may end so; every inlined helper may.)"""
         prologue = []
         if self.parent is None:
             with self._collecting() as prologue:
@@ -159,9 +243,12 @@ class Normalizer(
         return ir.Function(name, self.params, tuple(body), self.src.filename, self.fn.__qualname__)
 
     def run(self):
-        """``lower`` then ``exits.lower_function``, the first two stages of the compile
-        (``transforms._front``), for the analyses that need only the IR."""
-        return self.function(lower_function(self.lower(), self.naming))
+        """``lower``, ``exits.lower_function`` and ``views.rewrite``, the first stages of the
+        compile (``transforms._front``), for the analyses that need only the IR."""
+        from .. import views
+
+        body = lower_function(self.lower(), self.naming)
+        return self.function(views.rewrite(body, self.params, self.naming))
 
 
 def _falls_through(stmts):
@@ -178,11 +265,12 @@ def _falls_through(stmts):
     return True
 
 
-def _check_signature(src):
-    """Refuse ``*args``, ``**kwargs``, positional-only parameters and ``async def``."""
+def _check_signature(src, root):
+    """Refuse ``async def``, and, in the function compiled (``root``: its parameters are the
+    gradient's), ``*args``, ``**kwargs`` and positional-only parameters."""
     tree = src.tree
     params = tree.params
-    if (
+    if root and (
         isinstance(params.star_arg, cst.Param)
         or params.star_kwarg is not None
         or params.posonly_params

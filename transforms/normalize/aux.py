@@ -84,13 +84,13 @@ class AuxNormalizer(Normalizer):
             "has_aux=True, so it"
         )
 
-    def _inline_call(self, node, child, signature, callee, args, kwargs):
+    def _inline_call(self, node, child, signature, callee, args, kwargs, lower=None):
         if node is not None and node is self._aux_call:
             # the helper's returns give (loss, aux): it is lowered as this class, sharing aux
             child.__class__ = AuxNormalizer
             child.aux_var, child.aux_of = self.aux_var, self.aux_of
             self._aux_inlined = True
-        return super()._inline_call(node, child, signature, callee, args, kwargs)
+        return super()._inline_call(node, child, signature, callee, args, kwargs, lower)
 
 
 def check_aux_pair(value, name, via=None):

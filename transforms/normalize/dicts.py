@@ -10,13 +10,14 @@ variable is looped over by a list of its keys, made without gradient, and read b
 
 from __future__ import annotations
 
+import ast
 import builtins
 
 import libcst as cst
 import numpy as np
 
 from .. import fence, ir
-from .syntax import literal_value, tup
+from .syntax import tup
 
 
 def _nth_key(keys, i):
@@ -24,6 +25,24 @@ def _nth_key(keys, i):
     return ir.Op(
         None, (ir.Name(keys), ir.Index((ir.Name(i),), False)), (), f"{keys}[{i}]", "nondiff"
     )
+
+
+def _entries_changed(afn):
+    """Names of which an ``ast`` function writes or deletes an entry (``d["k"] = v``,
+    ``d["k"] += v``, ``del d["k"]``)."""
+    out = set()
+    for node in ast.walk(afn):
+        if isinstance(node, (ast.Assign, ast.Delete)):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        else:
+            continue
+        for t in targets:
+            for sub in ast.walk(t):
+                if isinstance(sub, ast.Subscript) and isinstance(sub.value, ast.Name):
+                    out.add(sub.value.id)
+    return out
 
 
 def _sorted_keys(d):
@@ -65,6 +84,14 @@ class Dicts:
             d = self._atom(node.args[0].value)
             fn = self._alias("sorted_keys", _sorted_keys)
             return ir.Op(None, (d,), (), f"{fn}({d.render()})", "nondiff")
+        if (
+            type(func) is cst.Attribute
+            and func.attr.value == "get"
+            and type(func.value) is cst.Name
+            and func.value.value in self.dicts
+            and func.value.value == self.star_params[1]
+        ):
+            return self._kwargs_get(node, func.value.value)
         if not (
             isinstance(func, cst.Attribute)
             and func.attr.value in ("items", "keys", "values")
@@ -86,6 +113,30 @@ class Dicts:
             k = self._peek(node)
             return k is not None and isinstance(k.value, dict)
         return False
+
+    def _kwargs_get(self, node, name):
+        """``kw.get("k", default)`` of a helper's ``**kw`` whose entries no statement writes or
+        deletes: its keys are the call's, known now, so it reads the entry or is the default."""
+        args = node.args
+        if (
+            not 1 <= len(args) <= 2
+            or any(a.keyword is not None or a.star for a in args)
+            or name in _entries_changed(self.src.ast_fn)
+        ):
+            fence.refuse(
+                self.src,
+                node,
+                kind="Dict",
+                msg=f"{name}.get(key, default) is supported with a string key, on a helper's "
+                "**kwargs whose entries no statement writes or deletes",
+                hint=f'read {name}["key"], or test the key with an if before the function',
+            )
+        key = self._dict_key(args[0].value)
+        if key in self.dict_keys.get(name, set()):
+            return ir.Name(self._dict_slot(name, key))
+        if len(args) == 2:
+            return self._atom(args[1].value)
+        return ir.Const(None, "None")
 
     def _view_list(self, method, name, pos):
         """The list ``name.<method>()`` gives (``method``: keys, values or items)."""
@@ -187,6 +238,18 @@ class Dicts:
 
         return rng, k, [bind]
 
+    def _dict_get(self, d, args, node):
+        """``d.get(key, default)`` of a dict held in a variable (an argument, a dict
+        comprehension's): its entry when it has the key, else the default (both evaluated
+        first, as for any call); the choice is a branch, so the entry keeps its gradient."""
+        key, default = args[0], args[1] if len(args) == 2 else ir.Const(None, "None")
+        pos, got = self._pos(node), self.naming.temp()
+        found = ir.Assign(got, self._getitem_op(d, ir.Index((key,), False)), pos)
+        otherwise = ir.Assign(got, self._copy_op(default), pos)
+        test = ir.text("{} in {}.keys()", key, d)  # (a list or an array has no keys: it raises)
+        self._emit(ir.If(test, (found,), (otherwise,), pos))
+        return ir.Name(got)
+
     def _local_dict(self, name, node, pos):
         """``d = {"a": x, "b": y}`` (and ``d = {}``): every key a string constant, so each entry is
         a local variable of its own; ``d["a"]`` reads it and ``d["a"] = v`` rebinds it."""
@@ -212,12 +275,14 @@ class Dicts:
             key = self._dict_key(el.key)
             value = self._atom(el.value)
             self._emit(ir.Assign(self._dict_slot(name, key), self._copy_op(value), pos))
-        self.dict_keys[name] = {self._dict_key(el.key) for el in node.elements}
+            self._wrote_key(name, key)
 
     def _dict_key(self, node):
-        """The string a key node writes (refused unless a string literal)."""
-        if isinstance(node, cst.SimpleString) and isinstance(literal_value(node.value), str):
-            return literal_value(node.value)
+        """The string a key node writes (refused unless a string literal, or the key a loop over
+        a local dict binds: ``namespaces``)."""
+        key = self._const_key(node)
+        if key is not None:
+            return key
         fence.refuse(
             self.src,
             node,
@@ -263,7 +328,8 @@ class Dicts:
                 msg=f"the local dict {name!r} has no entry {key!r} here",
                 hint=f"assign {name}[{key!r}] = ... before reading it",
             )
-        known.add(key)
+        if not read:
+            self._wrote_key(name, key)
         return self._dict_slot(name, key)
 
     def _dict_write(self, target, value, pos):

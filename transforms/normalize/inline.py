@@ -3,7 +3,10 @@
 
 Expects: the walk of ``anf`` and its state. Guarantees: the callee's body is lowered by a child
 ``Normalizer`` sharing this one's naming, captures and namespace, its exits lowered
-(``exits.py``) so its one ``Return`` gives the call's value, its locals renamed to fresh names,
+(``exits.py``) so its one ``Return`` gives the call's value (a tuple it returns is the literal
+of its atoms, one variable per value where several returns give tuples, which the caller
+unpacks, indexes or passes on with no tuple made); its ``*args`` is the literal of the atoms it
+takes, its ``**kwargs`` a local dict; its locals renamed to fresh names,
 and what it captures read live (``captures.py``); a parameter the callee never rebinds reads
 the caller's atom itself (``subst``). Recursion, calls nested deeper than ``MAX_INLINE_DEPTH``
 and a local function used other than by calling it are refused.
@@ -18,7 +21,7 @@ import types
 
 import libcst as cst
 
-from sourcegrad.errors import NoSourceError
+from sourcegrad.errors import NoSourceError, UnsupportedSyntaxError
 from sourcegrad.runtime import structures as _structures
 
 from .. import exits, fence, ir
@@ -39,9 +42,17 @@ class _LocalSource:
 
 
 def _written_into(afn):
-    """Names an ``ast`` function assigns into by subscript (``u[0] = 0.0``, ``u[i] += v``)."""
+    """Names an ``ast`` function assigns into by subscript (``u[0] = 0.0``, ``u[i] += v``) or
+    grows in place (``xs.append(v)``, ``xs.extend(vs)``)."""
     out = set()
     for node in ast.walk(afn):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("append", "extend")
+            and isinstance(node.func.value, ast.Name)
+        ):
+            out.add(node.func.value.id)
         targets = (
             node.targets
             if isinstance(node, ast.Assign)
@@ -58,6 +69,41 @@ class Inlining:
     """The inlining methods of the ``Normalizer`` (``_child`` makes the normalizer of a callee)."""
 
     MAX_INLINE_DEPTH = 32
+
+    MAX_RECURSION_DEPTH = 64
+
+    def _check_recursion(self, node, name, depth, args, kwargs):
+        """A recursive call is inlined again, as a loop is unrolled, while its depth is known now:
+        an argument is an int known when compiling (``power(x, n - 1)`` of a literal ``n``), whose
+        value the stopping test reads (``static.py`` decides it and lowers only the branch taken).
+        Otherwise the recursion's depth depends on data, and it is refused at its call."""
+        known = any(
+            type(a) is ir.Const and type(a.value) is int for a in (*args, *(v for _, v in kwargs))
+        )
+        if not known or depth >= self.MAX_RECURSION_DEPTH:
+            why = (
+                "its depth depends on values known only when it runs (no argument of the "
+                "recursive call is an int known when compiling)"
+                if not known
+                else f"it is still recursing {depth} calls deep when compiled: its stopping test "
+                "does not end it on the ints known when compiling"
+            )
+            error = fence.located(
+                UnsupportedSyntaxError,
+                self.src,
+                node,
+                f"recursive call to {name} cannot be differentiated: {why} (in {self.fn.__qualname__})",
+                "write the recursion as a loop, or recurse on an int argument known when compiling "
+                f"(a literal, or a constant) that reaches its stopping case in at most "
+                f"{self.MAX_RECURSION_DEPTH} calls",
+            )
+            error.final = True  # a refusal of the recursion itself, never deferred (transforms/)
+            raise error
+
+    @property
+    def _recursions(self):
+        """How many of the calls being inlined here are recursive calls (unrolled)."""
+        return len(self.inlining) - len({id(f) for f in self.inlining})
 
     def _inline_names(self, all_names):
         """Fresh names for an inlined function's locals, and live reads of what it captures: its
@@ -81,17 +127,15 @@ class Inlining:
                 rename[n] = spelled
         return rename
 
-    def _inline(self, node, callee, args, kwargs, self_class=None):
+    def _inline(self, node, callee, args, kwargs, self_class=None, lower=None):
         """Compile a call to a Python function by inlining its (normalized) body here
-        (``self_class``: the class of its first argument, for a method called on ``self``)."""
+        (``self_class``: the class of its first argument, for a method called on ``self``;
+        ``lower``: how its body is lowered, as ``_inline_call`` takes it)."""
         if callee in self.inlining:
-            fence.refuse(
-                self.src,
-                node,
-                msg=f"recursive call to {callee.__qualname__} cannot be differentiated",
-                hint="write the recursion as a loop",
+            self._check_recursion(
+                node, callee.__qualname__, self.inlining.count(callee), args, kwargs
             )
-        if len(self.inlining) > self.MAX_INLINE_DEPTH:
+        elif len(self.inlining) - self._recursions > self.MAX_INLINE_DEPTH:
             fence.refuse(
                 self.src,
                 node,
@@ -108,10 +152,13 @@ class Inlining:
         child = self._child(src)
         if self_class is not None and child.params and child.params[0] not in child.assigned:
             child.self_class = self_class
-        return self._inline_call(node, child, inspect.signature(callee), callee, args, kwargs)
+        return self._inline_call(
+            node, child, inspect.signature(callee), callee, args, kwargs, lower
+        )
 
-    def _inline_call(self, node, child, signature, callee, args, kwargs):
-        """Bind the arguments to ``child``'s parameters and lower its body here; its result."""
+    def _inline_call(self, node, child, signature, callee, args, kwargs, lower=None):
+        """Bind the arguments to ``child``'s parameters and lower its body here; its result.
+        ``lower(child)``, when given, lowers the body instead (a generator: ``generators.py``)."""
         src = child.src
         child.no_grad = self.no_grad
         try:
@@ -125,6 +172,7 @@ class Inlining:
             )
         pos = self._pos(node)
         written = _written_into(src.ast_fn)
+        self._bind_star_params(child, bound, written, pos)
         for p in child.params:
             if p in bound.arguments:
                 value = bound.arguments[p]
@@ -145,10 +193,39 @@ class Inlining:
                 self._emit(ir.Assign(child._local(p), self._copy_op(value), pos))
             else:  # never rebound in the callee: read the argument itself
                 child.subst[p] = value
-        # its exits lowered first, so its one return, last, gives the call's value
-        body = exits.lower_function(child.lower(), self.naming)
+        if lower is not None:
+            return lower(child)
+        # its exits lowered first, so its one return, last, gives the call's value (a local
+        # def may end without one: it returns None, as Python's does)
+        local = isinstance(src, _LocalSource)
+        body = exits.lower_function(child.lower(implicit_none=local), self.naming, entries=True)
         self.block.extend(body[:-1])
         return body[-1].value
+
+    def _bind_star_params(self, child, bound, written, pos):
+        """A helper's ``*args`` is the tuple of the atoms it takes (a literal its body reads
+        entry by entry), its ``**kwargs`` a local dict of the keyword atoms it takes."""
+        var_args, var_kwargs = child.star_params
+        if var_args is not None:
+            value = self._literal(list(bound.arguments.get(var_args, ())), False, pos)
+            if var_args in child.assigned or var_args in written:
+                self._emit(ir.Assign(child._local(var_args), self._copy_op(value), pos))
+            else:
+                child.subst[var_args] = value
+        if var_kwargs is not None:
+            if var_kwargs in child.assigned:
+                fence.refuse(
+                    child.src,
+                    child.src.tree.params.star_kwarg,
+                    msg=f"the **{var_kwargs} of {child.fn.__qualname__} is rebound in its body",
+                    hint="read its entries by key, and give any new dict a name of its own",
+                )
+            entries = bound.arguments.get(var_kwargs, {})
+            child.dicts[var_kwargs] = {}
+            for key, atom in entries.items():
+                self._emit(ir.Assign(child._dict_slot(var_kwargs, key), self._copy_op(atom), pos))
+            child.dict_keys[var_kwargs] = set(entries)
+            child.dict_sure[var_kwargs] = dict.fromkeys(entries)  # held on every path
 
     def _self_method_call(self, node, func, args, kwargs, this):
         """``self.helper(z)`` in a method: the class's own method (or static method), inlined as a
@@ -205,10 +282,12 @@ class Inlining:
         self.src.alias(tree, lam)
         self._local_def(name, tree, lam)
 
-    def _local_def(self, name, tree, node):
+    def _local_def(self, name, tree, node, anonymous=False):
         # (an unrolled loop: the same def)
         again = name in self.local_defs and self.local_defs[name][2] is not node
-        if again or self.bind_counts.get(name, 0) > (1 if isinstance(node, cst.Lambda) else 0):
+        if not anonymous and (
+            again or self.bind_counts.get(name, 0) > (1 if isinstance(node, cst.Lambda) else 0)
+        ):
             fence.refuse(
                 self.src,
                 node,
@@ -218,32 +297,53 @@ class Inlining:
         afn = ast.parse(code_of(tree.with_changes(leading_lines=(), decorators=()))).body[0]
         self.local_defs[name] = (tree, afn, node)
 
-    def _call_local_def(self, node, name, args, kwargs):
+    def _call_local_def(self, node, name, args, kwargs, lower=None):
         """A call of a def or lambda written in this function: its body inlined here, with this
         function's locals visible (it reads them as they are at the call, as Python does)."""
         if name in self.defs_inlining:
-            fence.refuse(
-                self.src,
+            self._check_recursion(
                 node,
-                msg=f"recursive call to the local function {name!r} cannot be differentiated",
-                hint="write the recursion as a loop",
+                f"the local function {name!r}",
+                self.defs_inlining.count(name),
+                args,
+                kwargs,
             )
         args = self._expanded(node, args, True)
         tree, afn, _ = self.local_defs[name]
         child = self._child(_LocalSource(self.src, tree, afn))
-        child.defs_inlining = self.defs_inlining | {name}
+        child.defs_inlining = self.defs_inlining + (name,)
         child.local_defs = dict(self.local_defs)
+        child.partials = dict(self.partials)
+        child.static_locals = dict(self.static_locals)
         for n in sorted(Locals(afn).all_names - child.locals):
             if n in self.locals:  # an enclosing local: read as the enclosing function names it
                 child.locals.add(n)
                 child.rename[n] = self._local(n)
                 if n in self.subst:
                     child.subst[n] = self.subst[n]
+        self._bind_nonlocals(node, child, afn)
         signature = self._local_signature(tree)
         callee = types.SimpleNamespace(
             __qualname__=f"{self.fn.__qualname__}.<locals>.{name}", __name__=name
         )
-        return self._inline_call(node, child, signature, callee, args, kwargs)
+        return self._inline_call(node, child, signature, callee, args, kwargs, lower)
+
+    def _bind_nonlocals(self, node, child, afn):
+        """``nonlocal total`` in a local def: the def's ``total`` is this function's, read and
+        written where the call is inlined (as Python runs the def's body at its call)."""
+        for name in _nonlocals(afn):
+            if name not in self.locals:
+                fence.refuse(
+                    self.src,
+                    node,
+                    msg=f"the local function called here declares nonlocal {name!r}, which is "
+                    "not a variable of the differentiated function",
+                    hint="pass the value in as an argument and return the new value",
+                )
+            child.rename[name] = self._local(name)
+            child.locals.add(name)
+            child.subst.pop(name, None)
+            child.nonlocals.add(name)
 
     def _refuse_local_def_value(self, node):
         fence.refuse(
@@ -257,7 +357,12 @@ class Inlining:
     def _local_signature(self, tree):
         """The ``inspect.Signature`` of a local def, its defaults lowered to constants here."""
         params = []
-        for p in (*tree.params.params, *tree.params.kwonly_params):
+        every = (
+            *tree.params.posonly_params,
+            *tree.params.params,
+            *tree.params.kwonly_params,
+        )
+        for p in every:
             default = inspect.Parameter.empty if p.default is None else self._atom(p.default)
             if not isinstance(default, (ir.Const, type(inspect.Parameter.empty))):
                 fence.refuse(
@@ -269,7 +374,29 @@ class Inlining:
             kind = (
                 inspect.Parameter.KEYWORD_ONLY
                 if p in tree.params.kwonly_params
+                else inspect.Parameter.POSITIONAL_ONLY
+                if p in tree.params.posonly_params
                 else inspect.Parameter.POSITIONAL_OR_KEYWORD
             )
             params.append(inspect.Parameter(p.name.value, kind, default=default))
+        star, star_kw = tree.params.star_arg, tree.params.star_kwarg
+        if isinstance(star, cst.Param):  # (after the positional ones, before the keyword-only)
+            at = sum(1 for q in params if q.kind != inspect.Parameter.KEYWORD_ONLY)
+            params.insert(at, inspect.Parameter(star.name.value, inspect.Parameter.VAR_POSITIONAL))
+        if star_kw is not None:
+            params.append(inspect.Parameter(star_kw.name.value, inspect.Parameter.VAR_KEYWORD))
         return inspect.Signature(params)
+
+
+def _nonlocals(afn):
+    """The names a def declares ``nonlocal`` in its own scope (not in defs nested in it)."""
+    out, stack = [], list(afn.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Nonlocal):
+            out.extend(node.names)
+        elif not isinstance(
+            node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+        ):
+            stack.extend(ast.iter_child_nodes(node))
+    return out

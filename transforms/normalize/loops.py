@@ -2,7 +2,9 @@
 
 Expects: the walk of ``anf`` and its state. Guarantees: ``for`` over a range with bounds known
 now (literals or module constants) and at most ``options["unroll"]`` trips, and no exit in its
-body, is unrolled; any other ``for`` is an ``ir.For`` over a range whose body first binds the
+body, is unrolled, as long as the loops unrolled around it repeat its body at most
+``UNROLL_BUDGET`` times in all (nested loops multiply: twelve nested ``range(2)`` would be 4,096
+copies); any other ``for`` is an ``ir.For`` over a range whose body first binds the
 user's targets by index: over a sequence, ``enumerate``, ``zip``, ``reversed``, a dict's keys,
 values or items (``dicts``), or ``sourcegrad.checkpointed(range(...))`` (the loop's
 ``checkpoint``); a comprehension is a list built by such a loop, its names renamed so they stay
@@ -20,41 +22,61 @@ import builtins
 from collections import abc
 
 import libcst as cst
-from sourcegrad.runtime import checkpointed
+from sourcegrad.runtime import checkpointed, dict_from
 
 from .. import fence, ir
 from .syntax import assigned_in, find_node, indexes_by, names_read, target_names, tup
 
 
+# the most copies of one statement that nested unrolled loops may make (a loop past it is a loop)
+UNROLL_BUDGET = 64
+
+
 class Loops:
     """The loop and comprehension methods of the ``Normalizer``."""
+
+    _unrolled = 1  # copies the unrolled loops around the statement being lowered make of it
 
     def _stmt_For(self, s):
         """``for``: unrolled, or an ``ir.For`` over a range (``_loop_iter``)."""
         pos = self._pos(s)
-        if s.orelse is not None:
-            fence.refuse(
-                self.src,
-                s.orelse,
-                msg="for/else is not supported",
-                hint="use a flag variable and an if after the loop",
-            )
+        generator = self._generator_of(s.iter)
+        if generator is not None:  # for xb in batches(X, 32): the generator, inlined
+            if s.orelse is not None:
+                fence.refuse(
+                    self.src,
+                    s.orelse,
+                    msg="for/else over a generator is not supported",
+                    hint="use a flag variable and an if after the loop",
+                )
+            self._generator_loop(s, generator)
+            return
         if s.asynchronous is not None:
             fence.refuse(self.src, s, kind="AsyncFunctionDef")
+        found = self._namespace_iteration(s.iter) if self.dicts else None
+        if found is not None:  # over a local dict: once per key, known now (namespaces.py)
+            self._unrolled_namespace_loop(s, found, pos, lambda: self._stmts(s.body.body))
+            self._loop_else(s, None, pos)
+            return
         s, checkpoint = self._checkpoint_marker(s)
         trips = self._static_trips(s) if checkpoint is None else None
-        if trips is not None:
+        if trips is not None:  # (a loop with a break is never unrolled)
             self._unroll(s, trips, pos)
+            self._loop_else(s, None, pos)
             return
         if checkpoint is None and self._object_loop(s):
-            return  # for layer in self.layers: one body per entry (objects.py)
+            # for layer in self.layers: one body per entry (objects.py); it has no break
+            self._loop_else(s, None, pos)
+            return
+        broke = self._loop_else_flag(s, pos)
         with self._in_user_loop(s):
             range_text, target, prologue = self._loop_iter(s)
-            with self._in_loop(), self._collecting() as body:
+            with self._in_loop(broke), self._collecting() as body:
                 for build in prologue:
                     build()
                 self._statements(s.body)
         self._emit(ir.For(target, range_text, tuple(body), pos, checkpoint))
+        self._loop_else(s, broke, pos)
 
     def _checkpoint_marker(self, s):
         """``for t in sourcegrad.checkpointed(range(...), snapshots=n):``: the loop over the range
@@ -144,6 +166,8 @@ class Loops:
         trips = range(*bounds)
         if len(trips) > self.options.get("unroll", 0):
             return None  # a loop: its bounds are read when it runs
+        if len(trips) > 1 and self._unrolled * len(trips) > UNROLL_BUDGET:
+            return None  # nested unrolled loops would repeat the body too often
         for v in captured:  # unrolled: the code holds the bounds' values, so they must stay
             self._static_value(v)
         return list(trips)
@@ -151,9 +175,14 @@ class Loops:
     def _unroll(self, s, trips, pos):
         """A loop with a small trip count known now: its body once per value, in order."""
         target = self._local(s.target.value)
-        for value in trips:
-            self._emit(ir.Assign(target, self._copy_op(ir.Const(value, str(value))), pos))
-            self._statements(s.body)
+        outer = self._unrolled
+        self._unrolled = outer * max(1, len(trips))
+        try:
+            for value in trips:
+                self._emit(ir.Assign(target, self._copy_op(ir.Const(value, str(value))), pos))
+                self._statements(s.body)
+        finally:
+            self._unrolled = outer
 
     def _loop_iter(self, s, enter=None):
         """(range text, index variable, statements that bind the user's targets per iteration).
@@ -172,9 +201,13 @@ class Loops:
             enter()
             return rng, self._local(target.value), []
         callee = self._static_callee(it.func) if isinstance(it, cst.Call) else None
+        if (
+            callee is builtins.map
+        ):  # the function called at the top of each iteration, as Python does
+            return self._map_loop(it, target, s, pos, enter)
         if callee is builtins.enumerate:
             return self._enumerate_loop(it, target, s, pos, enter)
-        if callee is builtins.zip:
+        if callee is builtins.zip and not any(a.star for a in it.args):
             seqs = self._zip_operands(it, target, s, pos)
             enter()
             k = self.naming.temp("k")
@@ -211,7 +244,11 @@ class Loops:
                 hint="for i, x in enumerate(xs): and add the offset to i in the body",
             )
         inner = it.args[0].value
-        if isinstance(inner, cst.Call) and self._static_callee(inner.func) is builtins.zip:
+        if (
+            isinstance(inner, cst.Call)
+            and self._static_callee(inner.func) is builtins.zip
+            and not any(a.star for a in inner.args)
+        ):
             # enumerate(zip(xs, ys))
             seqs = self._zip_operands(inner, value_target, s, pos)
             enter()
@@ -288,7 +325,7 @@ class Loops:
             for el, q in zip(target.elements, seqs)
         ]
 
-    def _loop_operand(self, node, s, pos, reverse=False):
+    def _loop_operand(self, node, s, pos, reverse=False, atom=None):
         """What loop ``s`` reads by index for ``node``, its iterable or an operand of
         ``enumerate``, ``zip`` or ``reversed``. It is evaluated once, before the loop, as Python
         evaluates it, and it is a sequence whose entry ``k`` is what iterating it gives k-th:
@@ -304,7 +341,9 @@ class Loops:
           reads), checked when the loop starts to be a sequence read by position
           (``check_sequence`` refuses a dict, a set, a view, an iterator).
         """
-        seq = self._atom(node)
+        if atom is None:
+            self._check_eager_map(node, s)
+        seq = self._atom(node) if atom is None else atom  # (atom: node, lowered already)
         if isinstance(seq, ir.Const):
             return self._known_sequence(seq, node, pos, reverse)
         if isinstance(seq, ir.Tup):  # a literal [a, b]: its names as they are now
@@ -371,6 +410,87 @@ class Loops:
             return ir.Name(snapshot)
         return seq
 
+    def _zip_value(self, node, args, kwargs):
+        """``zip(xs, ys)`` as a value (a loop over it is ``_loop_iter``'s): the tuple of its
+        tuples where every sequence's entries are known now (a literal, a helper's tuple), else
+        a list of tuples built by a loop over the shortest sequence's length; ``zip(*pairs)``
+        transposes a sequence of sequences of any length, by two loops."""
+        from .calls import Unpacked
+
+        if kwargs:
+            fence.refuse(
+                self.src,
+                node,
+                msg="zip(...) takes its sequences only here (no strict=)",
+                hint="zip(xs, ys)",
+            )
+        pos = self._pos(node)
+        if any(isinstance(a, Unpacked) for a in args):
+            if len(args) != 1:
+                fence.refuse(
+                    self.src,
+                    node,
+                    msg="zip(*seqs) is supported with the one starred argument",
+                    hint="zip(*pairs), or zip(xs, ys) with the sequences one by one",
+                )
+            return self._transposed(args[0].atom, pos)
+        known = [ir.entries(a) for a in args]
+        if all(k is not None for k in known):
+            n = min((len(k) for k in known), default=0)
+            rows = [self._literal([k[i] for k in known], False, pos) for i in range(n)]
+            return self._literal(rows, False, pos)
+        seqs = [self._named(a, pos) for a in args]
+        result = self.naming.temp("list")
+        self._emit(ir.Assign(result, self._copy_op(tup([], True)), pos))
+        k = self.naming.temp("k")
+        with self._in_loop(), self._collecting() as body:
+            row = []
+            for q in seqs:
+                entry = self.naming.temp()
+                self._emit(
+                    ir.Assign(entry, self._getitem_op(q, ir.Index((ir.Name(k),), False)), pos)
+                )
+                row.append(ir.Name(entry))
+            self._emit(ir.Append(result, self._named(tup(row, False), pos), pos))
+        trips = self._zip_trips(seqs) if seqs else ir.Text("0")
+        self._emit(ir.For(k, self._range(trips), tuple(body), pos))
+        return ir.Name(result)
+
+    def _transposed(self, seqs, pos):
+        """``zip(*seqs)``: a list of tuples, the k-th of every sequence's k-th entries."""
+        seqs = self._named(seqs, pos)
+        result = self.naming.temp("list")
+        self._emit(ir.Assign(result, self._copy_op(tup([], True)), pos))
+        k, j = self.naming.temp("k"), self.naming.temp("k")
+        trips = ir.text(f"{self.captures.bind('shortest_entry')}({{}})", seqs)
+        with self._in_loop(), self._collecting() as body:
+            row = self.naming.temp("list")
+            self._emit(ir.Assign(row, self._copy_op(tup([], True)), pos))
+            with self._collecting() as inner:
+                seq, entry = self.naming.temp(), self.naming.temp()
+                self._emit(
+                    ir.Assign(seq, self._getitem_op(seqs, ir.Index((ir.Name(j),), False)), pos)
+                )
+                self._emit(
+                    ir.Assign(
+                        entry, self._getitem_op(ir.Name(seq), ir.Index((ir.Name(k),), False)), pos
+                    )
+                )
+                self._emit(ir.Append(row, ir.Name(entry), pos))
+            self._emit(ir.For(j, self._range_len(seqs), tuple(inner), pos))
+            fn = self.captures.bind("tuple")
+            entries = self.naming.temp()
+            self._emit(
+                ir.Assign(
+                    entries,
+                    ir.Op(tuple, (ir.Name(row),), (), f"{fn}({row})", self._kind(tuple)),
+                    pos,
+                )
+            )
+            self._emit(ir.Append(result, ir.Name(entries), pos))
+        self._emit(ir.For(k, self._range(trips), tuple(body), pos))
+        return ir.Name(result)
+
     def _expr_ListComp(self, node):
         return self._comprehension(node)
 
@@ -379,17 +499,42 @@ class Loops:
 
     def _comprehension(self, node):
         """``[elt for x in xs if c]``: a list built by a loop (its names stay inside it)."""
-        result = self.naming.temp("list")
-        pos = self._pos(node)
-        self._emit(ir.Assign(result, self._copy_op(tup([], True)), pos))
-        saved_locals, saved_rename = set(self.locals), dict(self.rename)
-        try:
-            self._comp_loops(node, node.for_in, result, pos)
-        finally:
-            self.locals, self.rename = saved_locals, saved_rename
+        result, pos = self._empty_list(node), self._pos(node)
+        self._comp_scope(node, lambda: self._emit(ir.Append(result, self._atom(node.elt), pos)))
         return ir.Name(result)
 
-    def _comp_loops(self, node, comp_for, result, pos):
+    def _expr_DictComp(self, node):
+        """``{k: v for x in xs if c}``: the keys and the values in two lists built by a loop (the
+        key evaluated before the value, as Python does), then the dict of them (``dict_from``,
+        whose adjoint gives each value its key's entry)."""
+        keys, values = self._empty_list(node, "keys"), self._empty_list(node, "values")
+        pos = self._pos(node)
+
+        def add():
+            key = self._atom(node.key)
+            self._emit(ir.Append(keys, key, pos))
+            self._emit(ir.Append(values, self._atom(node.value), pos))
+
+        self._comp_scope(node, add)
+        made = f"{self.captures.bind('dict_from', dict_from)}({keys}, {values})"
+        return ir.Op(dict_from, (ir.Name(keys), ir.Name(values)), (), made, self._kind(dict_from))
+
+    def _empty_list(self, node, hint="list"):
+        """A temporary holding a new empty list."""
+        result = self.naming.temp(hint)
+        self._emit(ir.Assign(result, self._copy_op(tup([], True)), self._pos(node)))
+        return result
+
+    def _comp_scope(self, node, add):
+        """The loops of comprehension ``node``, ``add`` emitting what each innermost trip adds;
+        the names its targets bind stay inside it."""
+        saved_locals, saved_rename = set(self.locals), dict(self.rename)
+        try:
+            self._comp_loops(node, node.for_in, add, self._pos(node))
+        finally:
+            self.locals, self.rename = saved_locals, saved_rename
+
+    def _comp_loops(self, node, comp_for, add, pos):
         """The loop of one ``for`` clause (and, inside it, of those after it)."""
         if comp_for.asynchronous is not None:
             fence.refuse(self.src, comp_for, kind="AsyncFunctionDef")
@@ -402,6 +547,8 @@ class Loops:
 
         # read by _loop_iter: [params[k] for k in params] is over a dict's keys
         elt = getattr(node, "elt", None)
+        if isinstance(node, cst.DictComp):
+            elt = cst.Tuple([cst.Element(node.key), cst.Element(node.value)])
         fake = cst.For(
             target=comp_for.target,
             iter=comp_for.iter,
@@ -410,22 +557,32 @@ class Loops:
             ),
         )
         self.src.alias(fake, comp_for)  # its positions are the comprehension's
+        found = self._namespace_iteration(comp_for.iter) if self.dicts else None
+        if found is not None:  # over a local dict: once per key, known now (namespaces.py)
+            enter()
+            self._unrolled_namespace_loop(
+                fake,
+                found,
+                pos,
+                lambda: self._comp_body(node, comp_for, list(comp_for.ifs), add, pos),
+            )
+            return
         with self._in_user_loop(comp_for):
             range_text, target, prologue = self._loop_iter(fake, enter)
             with self._in_loop(), self._collecting() as body:
                 for build in prologue:
                     build()
-                self._comp_body(node, comp_for, list(comp_for.ifs), result, pos)
+                self._comp_body(node, comp_for, list(comp_for.ifs), add, pos)
         self._emit(ir.For(target, range_text, tuple(body), pos))
 
-    def _comp_body(self, node, comp_for, ifs, result, pos):
-        """Inside a clause's loop: its ``if`` conditions, then the next clause or the append."""
+    def _comp_body(self, node, comp_for, ifs, add, pos):
+        """Inside a clause's loop: its ``if`` conditions, then the next clause or ``add``."""
         if ifs:
             test = self._test(ifs[0].test)
             with self._collecting() as body:
-                self._comp_body(node, comp_for, ifs[1:], result, pos)
+                self._comp_body(node, comp_for, ifs[1:], add, pos)
             self._emit(ir.If(test, tuple(body), (), pos))
         elif comp_for.inner_for_in is not None:
-            self._comp_loops(node, comp_for.inner_for_in, result, pos)
+            self._comp_loops(node, comp_for.inner_for_in, add, pos)
         else:
-            self._emit(ir.Append(result, self._atom(node.elt), pos))
+            add()

@@ -51,7 +51,7 @@ from .. import fence, ir
 from .. import rules as R
 from ..captures import Item, arg_root
 from ..templates import parse_template
-from .syntax import assigned_in, code_of, find_node, literal_value, target_names
+from .syntax import Unpacked, assigned_in, code_of, find_node, literal_value, target_names
 
 MISSING = object()  # the value of a ``Known`` of which only the class is known
 
@@ -176,6 +176,12 @@ def is_data(value):
     )
 
 
+def object_like(value):
+    """Are ``value``'s methods its class's, called as an object's (not an array's, a number's,
+    or a dict's: ``d.get(k, default)`` is the normalizer's own, ``Dicts``)?"""
+    return value is MISSING or not (is_data(value) or isinstance(value, dict))
+
+
 def _is_users(fn):
     top = (getattr(fn, "__module__", None) or "").partition(".")[0]
     import sys
@@ -288,7 +294,7 @@ class Objects:
         """The ``Const`` of a captured value (``read``: the resolver's), whose parts a guard can
         read again along its capture's chain."""
         const = ir.Const(value, text)
-        if read is not None and not read[4] and not is_data(value):
+        if read is not None and not is_data(value):
             self.objects.consts[id(const)] = (const, Path(read[0], read[1], read[2]))
         return const
 
@@ -415,7 +421,7 @@ class Objects:
         return _UserLoop(self, node)
 
     # ---- calls through values --------------------------------------------------------------------
-    def _call_value(self, node, atom, args, kwargs, what):
+    def _call_held(self, node, atom, args, kwargs, what):
         """``f(...)`` where ``f`` is the atom ``atom`` (a local, an entry, an attribute's value)."""
         k = self._known(atom)
         if k is None or (k.value is not MISSING and (is_data(k.value) or not callable(k.value))):
@@ -433,9 +439,9 @@ class Objects:
                 hint="call a module-level function, a method of an object passed in, or a function "
                 "passed as an argument (the gradient is compiled for what each call passes)",
             )
-        return self._call_known(node, atom, k, args, kwargs)
+        return self._call_held_value(node, atom, k, args, kwargs)
 
-    def _call_known(self, node, atom, k, args, kwargs):
+    def _call_held_value(self, node, atom, k, args, kwargs):
         """Call the value ``k`` (held by ``atom``) with ``args``."""
         value = k.value
         text = f"{atom.render()}({self._render_args(args, kwargs)})"
@@ -498,10 +504,10 @@ class Objects:
         kind, raw = found
         if kind == "value":  # self.act_fn(z): a callable the object holds
             held = self._atom_of(self._field_read(func, x, name), func)
-            return self._call_value(node, held, args, kwargs, code_of(func))
+            return self._call_held(node, held, args, kwargs, code_of(func))
         if kind == "property":
             held = self._atom_of(self._property_read(func, x, k, raw), func)
-            return self._call_value(node, held, args, kwargs, code_of(func))
+            return self._call_held(node, held, args, kwargs, code_of(func))
         self._require(k, "type")
         return self._call_method(node, func, x, k.cls, raw, name, args, kwargs)
 
@@ -589,37 +595,41 @@ class Objects:
         self._emit(ir.Assign(tmp, op, self._pos(node), node=node))
         return ir.Name(tmp)
 
-    def _expanded(self, node, args, inline):
-        """The positional atoms of a call, ``*seq`` expanded where what ``seq`` holds is known
-        (a literal, a constant, a known list or tuple: its length checked by the guard); a call
-        that is inlined needs each argument, so another ``*seq`` is refused there."""
+    def _object_call(self, func):
+        """Is ``func`` (a call's) an attribute of an object known now (``self.act(...)``,
+        ``rs.randn(...)`` of an argument): its class's method, or what it holds, is called?"""
+        if type(func) is not cst.Attribute or not self._is_local_expr(func.value):
+            return False
+        k = self._peek(func.value)
+        return k is not None and object_like(k.value)
+
+    def _held_entries(self, atom, node):
+        """The atoms of the entries of the list or tuple ``atom`` holds, known now (an argument's,
+        its length checked by the guard), for ``f(*seq)``; None where it is not known."""
+        k = self._known(atom)
+        if k is None or not isinstance(k.value, (list, tuple)):
+            return None
+        self._require(k, "len")
+        held = self._named_atom(atom, node)
         out = []
-        for a in args:
-            if type(a) is not Star:
-                out.append(a)
-                continue
-            inner = a.atom
-            if isinstance(inner, ir.Tup):
-                out.extend(inner)
-                continue
-            k = self._known(inner)
-            if k is not None and isinstance(k.value, (list, tuple)):
-                self._require(k, "len")
-                held = self._named_atom(inner, node)
-                for i in range(len(k.value)):
-                    index = ir.Index((ir.Const(i, str(i)),), False)
-                    out.append(self._atom_of(self._getitem_op(held, index), node))
-                continue
-            if inline:
-                fence.refuse(
-                    self.src,
-                    node,
-                    msg=f"{code_of(node.func)}(*...): sourcegrad compiles this call inline and must "
-                    "know how many arguments *... passes",
-                    hint="pass the arguments one by one, or a tuple written in the call",
-                )
-            out.append(a)
-        return tuple(out)
+        for i in range(len(k.value)):
+            index = ir.Index((ir.Const(i, str(i)),), False)
+            out.append(self._atom_of(self._getitem_op(held, index), node))
+        return out
+
+    def _expanded(self, node, args, inline):
+        """The positional atoms of a call (``_call_args``: a ``*seq`` of a length known now is
+        expanded there); a call that is inlined needs each argument, so a ``*seq`` of a length
+        not known is refused there."""
+        if inline and any(isinstance(a, Unpacked) for a in args):
+            fence.refuse(
+                self.src,
+                node,
+                msg=f"{code_of(node.func)}(*...): sourcegrad compiles this call inline and must "
+                "know how many arguments *... passes",
+                hint="pass the arguments one by one, or a tuple written in the call",
+            )
+        return tuple(args)
 
     # ---- attribute writes --------------------------------------------------------------------------
     def _location(self, node, x, step, what):
@@ -974,16 +984,20 @@ class Objects:
         else:
             atoms = [self._atom(e.value) for e in it.elements]
             count = len(atoms)
-        for i in range(count):
-            if index_target is not None:
-                self._assign_target(index_target, ir.Const(i, str(i)), pos)
-            if seq is not None:
-                entry = self._getitem_op(seq, ir.Index((ir.Const(i, str(i)),), False))
-                self._bind_value(target, entry, pos)
-            else:
-                self._assign_target(target, atoms[i], pos)
-            for stmt in s.body.body:
-                self._stmt(stmt)
+        outer = self._unrolled  # (a loop unrolled inside counts these copies: loops.py)
+        self._unrolled = outer * max(1, count)
+        try:
+            for i in range(count):
+                if index_target is not None:
+                    self._assign_target(index_target, ir.Const(i, str(i)), pos)
+                if seq is not None:
+                    entry = self._getitem_op(seq, ir.Index((ir.Const(i, str(i)),), False))
+                    self._bind_value(target, entry, pos)
+                else:
+                    self._assign_target(target, atoms[i], pos)
+                self._statements(s.body)
+        finally:
+            self._unrolled = outer
         return True
 
     def _written_known(self, base, step):
@@ -1018,7 +1032,7 @@ class Objects:
                 value, read = self._resolve(node)
             except Exception:
                 return None
-            path = Path(read[0], read[1], read[2]) if read is not None and not read[4] else None
+            path = Path(read[0], read[1], read[2]) if read is not None else None
             return Known(value, path=path)
         if kind is cst.Attribute:
             base = self._peek(node.value)
@@ -1125,18 +1139,6 @@ class Objects:
 
 class _Undecided(Exception):
     """An ``if`` test that is not decided when the function is compiled."""
-
-
-class Star:
-    """A ``*seq`` argument of a call (``rs.randn(*shape)``)."""
-
-    __slots__ = ("atom",)
-
-    def __init__(self, atom):
-        self.atom = atom
-
-    def render(self):
-        return f"*{self.atom.render()}"
 
 
 class _UserLoop:

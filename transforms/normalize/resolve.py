@@ -18,10 +18,11 @@ import types
 import libcst as cst
 
 from .. import fence, ir
-from ..captures import is_library
-from .syntax import code_of
+from .syntax import code_of, literal_value
 
-_TARGETED = (ast.AugAssign, ast.AnnAssign, ast.For)
+_TARGETED = (ast.AugAssign, ast.AnnAssign, ast.For, ast.NamedExpr)
+_CAPTURES = (ast.MatchAs, ast.MatchStar)
+_IMPORTS = (ast.Import, ast.ImportFrom)
 
 
 _CHILD_FIELDS = {}  # ast node class -> the fields that may hold a name
@@ -54,6 +55,17 @@ class Locals:
                     self._bind(t)
             elif kind in _TARGETED:
                 self._bind(node.target)
+            elif kind is ast.withitem and node.optional_vars is not None:  # with ... as v
+                self._bind(node.optional_vars)
+            elif kind is ast.ExceptHandler and node.name is not None:  # except E as e: binds e
+                self._bind(ast.Name(node.name))
+            elif kind in _CAPTURES and node.name is not None:  # case [n, *rest]: binds n, rest
+                self._bind(ast.Name(node.name))
+            elif kind in _IMPORTS:  # import numpy as np2, from numpy import tanh: a local name
+                for alias in node.names:
+                    name = alias.asname or alias.name.partition(".")[0]
+                    if name != "*":
+                        self._bind(ast.Name(name))
             fields = _CHILD_FIELDS.get(kind)
             if fields is None:
                 fields = _CHILD_FIELDS[kind] = _child_fields(kind)
@@ -90,9 +102,13 @@ def _did_you_mean(obj, name):
 _INF = float("inf")
 
 
-def _trusted(value):
-    """Is ``value`` a library module, whose attributes a guard need not check?"""
-    return isinstance(value, types.ModuleType) and is_library(value)
+def is_static_object(value):
+    """Can a local bound once to ``value`` be read as ``value`` itself when compiling: a module, or
+    a callable that is not an array (``sqrt = np.sqrt``, ``la = np.linalg``, ``h = partial(...)``)?"""
+    return isinstance(value, types.ModuleType) or (callable(value) and not hasattr(value, "shape"))
+
+
+_NOT_STATIC = object()
 
 
 def method_class(fn):
@@ -117,21 +133,81 @@ class Resolve:
         return self.rename.get(name, name)
 
     def _is_local_expr(self, node):
-        """Does ``node`` compute from local values (so ``node.attr`` is an array attribute)?"""
-        while (
-            type(node) is cst.Attribute
-        ):  # (type(x) is: isinstance with a libcst class, an ABC, costs ten times more when false)
-            node = node.value
+        """Does ``node`` compute from local values (so ``node.attr`` is an array attribute)? A
+        local bound once to a module or a function (``la = np.linalg``, an ``import`` in the
+        function, an inlined helper's parameter bound to ``np.tanh``) is not: it is that object,
+        and so is ``getattr(obj, "name")`` of such a chain."""
+        while True:
+            # (type(x) is: isinstance with a libcst class, an ABC, costs ten times more when false)
+            if type(node) is cst.Attribute:
+                node = node.value
+            elif type(node) is cst.Call and self._getattr_parts(node) is not None:
+                node = node.args[0].value
+            else:
+                break
         if type(node) is cst.Name:
-            return node.value in self.locals
+            return node.value in self.locals and self._static_object(node.value) is _NOT_STATIC
         return True
+
+    def _static_object(self, name):
+        """The object the local ``name`` (as written) is known to hold when compiling: a module or
+        a function it is bound to once (``static_locals``), or an inlined function's parameter
+        bound to one; else ``_NOT_STATIC``."""
+        known = self.static_locals.get(self._local(name))
+        if known is not None:
+            return known[0]
+        atom = self.subst.get(name)
+        if type(atom) is ir.Const and is_static_object(atom.value):
+            return atom.value
+        return _NOT_STATIC
+
+    def _bind_static(self, name, value, node=None, anywhere=False):
+        """``name`` (its generated spelling), bound here to ``value``, holds it wherever it is read
+        when it is bound once outside loops (``anywhere``: in a loop too, an import) to a module
+        or a function: calls and attributes of it are resolved now. ``node``: the expression it
+        was bound from, whose reads a guard checks, or the read itself, a tuple (an import)."""
+        if (
+            is_static_object(value)
+            and self.bind_counts.get(self._unrenamed(name), 0) == 1
+            and (anywhere or not self._loop_depth)
+        ):
+            self.static_locals[name] = (value, node)
+
+    def _unrenamed(self, name):
+        """The name as written of a local the generated code spells ``name``."""
+        for written, spelled in self.rename.items():
+            if spelled == name:
+                return written
+        return name
+
+    def _getattr_parts(self, node):
+        """(object node, attribute name) of ``getattr(obj, "name")`` with a literal name (the
+        builtin ``getattr``, two arguments), else None."""
+        args = node.args
+        if not (
+            len(args) == 2
+            and type(node.func) is cst.Name
+            and node.func.value == "getattr"
+            and node.func.value not in self.locals
+            and all(a.keyword is None and not a.star for a in args)
+            and type(args[1].value) is cst.SimpleString
+        ):
+            return None
+        attr = literal_value(args[1].value.value)
+        if not (isinstance(attr, str) and attr.isidentifier()):
+            return None
+        if self._static_value(node.func, record=False) is not builtins.getattr:
+            return None
+        return args[0].value, attr
 
     def _static_callee(self, func):
         """The object a call's ``func`` names when it is known now (a module-level or closure
         value, or a local bound once to one), else None."""
-        if type(func) is cst.Name and self._local(func.value) in self.static_locals:
-            return self.static_locals[self._local(func.value)]
-        if type(func) in (cst.Name, cst.Attribute) and not self._is_local_expr(func):
+        if type(func) is cst.Name:
+            known = self._static_object(func.value)
+            if known is not _NOT_STATIC:
+                return known
+        if type(func) in (cst.Name, cst.Attribute, cst.Call) and not self._is_local_expr(func):
             return self._static_value(func)
         return None
 
@@ -141,7 +217,7 @@ class Resolve:
         recompiles when it changes (``captures.py``)."""
         value, read = self._resolve(node)
         if record and read is not None:
-            where, name, attrs, read_value, _ = read
+            where, name, attrs, read_value = read
             self.captures.record(where, name, attrs, read_value)
         return value
 
@@ -150,29 +226,44 @@ class Resolve:
         can read the parts of a captured object again along its chain (``objects.Path``)."""
         value, read = self._resolve(node)
         if read is not None:
-            where, name, attrs, read_value, _ = read
+            where, name, attrs, read_value = read
             self.captures.record(where, name, attrs, read_value)
         return self._captured_const(value, self._text(node), read)
 
     def _resolve(self, node):
-        """(value, read): read is (where, name, attrs, the value read, cut) for the part of the
-        chain a guard checks, None for a builtin. The chain is cut after a library module
-        (``np.tanh`` is checked as ``np``: numpy's attributes are trusted to stay)."""
+        """(value, read): read is (where, name, attrs, the value read) for the chain a guard
+        checks, None for a builtin. The whole chain is checked, a library's too: ``np.tanh =
+        np.sin`` after a compile is a new function, which the compile must see."""
         if type(node) is cst.Name:
+            if node.value in self.locals:  # a local bound once to a module or a function
+                known = self.static_locals.get(self._local(node.value))
+                if known is not None and type(known[1]) is tuple:
+                    return known[1]  # imported: (value, the read a guard checks, or None)
+                if known is not None and known[1] is not None:
+                    return self._resolve(known[1])  # guarded as what it was bound from
+                value = self._static_object(node.value)
+                if value is not _NOT_STATIC:
+                    return value, None
             return self._lookup_global(node)
+        attr_node = None
         if type(node) is cst.Attribute:
-            base, read = self._resolve(node.value)
+            base_node, attr, attr_node = node.value, node.attr.value, node
+        elif type(node) is cst.Call and self._getattr_parts(node) is not None:
+            (base_node, attr), attr_node = self._getattr_parts(node), node
+            self._static_value(node.func)  # the builtin getattr: recompiled if the name is bound
+        if attr_node is not None:
+            base, read = self._resolve(base_node)
             try:
-                value = getattr(base, node.attr.value)
+                value = getattr(base, attr)
             except AttributeError:
                 fence.refuse(
                     self.src,
-                    node,
-                    msg=f"{code_of(node)} does not exist",
-                    hint=_did_you_mean(base, node.attr.value),
+                    attr_node,
+                    msg=f"{code_of(attr_node)} does not exist",
+                    hint=_did_you_mean(base, attr),
                 )
-            if read is not None and not read[4]:
-                read = (read[0], read[1], read[2] + (node.attr.value,), value, _trusted(value))
+            if read is not None:
+                read = (read[0], read[1], read[2] + (attr,), value)
             return value, read
         fence.refuse(self.src, node)
 
@@ -185,13 +276,13 @@ class Resolve:
             cell = fn.__closure__[code.co_freevars.index(name)]
             try:
                 value = cell.cell_contents
-                return value, (cell, name, (), value, _trusted(value))
+                return value, (cell, name, (), value)
             except ValueError:
                 pass
         g = fn.__globals__
         if name in g:
             value = g[name]
-            return value, (g, name, (), value, _trusted(value))
+            return value, (g, name, (), value)
         if hasattr(builtins, name):
             self.captures.record(g, name, (), None, "absent")
             return getattr(builtins, name), None

@@ -212,15 +212,16 @@ def indexes_by(body, seq, key):
 
 def find_name(node, names):
     """The first ``Name`` in ``node`` spelled as one of ``names``, or None."""
-    return _first(node, lambda n: type(n) is cst.Name and n.value in names)
+    return first_node(node, lambda n: type(n) is cst.Name and n.value in names)
 
 
 def find_node(node, kind):
     """The first node of type ``kind`` in ``node`` (depth first), or None."""
-    return _first(node, lambda n: isinstance(n, kind))
+    return first_node(node, lambda n: isinstance(n, kind))
 
 
-def _first(node, test):
+def first_node(node, test):
+    """The first node in ``node`` (depth first) for which ``test`` holds, or None."""
     v = _FindFirst(test)
     node.visit(v)
     return v.found
@@ -237,3 +238,13 @@ class _FindFirst(cst.CSTVisitor):
         if self.found is None and self.test(n):
             self.found = n
         return self.found is None
+
+
+class Unpacked:
+    """A ``*seq`` argument whose number of values is known only when the call runs."""
+
+    def __init__(self, atom, node):
+        self.atom, self.node = atom, node
+
+    def render(self):
+        return f"*{self.atom.render()}"

@@ -1,10 +1,11 @@
 """The adjoint rule library: one primitive, one template.
 
 Rules are data. ``RULES`` maps a primitive (``np.tanh``, ``operator.mul``, ``math.sin``) to its
-``Template``; ``NONDIFF`` lists primitives whose results carry no gradient (comparisons, ``sign``,
+``Template``, parsed when a compile first reads it; ``NONDIFF`` lists primitives whose results carry no gradient (comparisons, ``sign``,
 ``argmax``, ``zeros_like``); ``METHODS`` maps ndarray method and attribute names to the primitive
 they stand for; ``VARIANTS`` the primitive a call's keywords choose (``np.sum(x, where=m)`` is a
-masked sum with its own rule); ``UFUNC_AT`` the primitive ``np.add.at(buf, idx, v)`` stands for;
+masked sum with its own rule); ``UFUNC_AT`` the primitive ``np.add.at(buf, idx, v)`` stands for,
+``IN_PLACE`` the one ``np.fill_diagonal(buf, v)`` does;
 ``GENERATOR_METHODS`` the draws of a local ``np.random.Generator``. The helpers below cover the
 common shapes of rule so most need no body:
 
@@ -39,14 +40,17 @@ import numpy as np
 
 import sourcegrad.runtime as _runtime
 
-from ..templates import parse_template, template_from_function
+from ..templates import Deferred, Templates, parse_template, template_from_function
 
-RULES = {}
+RULES = Templates()  # parsed on first use (``templates.Deferred``)
 NONDIFF = {}  # primitive -> why no gradient flows through any of its arguments
 METHODS = {}  # ndarray method name -> primitive key
 ATTRIBUTES = {}  # ndarray attribute name -> primitive key (``T``) or None (non-differentiable)
 GENERATOR_METHODS = {}  # np.random.Generator method name -> the method (``rng.normal(size=3)``)
 UFUNC_AT = {}  # ufunc -> the primitive ``ufunc.at(buf, indices, values)`` on a local buffer stands for
+# a numpy function that writes into its first argument -> the primitive it stands for on a local
+# buffer: ``np.fill_diagonal(a, v)`` is ``a = filled_diagonal(a, v, False)``
+IN_PLACE = {}
 # functions whose result's attributes are constants (``np.finfo(x.dtype).eps``)
 CONSTANT_OBJECTS = set()
 SIGNATURES = {}  # primitive -> inspect.Signature used to bind its call arguments
@@ -105,7 +109,8 @@ def _as_list(fns):
 
 def _declare(template, nondiff, origin):
     """Attach the reason each parameter without an adjoint has none; a built-in rule must give
-    one for every such parameter (a rule added without it fails here, at import)."""
+    one for every such parameter (a rule added without it fails here, when its template is first
+    parsed; ``tests/test_gate.py`` parses every rule)."""
     accumulated = {s.target for s in template.stmts if s.accumulate}
     reasons = {}
     for p in template.signature():
@@ -175,22 +180,26 @@ def rule(
     ``nondiff`` maps each parameter the body does not differentiate, beyond the conventional
     ``NONDIFF_PARAMS``, to the reason it carries no gradient. ``shape`` and ``fresh`` are the
     primitive's other facts (``facts``)."""
-    names, defaults = _parse_params(params)
     origin = f"rule for {getattr(_as_list(fns)[0], '__name__', fns)}"
-    template = parse_template(body, names, defaults, NAMESPACE, origin)
-    if only:
-        template = dataclasses.replace(
-            template, only=tuple(only.items()), literal=frozenset(literal)
-        )
-    if broadcasting:
-        template = dataclasses.replace(template, broadcasting=True)
-    if ranks:
-        variants = tuple(
-            (k, parse_template(v, names, defaults, NAMESPACE, f"{origin}, ranks {k}"))
-            for k, v in ranks.items()
-        )
-        template = dataclasses.replace(template, ranks=variants)
-    _register(fns, _declare(template, nondiff, origin), signature=signature)
+
+    def build():
+        names, defaults = _parse_params(params)
+        template = parse_template(body, names, defaults, NAMESPACE, origin)
+        if only:
+            template = dataclasses.replace(
+                template, only=tuple(only.items()), literal=frozenset(literal)
+            )
+        if broadcasting:
+            template = dataclasses.replace(template, broadcasting=True)
+        if ranks:
+            variants = tuple(
+                (k, parse_template(v, names, defaults, NAMESPACE, f"{origin}, ranks {k}"))
+                for k, v in ranks.items()
+            )
+            template = dataclasses.replace(template, ranks=variants)
+        return _declare(template, nondiff, origin)
+
+    _register(fns, Deferred(build), signature=signature)
     facts(fns, shape=shape, fresh=fresh)
 
 
@@ -303,7 +312,6 @@ def is_nondiff(key):
 
 from . import elementwise, reductions, products, linalg, shape, indexing, sequences, fft  # noqa: E402,F401  (registers)
 
-try:
-    from . import special  # noqa: E402,F401  (registers scipy.special's rules where scipy imports)
-except ImportError:
-    pass
+# scipy.special, scipy.stats, scipy.linalg and scipy.signal: each registers its rules where scipy
+# imports, and none otherwise
+from . import special, stats, scipy_linalg, signal  # noqa: E402,F401

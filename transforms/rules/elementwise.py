@@ -166,6 +166,10 @@ nondiff(
     np.isfinite,
     np.isnan,
     np.isinf,
+    np.isposinf,
+    np.isneginf,
+    np.isreal,
+    np.iscomplex,
     np.signbit,
     math.isfinite,
     math.isnan,
@@ -200,6 +204,7 @@ nondiff(
     np.isclose,
     np.allclose,
     np.array_equal,
+    np.array_equiv,
     bool,
     reason="a boolean or integer result (piecewise constant)",
 )
@@ -217,6 +222,8 @@ nondiff(
     np.size,
     builtins.isinstance,
     np.iscomplexobj,
+    np.isrealobj,
+    np.isscalar,
     reason="depends only on shapes and types",
 )
 facts(builtins.len, shape="len")

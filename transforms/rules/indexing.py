@@ -89,6 +89,15 @@ rule(_as_dtype, "y, x, dtype=None", "d[x] += cast_like(d[y], x, y)")
 add_variant([np.array, np.asarray, np.asanyarray], ("dtype",), _as_dtype)
 
 
+# stands for the methods ``x.conj()`` and ``x.conjugate()``: unlike the ufunc np.conjugate, they
+# return ``x`` itself where it is real (no new memory: a write through the result writes ``x``)
+def _conj_method(x):
+    return x.conj()
+
+
+rule(_conj_method, "y, x", "d[x] += conj_adjoint(d[y], x)")
+
+
 # stands for the method ``x.flatten()``: a copy, where np.ravel may give a view
 def _flatten(x, order="C"):
     return x.flatten(order)
@@ -242,6 +251,7 @@ nondiff(
     np.argmax,
     np.argmin,
     np.argsort,
+    np.argpartition,
     np.argwhere,
     np.nonzero,
     np.flatnonzero,
@@ -354,12 +364,13 @@ METHODS.update(
         "argmax": np.argmax,
         "argmin": np.argmin,
         "argsort": np.argsort,
+        "argpartition": np.argpartition,
         "any": np.any,
         "all": np.all,
         "nonzero": np.nonzero,
         "cumprod": np.cumprod,
-        "conj": np.conjugate,
-        "conjugate": np.conjugate,
+        "conj": _conj_method,
+        "conjugate": _conj_method,
     }
 )
 ATTRIBUTES.update(

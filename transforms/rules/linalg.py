@@ -6,7 +6,9 @@ has them."""
 
 import numpy as np
 
-from . import rule
+from sourcegrad.runtime import filled_diagonal
+
+from . import IN_PLACE, rule
 
 LA = np.linalg
 
@@ -30,6 +32,19 @@ rule(
     "d[a] += undiagonal(d[y], a, offset, axis1, axis2)",
 )
 rule(getattr(LA, "diagonal", None), "y, x, offset=0", "d[x] += undiagonal(d[y], x, offset, -2, -1)")
+# np.fill_diagonal(a, v) on a buffer the function allocated is a = filled_diagonal(a, v, wrap)
+IN_PLACE[np.fill_diagonal] = filled_diagonal
+rule(
+    filled_diagonal,
+    "y, a, val, wrap=False",
+    """
+d[a] += unfill_diagonal(d[y], wrap)
+d[val] += fill_diagonal_values_adjoint(d[y], val, wrap)
+""",
+    nondiff={"wrap": "a boolean flag"},
+    shape="scatter",
+    fresh=True,
+)
 # a 1-d m is the rows of a square
 rule(np.tril, "y, m, k=0", "d[m] += unbroadcast(np.tril(d[y], k), m)", fresh=True)
 rule(np.triu, "y, m, k=0", "d[m] += unbroadcast(np.triu(d[y], k), m)", fresh=True)

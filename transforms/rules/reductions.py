@@ -279,17 +279,20 @@ rule(
 )
 
 # ---- covariance: rows are variables (columns with rowvar=False); ddof must be an integer in numpy
+# fweights are integer counts; aweights, any positive numbers, have an adjoint
 rule(
     np.cov,
-    "c, m, y=None, rowvar=True, bias=False, ddof=None",
+    "c, m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None",
     """
-d[m] += cov_adjoint(d[c], m, y, rowvar, bias, ddof, 0)
-d[y] += cov_adjoint(d[c], m, y, rowvar, bias, ddof, 1)
+d[m] += cov_adjoint(d[c], m, y, rowvar, bias, ddof, 0, fweights, aweights)
+d[y] += cov_adjoint(d[c], m, y, rowvar, bias, ddof, 1, fweights, aweights)
+d[aweights] += cov_aweights_adjoint(d[c], m, c, y, rowvar, bias, ddof, fweights, aweights)
 """,
     nondiff={
         "rowvar": "a boolean flag",
         "bias": "a boolean flag",
         "ddof": "an integer count (numpy refuses others)",
+        "fweights": "integer counts (numpy refuses others)",
     },
 )
 rule(

@@ -14,17 +14,22 @@ from __future__ import annotations
 import sourcegrad.runtime as _runtime
 from sourcegrad.runtime import tangents as _rt
 
-from ..templates import parse_template
+from ..templates import Deferred, parse_template
 from . import _declare, _parse_params, _register, facts
 from .tangents import TANGENT_NAMESPACE, _keys
 
 
 def _helper_rule(fns, params, body, nondiff=None, *, shape=None, fresh=False):
-    names, defaults = _parse_params(params)
     for fn in _keys(*(fns if isinstance(fns, (list, tuple)) else [fns])):
         origin = f"second-order rule for {fn.__name__}"
-        template = parse_template(body, names, defaults, TANGENT_NAMESPACE, origin)
-        _register(fn, _declare(template, nondiff, origin))
+        template = Deferred(
+            lambda origin=origin: _declare(
+                parse_template(body, *_parse_params(params), TANGENT_NAMESPACE, origin),
+                nondiff,
+                origin,
+            )
+        )
+        _register(fn, template)
     facts(fns, shape=shape, fresh=fresh)
 
 
@@ -33,6 +38,12 @@ _helper_rule(_rt.expand, "r, t, like", "d[t] += unbroadcast(d[r], t)", {"like": 
 # (each makes the tangent's own array)
 _helper_rule(_rt.tangent_zeros, "r, like", "", {"like": _SHAPE}, shape="operand", fresh=True)
 _helper_rule([_rt.materialize, _rt.owned_tangent], "r, t, like", "d[t] += d[r]", {"like": _SHAPE})
+# (a product where the slope is not zero: differentiated as one, but for the entries left out)
+_helper_rule(
+    _rt.selected,
+    "r, t, slope",
+    "d[t] += unbroadcast(selected(d[r], slope), t)\nd[slope] += unbroadcast(d[r] * t, slope)",
+)
 facts(_rt.owned_tangent, fresh=True)
 _helper_rule(
     _rt.extremum_tangent,
@@ -200,3 +211,25 @@ d[b] += logsumexp_tangent_adjoint(d[r], t, a, y, axis, b, keepdims, which, "b")
 """,
     {"which": "a constant"},
 )
+
+# scipy.stats' location-scale tangents (``tangents.py``): z = (x - loc) / scale, the standard normal
+# density phi (phi' = -z phi), the hazard phi(z) / tail from the log of the tail, and digamma
+_helper_rule(
+    _runtime.standardized,
+    "z, x, loc, scale",
+    """
+d[x] += unbroadcast(d[z] / scale, x)
+d[loc] += unbroadcast(-d[z] / scale, loc)
+d[scale] += unbroadcast(-d[z] * z / scale, scale)
+""",
+)
+_helper_rule(_runtime.normal_density, "p, z", "d[z] += d[p] * -z * p")
+_helper_rule(
+    _runtime.normal_hazard,
+    "r, z, log_tail",
+    """
+d[z] += unbroadcast(d[r] * -z * r, z)
+d[log_tail] += unbroadcast(-d[r] * r, log_tail)
+""",
+)
+_helper_rule(_runtime.digamma_of, "p, x", "d[x] += d[p] * polygamma_of(1, x)")

@@ -4,6 +4,7 @@ these primitives where an operand is known to be a list or tuple)."""
 
 from sourcegrad.runtime import (
     concat_sequences,
+    dict_from,
     max_of_sequence,
     min_of_sequence,
     repeat_sequence,
@@ -25,3 +26,9 @@ rule(
 rule([max_of_sequence, min_of_sequence], "y, xs", "d[xs] += extremum_entries(d[y], xs, y)")
 rule(stack_entries, "y, xs", "d[xs] += unstack_entries(d[y], xs)")
 rule([list, tuple], "y, iterable=()", "d[iterable] += sequence_copy_adjoint(d[y], iterable)")
+rule(
+    dict_from,
+    "y, keys, values",
+    "d[values] += dict_entries(d[y], keys, values)",
+    nondiff={"keys": "the keys of a dict"},
+)

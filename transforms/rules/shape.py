@@ -76,6 +76,16 @@ d[constant_values] += pad_values_adjoint(d[y], array, pad_width, mode, constant_
     fresh=True,
 )
 rule(np.delete, "y, arr, obj, axis=None", "d[arr] += undelete(d[y], arr, obj, axis)")
+# ``values`` is broadcast to the block it fills (a scalar to every inserted place)
+rule(
+    np.insert,
+    "y, arr, obj, values, axis=None",
+    """
+d[arr] += uninsert(d[y], arr, obj, values, axis, 0)
+d[values] += uninsert(d[y], arr, obj, values, axis, 1)
+""",
+    fresh=True,
+)
 
 # ---- joining and splitting: the adjoint of a list argument is a list ----------------------------
 rule(

@@ -33,10 +33,11 @@ import numpy as np
 
 from sourcegrad.runtime import sequences as _seq
 from sourcegrad.runtime import curvatures as _curvatures
+from sourcegrad.runtime import filled_diagonal as _rt_filled_diagonal
 from sourcegrad.runtime import outer_operand as _outer_operand
 from sourcegrad.runtime import tangents as _rt
 
-from ..templates import parse_template
+from ..templates import Deferred, Templates, parse_template
 from . import NAMESPACE, RULES, _parse_params
 
 LA = np.linalg
@@ -50,7 +51,7 @@ class Tangent:
 
 LINEAR = set()
 MULTILINEAR = set()
-TEMPLATES = {}  # primitive -> Template (``d[p]`` is p's tangent)
+TEMPLATES = Templates()  # primitive -> Template (``d[p]`` is p's tangent), parsed on first use
 _SLOPE_CACHE = {}
 
 TANGENT_NAMESPACE = dict(NAMESPACE)
@@ -73,10 +74,11 @@ def multilinear(*fns):
 def tangent_rule(fns, params, body):
     """A tangent template: ``params`` as the adjoint rule's (result first), ``body`` lines
     ``d[y] += E`` each reading one operand's tangent ``d[p]``, and ``name = E`` locals."""
-    names, defaults = _parse_params(params)
     for fn in _keys(*(fns if isinstance(fns, (list, tuple)) else [fns])):
-        TEMPLATES[fn] = parse_template(
-            body, names, defaults, TANGENT_NAMESPACE, f"tangent rule for {fn.__name__}"
+        TEMPLATES[fn] = Deferred(
+            lambda origin=f"tangent rule for {fn.__name__}": parse_template(
+                body, *_parse_params(params), TANGENT_NAMESPACE, origin
+            )
         )
 
 
@@ -234,8 +236,13 @@ def _reduction_tangent(template):
         return None
     axis = ast.unparse(node.args[2]) if len(node.args) > 2 else "None"
     keepdims = ast.unparse(node.args[3]) if len(node.args) > 3 else "False"
-    slope = "".join(f" * ({ast.unparse(f)})" for f in reversed(factors))
-    text = f"d[{result}] += np.sum(d[{target}]{slope}, axis={axis}, keepdims={keepdims})"
+    slope = " * ".join(
+        ast.unparse(f) if len(factors) == 1 else f"({ast.unparse(f)})" for f in reversed(factors)
+    )
+    # an entry whose slope is zero (a NaN nansum skips, an entry a mask leaves out) adds nothing,
+    # even where its tangent is NaN or infinite: selected, not multiplied by zero
+    term = f"selected(d[{target}], {slope})" if factors else f"d[{target}]"
+    text = f"d[{result}] += np.sum({term}, axis={axis}, keepdims={keepdims})"
     for other in acc[
         1:
     ]:  # d[p] += unbroadcast(d[y] * SLOPE, p): an elementwise term, p_dot * SLOPE
@@ -245,7 +252,7 @@ def _reduction_tangent(template):
         text += f"\nd[{result}] += expand({term}, {result})"
     text = _PLACEHOLDER.sub(lambda m: f"d[{m.group(2)}]" if m.group(1) == "A" else m.group(2), text)
     namespace = dict(template.namespace)
-    namespace.update(np=np, expand=_rt.expand)
+    namespace.update(np=np, expand=_rt.expand, selected=_rt.selected)
     return parse_template(
         text, list(template.params), template.defaults, namespace, f"tangent of {template.origin}"
     )
@@ -320,6 +327,7 @@ linear(
     np.fft.ifftshift,
     _seq.concat_sequences,
     _seq.stack_entries,
+    _seq.dict_from,
     list,
     tuple,
     builtins.sum,
@@ -327,6 +335,8 @@ linear(
 )
 from sourcegrad.runtime import parameters as _params, structures as _structures  # noqa: E402
 from . import indexing as _indexing, reductions as _reductions  # noqa: E402
+
+linear(_indexing._conj_method)
 
 # (irfft: real-linear, so its tangent is the same transform of the tangent)
 linear(
@@ -343,6 +353,8 @@ linear(
     np.fft.irfft2,
     np.fft.irfftn,
     np.delete,
+    np.insert,
+    _rt_filled_diagonal,
     np.block,
     np.full,
     np.full_like,
@@ -517,5 +529,28 @@ d[y] += logsumexp_tangent(d[a], a, y, axis, b, keepdims, 0)
 d[y] += logsumexp_tangent(d[b], a, y, axis, b, keepdims, 1)
 """,
     )
+
+# ---- scipy.stats' location-scale families: the slopes of their adjoint rules (``stats.py``), each
+# times one operand's tangent (dz = (dx - dloc - z dscale) / scale)
+from . import stats as _stats  # noqa: E402
+
+
+def _location_scale_tangent(fn, gz, gs, shapes, slopes):
+    params = "".join(f"{p}, " for p in shapes)
+    lines = [
+        "z = standardized(x, loc, scale)",
+        f"sz = {gz}",
+        "d[y] += sz * d[x] / scale",
+        "d[y] += -sz * d[loc] / scale",
+        f"d[y] += ({gs if gs is not None else '0.0'} - sz * z / scale) * d[scale]",
+    ]
+    lines += [f"d[y] += ({slope}) * d[{p}]" for p, slope in zip(shapes, slopes)]
+    tangent_rule(fn, f"y, x, {params}loc=0, scale=1", "\n".join(lines))
+
+
+for _fn, _slopes in _stats.LOCATION_SCALE.items():
+    _location_scale_tangent(_fn, *_slopes)
+if _stats.st is not None:
+    tangent_rule(_stats.st.poisson.logpmf, "y, k, mu", "d[y] += (k / mu - 1.0) * d[mu]")
 
 from . import second_order  # noqa: E402,F401  (registers the helpers' adjoints)
