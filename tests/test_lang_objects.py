@@ -676,3 +676,66 @@ def test_values_are_what_python_computes(f, args, wrt):
         value, _ = sg.value_and_grad(f, wrt=wrt, specialize=specialize)(*mine)
         assert_close(value, f(*python), 1e-10, 1e-12, what="value")
         assert _state(mine) == _state(python)  # the objects, as the call leaves them
+
+
+# ---- objects with the statement and call forms of the other lines of work ---------------------
+class _StarLayer:
+    def __init__(self, w):
+        self.w = w
+
+    def forward(self, h, *extra):
+        out = np.tanh(h * self.w)
+        for e in extra:
+            out = out + e
+        return out
+
+
+class _StarNet:
+    def __init__(self, layers, mode=None):
+        self.layers = layers
+        self.mode = mode
+        self.calls = 0
+
+    def loss(self, x, shift):
+        self.calls += 1
+        h = x
+        for layer in self.layers:
+            h = layer.forward(h, *shift)  # *shift: an argument's tuple, its length guarded
+        else:
+            h = h * 2.0
+        if self.mode is None:  # decided from the object
+            h = h + 1.0
+        elif self.mode == "sq":
+            h = h**2
+        if (n := len(self.layers)) > 1:
+            h = h / n
+        first, *rest = self.parts(h)
+        if np.sum(x) > 1e6:
+            h.sort()  # refused where it runs: never, for these calls
+        return np.sum(first * sum(rest))
+
+    def parts(self, h):
+        return h, h * 2.0, np.sin(h)
+
+
+def _star_net_loss(net, x, shift):
+    return net.loss(x, shift)
+
+
+@pytest.mark.parametrize("mode", [None, "sq", "other"])
+@pytest.mark.parametrize("count", [1, 2])
+def test_objects_with_star_calls_for_else_walrus_and_a_deferred_refusal(mode, count):
+    layers = [_StarLayer(0.5 + k) for k in range(count)]
+    shift = (X * 0.1,)
+    for specialize in (False, True):
+        net = _StarNet(layers, mode)
+        g = sg.value_and_grad(_star_net_loss, wrt=1, specialize=specialize)
+        value, grad = g(net, X, shift)
+        fresh = _StarNet(layers, mode)
+        assert_close(value, _star_net_loss(fresh, X, shift))
+        assert net.calls == fresh.calls == 1
+        assert_close(
+            grad, fd_grad(lambda x: _star_net_loss(_StarNet(layers, mode), x, shift), (X,), 0)
+        )
+        with pytest.raises(UnsupportedSyntaxError, match="sort"):
+            g(net, X + 1e7, shift)

@@ -32,7 +32,9 @@ Expects: the walk of ``anf``, name resolution (``resolve``), calls (``calls``), 
   what the example held; the guard checks that objects told apart are still distinct, and that
   one reached along several chains still is one.
 - ``if`` tests on strings and ``None`` known now are decided now (``get_activation("relu")``
-  returns one function), guarded as above.
+  returns one function), guarded as above: ``_fold``, which ``static._decided_test`` asks after
+  its own constants and captured values. ``f(*seq)`` of a list or tuple an argument holds passes
+  its entries one by one (``_held_entries``, its length guarded: ``calls._call_args``).
 """
 
 from __future__ import annotations

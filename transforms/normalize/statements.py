@@ -492,22 +492,21 @@ class Statements:
             self._taken(s.body if known else s.orelse)
             return
         test = self._test(s.test)
-        before = set(self.deleted)
-        after_body = set()
+        before, deleted = set(self.deleted), []
 
-        def body():
-            nonlocal after_body
-            out = self._branch(s, "body", lambda: self._taken(s.body))
-            after_body, self.deleted = self.deleted, before
+        def side(which, branch):  # each from the names deleted before the if
+            self.deleted = set(before)
+            if branch is None:
+                out = []
+            else:  # (a refusal met in it is raised where it runs: deferral.py)
+                out = self._branch(s, which, lambda: self._taken(branch))
+            deleted.append(self.deleted)
             return out
 
-        def orelse():
-            if s.orelse is None:
-                return []
-            return self._branch(s, "orelse", lambda: self._taken(s.orelse))  # elif, else
-
-        body, orelse = self._branches(body, orelse)
-        self.deleted |= after_body  # deleted on either path: not read after the if
+        body, orelse = self._branches(
+            lambda: side("body", s.body), lambda: side("orelse", s.orelse)
+        )
+        self.deleted = deleted[0] | deleted[1]  # deleted on either path: not read after the if
         self._emit(ir.If(test, tuple(body), tuple(orelse), pos))
 
     def _taken(self, branch):

@@ -6,10 +6,13 @@ Expects: name resolution (``resolve``) and the normalizer's state. Guarantees:
   literals, an inlined function's parameters bound to constants whose guard checks their value,
   the parameters a specialized compile fixed (``None`` and ``bool`` arguments), module-level and
   closure values that are ``None`` or bools), else None. A captured value it reads is recorded with an
-  equality check (``captures.py``): when it changes, the code is compiled again. An ``if`` or a
-  conditional expression with a known condition is lowered as its taken branch alone (the other
-  can never run on this compile's calls); code after a taken branch that ends in ``return``,
-  ``break`` or ``continue`` is not lowered (it cannot run either).
+  equality check (``captures.py``): when it changes, the code is compiled again.
+- ``_decided_test(node)`` is ``_static_test``'s value, or else the objects' (``objects._fold``:
+  ``is None``, ``isinstance`` and string comparisons of what the call's arguments hold, each
+  decision checked by the argument guard). An ``if`` or a conditional expression whose
+  condition it decides is lowered as its taken branch alone (the other can never run on this
+  compile's calls); code after a taken branch that ends in ``return``, ``break`` or
+  ``continue`` is not lowered (it cannot run either).
 - ``_folded(fn, args)`` is the constant value of an operator on integer, string, bool or None
   constants (``n - 1`` where ``n`` is a literal argument), so a recursive helper's stopping test
   is known at each level (``inline``).
