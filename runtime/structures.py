@@ -42,6 +42,12 @@ __all__ = [
     "differentiable_children",
     "replace_children",
     "is_namedtuple",
+    "read_or_missing",
+    "item_or_missing",
+    "item_adjoint",
+    "Missing",
+    "make_dict",
+    "dict_values_adjoint",
 ]
 
 _REGISTRY = {}  # class -> (flatten, unflatten)
@@ -151,6 +157,72 @@ def field(obj, name):
     return getattr(obj, name)
 
 
+class Missing:
+    """What ``read_or_missing`` gives for an attribute (or a dict's key) the object does not hold
+    yet: the function writes it later, and reads it before only where Python would have raised.
+    Any use raises the error Python raises at such a read."""
+
+    __slots__ = ("_owner", "_name")
+
+    def __init__(self, owner, name):
+        object.__setattr__(self, "_owner", owner)
+        object.__setattr__(self, "_name", name)
+
+    def _fail(self, *args, **kwargs):
+        owner, name = (
+            object.__getattribute__(self, "_owner"),
+            object.__getattribute__(self, "_name"),
+        )
+        if isinstance(owner, dict):
+            raise KeyError(name)
+        raise AttributeError(f"{type(owner).__name__!r} object has no attribute {name!r}")
+
+    def __getattr__(self, name):
+        self._fail()
+
+    def __repr__(self):
+        return f"<missing .{object.__getattribute__(self, '_name')}>"
+
+    __call__ = __array__ = __bool__ = __len__ = __iter__ = __getitem__ = _fail
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = _fail
+    __rtruediv__ = __matmul__ = __rmatmul__ = __pow__ = __rpow__ = __neg__ = _fail
+    __float__ = __int__ = __index__ = __lt__ = __le__ = __gt__ = __ge__ = _fail
+
+
+def read_or_missing(obj, name):
+    """``obj.name``, or a ``Missing`` where ``obj`` has no such attribute: what an attribute the
+    function writes holds when the call starts (``normalize/objects.py``)."""
+    try:
+        return getattr(obj, name)
+    except AttributeError:
+        return Missing(obj, name)
+
+
+def item_or_missing(d, key):
+    """``d[key]``, or a ``Missing`` where the dict has no such key (as ``read_or_missing``)."""
+    try:
+        return d[key]
+    except KeyError:
+        return Missing(d, key)
+
+
+def item_adjoint(g, d, key):
+    """The adjoint of the dict ``d`` from the adjoint ``g`` of ``d[key]``."""
+    return ZERO if g is ZERO else MapAdjoint({key: g})
+
+
+def make_dict(keys, values):
+    """``{k: v, ...}``: a dict literal used as a value (stored on an object, passed, returned)."""
+    return dict(zip(keys, values))
+
+
+def dict_values_adjoint(g, keys):
+    """The adjoints of a dict literal's values from the adjoint ``g`` of the dict."""
+    if g is ZERO:
+        return ZERO
+    return SeqAdjoint([g.get(k, ZERO) for k in keys])
+
+
 class FieldAdjoint(MapAdjoint):
     """The adjoint of a dataclass or registered object: one entry per attribute a gradient
     reached. A plain zero (the ``zeros_like`` of an object is ``0.0``) adds as nothing."""
@@ -229,11 +301,24 @@ def _finalize_structure(g, like):
         for k in grads
         if k not in children
         and grads[k] is not ZERO
-        and _float_tree(getattr(like, k, None)) is not None
+        and (
+            _float_tree(getattr(like, k, None)) is not None
+            or (isinstance(grads[k], (MapAdjoint, SeqAdjoint)) and _carries(grads[k]))
+        )
     )
     if bad:
         _refuse_gradient(kind, bad)
     return replace_children(like, {k: finalize(grads.get(k, ZERO), v) for k, v in children.items()})
+
+
+def _carries(g):
+    """Does the adjoint of a container or a plain object (an activation held by a layer, whose
+    ``alpha`` a gradient reached) hold any gradient at all?"""
+    if isinstance(g, MapAdjoint):
+        return any(_carries(v) for v in g.values())
+    if isinstance(g, SeqAdjoint):
+        return any(_carries(v) for v in g)
+    return g is not ZERO
 
 
 def replace_children(obj, children):

@@ -210,9 +210,17 @@ def _current_compiled(g, args, kwargs=None):
             "pass the others by position"
         )
     signature = signature_of(args) if args and g.specialize else None
-    c = g._current(signature)
+    # the examples the compile decides from (the objects' classes, a function passed in): the
+    # arguments, defaults applied, or a bound method's object alone
+    if args:
+        examples = args if g.fn.__code__.co_kwonlyargcount else _all_positional(g.fn, args, {})[0]
+    else:
+        examples = (g.bound,) if g.bound is not None and not isinstance(g, (Jvp, Hvp)) else None
+    c = g._current(signature, examples)
     if c.tests and not isinstance(g, (Jvp, Hvp)) and _any_lazy(args, {}):
-        c = g._for_lazy(signature, c)  # dask arguments: the code that persists before its tests
+        c = g._for_lazy(
+            signature, c, examples
+        )  # dask arguments: the code that persists before its tests
     return c
 
 

@@ -109,6 +109,8 @@ def _common_refusal(owner, compiled):
         return "bound methods run on numpy"
     if owner.fn.__code__.co_kwonlyargcount:
         return "keyword-only parameters run on numpy"
+    if compiled.arg_reads:
+        return "it was compiled for what its arguments' objects hold (an object's class, a function passed in)"
     if any(r.check not in ("is", "eq", "absent") for r in compiled.reads):
         live = ", ".join(
             r.describe() for r in compiled.reads if r.check not in ("is", "eq", "absent")

@@ -218,6 +218,10 @@ class _Compiled:
         self.params = parameters_of(fn)
         self._compiled = None
         self._specialized = {}  # argument signature -> emit.Compiled
+        # signature (None: the general code) -> the codes compiled for it that decided from the
+        # arguments' objects (their classes, a function passed in): each call runs the one whose
+        # arg_guard its arguments pass (``_for_arguments``), newest first
+        self._variants = {}
         self._lazy = {}  # signature (None: the general code) -> the code for dask arrays (_for_lazy)
         self._recompiles = 0  # compiled again because a captured value changed (_recompiled)
         # argument key (_fast_key) -> (the function, its guard) that calls with such arguments run,
@@ -230,12 +234,19 @@ class _Compiled:
         functools.update_wrapper(self, original, updated=())
         self.__name__ = f"{getattr(fn, '__name__', 'f')}_{kind}"
 
-    def compiled(self, signature=None):
+    def compiled(self, signature=None, args=None):
         """The general compiled code, or the one specialized to ``signature`` (``signature_of``);
-        either is compiled on first use."""
+        either is compiled on first use (``args``: the call's arguments, all by position, the
+        compile's examples: what an object argument's attributes hold)."""
         c = self._compiled if signature is None else self._specialized.get(signature)
         if c is None and signature is not None and len(self._specialized) >= MAX_SPECIALIZATIONS:
-            return self.compiled()
+            return self.compiled(None, args)
+        if c is not None and c.blind and args is not None:
+            with self._lock:  # (compiled before any call, without the arguments it decides from)
+                c = self._compiled if signature is None else self._specialized.get(signature)
+                if c.blind:
+                    c = self._compile(signature, args)
+            return c
         if c is None:
             with self._lock:
                 # the cap again, under the lock: threads that passed the test above together
@@ -248,10 +259,10 @@ class _Compiled:
                     signature = None
                 c = self._compiled if signature is None else self._specialized.get(signature)
                 if c is None:
-                    c = self._compile(signature)
+                    c = self._compile(signature, args)
         return c
 
-    def _compile(self, signature):
+    def _compile(self, signature, args=None):
         """Compile for ``signature`` (None: the general code) and cache it; the lock is held."""
         from .transforms import compile_gradient
 
@@ -264,7 +275,12 @@ class _Compiled:
             signature,
             self.has_aux,
             checkpoint=self.checkpoint,
+            examples=args,
         )
+        if c.arg_guard is not None:
+            variants = self._variants.setdefault(signature, [])
+            variants.insert(0, c)
+            del variants[MAX_SPECIALIZATIONS:]
         if self.backend != "numpy":
             c = _backends.accelerated(self, c, signature)
         if signature is None:
@@ -281,8 +297,10 @@ class _Compiled:
         key = _fast_key(args) if not kwargs and self._by_position else None
         hit = self._checked.get(key) if key is not None else None
         if hit is not None:  # arguments like these passed every check before and ran this
-            function, guard = hit
-            if guard is None or guard():
+            function, guard, arg_guard = hit
+            if (guard is None or guard()) and (
+                arg_guard is None or arg_guard(args if self.bound is None else (self.bound,) + args)
+            ):
                 try:
                     return function(*args)
                 except Exception as e:
@@ -298,17 +316,27 @@ class _Compiled:
             args, kwargs = _all_positional(self.fn, args, kwargs)
         self._check_args(args, kwargs)
         signature = signature_of(args) if self.specialize and not kwargs else None
-        compiled = self.compiled(signature)
+        # every argument, defaults applied: what the compile may decide from (a function passed
+        # in, or a parameter's default one), and what its arg_guard checks
+        full = args
+        if kwargs or len(args) != len(self.params):
+            try:
+                full = _all_positional(self.fn, args, kwargs)[0]
+            except TypeError:  # (the call itself says what is wrong with it, as Python would)
+                pass
+        compiled = self.compiled(signature, full)
         if compiled.guard is not None and not compiled.guard():
-            compiled = self._recompiled(signature, compiled)
+            compiled = self._recompiled(signature, compiled, full)
+        if compiled.arg_guard is not None and not compiled.arg_guard(full):
+            compiled = self._for_arguments(signature, compiled, full)
         # (no dask array without dask)
         if compiled.tests and _DASK in sys.modules and _any_lazy(args, kwargs):
-            compiled = self._for_lazy(signature, compiled)
+            compiled = self._for_lazy(signature, compiled, full)
         if key is not None and (key in self._checked or len(self._checked) < _MAX_CHECKED):
             function = compiled.function
             if self.bound is not None:
                 function = functools.partial(function, self.bound)
-            self._checked[key] = (function, compiled.guard)
+            self._checked[key] = (function, compiled.guard, compiled.arg_guard)
         try:
             if self.fn.__code__.co_kwonlyargcount:  # keyword-only in the generated code too
                 args, kwargs = _keyword_only(self.fn, args)
@@ -317,23 +345,55 @@ class _Compiled:
             _annotate(e)
             raise
 
-    def _current(self, signature=None):
-        """``compiled(signature)``, compiled again if a captured value it decided from changed."""
-        c = self.compiled(signature)
-        return c if c.guard is None or c.guard() else self._recompiled(signature, c)
+    def _current(self, signature=None, args=None):
+        """``compiled(signature)``, compiled again if a captured value it decided from changed
+        (or, given the call's ``args``, a part of them it decided from)."""
+        c = self.compiled(signature, args)
+        if c.guard is not None and not c.guard():
+            c = self._recompiled(signature, c, args)
+        if args is not None and c.arg_guard is not None and not c.arg_guard(args):
+            c = self._for_arguments(signature, c, args)
+        return c
 
-    def _for_lazy(self, signature, plain):
+    def _for_arguments(self, signature, stale, args):
+        """The code for ``signature`` whose decisions from the arguments' objects ``args`` pass
+        (the class of an attribute whose method it inlined, a function passed in): one compiled
+        before for arguments like these, or a new one. ``stale``: the code they did not pass."""
+        with self._lock:
+            key = None if self._compiled is stale else signature
+            for c in self._variants.get(key, ()):
+                if (c.guard is None or c.guard()) and c.arg_guard(args):
+                    break
+            else:
+                changed = stale.changed(args)
+                c = self._compile(key, args)
+                self._recompiles += 1
+                if self._recompiles == RECOMPILE_WARNING:
+                    warnings.warn(
+                        f"sourcegrad compiled {_fname(self.fn)} again {self._recompiles} times because "
+                        f"what its arguments hold changed ({', '.join(changed) or '?'}): the class of an "
+                        "object whose method it calls, or a function passed in",
+                        RuntimeWarning,
+                        stacklevel=4,
+                    )
+            if key is None:
+                self._compiled = c
+            else:
+                self._specialized[key] = c
+        return c
+
+    def _for_lazy(self, signature, plain, args=None):
         """The code for dask arguments of a function with data-dependent tests: ``plain`` (the
         code for ``signature``, or the general code) with the live values persisted before each
         test (``runtime/lazy.py``). Compiled on first use, and again if its guard fails."""
         key = None if plain is self._compiled else signature
         c = self._lazy.get(key)
-        if c is None or (c.guard is not None and not c.guard()):
+        if c is None or not _holds(c, args):
             from .transforms import compile_gradient
 
             with self._lock:
                 c = self._lazy.get(key)
-                if c is None or (c.guard is not None and not c.guard()):
+                if c is None or not _holds(c, args):
                     c = self._lazy[key] = compile_gradient(
                         self.fn,
                         self.names,
@@ -344,10 +404,11 @@ class _Compiled:
                         self.has_aux,
                         checkpoint=self.checkpoint,
                         lazy=True,
+                        examples=args,
                     )
         return c
 
-    def _recompiled(self, signature, stale):
+    def _recompiled(self, signature, stale, args=None):
         """Compile ``stale`` again: a captured value it decided from changed (what a name calls,
         an unrolled loop's bound, an integer's value, whether a constant is a number or an array).
         The generated code reads captured values live; only such decisions need this."""
@@ -356,7 +417,8 @@ class _Compiled:
             key = None if self._compiled is stale else signature
             current = self._compiled if key is None else self._specialized.get(key)
             if current is stale:  # (not already compiled again by another thread)
-                current = self._compile(key)
+                self._variants.pop(key, None)  # (they decided from the same captured values)
+                current = self._compile(key, args)
                 self._recompiles += 1
                 if self._recompiles == RECOMPILE_WARNING:
                     warnings.warn(
@@ -395,6 +457,13 @@ class _Compiled:
 
     def __repr__(self):
         return f"<sourcegrad.{self.kind} of {_fname(self.fn)} wrt {self.names if not self.single else self.names[0]!r}>"
+
+
+def _holds(c, args):
+    """Do the values ``c`` was compiled from still hold (the arguments' parts, given ``args``)?"""
+    return (c.guard is None or c.guard()) and (
+        args is None or c.arg_guard is None or c.arg_guard(args)
+    )
 
 
 def _annotate(e):

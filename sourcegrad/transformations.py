@@ -134,10 +134,10 @@ class Jvp(_Compiled):
             args, _ = _all_positional(self.fn, args, kwargs)
         return args
 
-    def _compile(self, signature):
+    def _compile(self, signature, args=None):
         from .transforms import compile_jvp
 
-        c = compile_jvp(self.fn, self.names, self.unroll)
+        c = compile_jvp(self.fn, self.names, self.unroll, examples=args)
         if self.backend != "numpy":
             c = _backends.accelerated_jvp(self, c)
         self._compiled = c
@@ -156,7 +156,7 @@ class Jvp(_Compiled):
             self._check_args(args, {})
             for name, i, t in zip(self.names, self.positions, tangents):
                 _check_tangent(name, args[i], t)
-            compiled = self._current()
+            compiled = self._current(None, args)
         except SourcegradError as e:
             raise hide_internal_frames(e)  # SOURCEGRAD_TRACEBACK=full shows sourcegrad's frames
         try:
@@ -206,7 +206,7 @@ class Hvp(_Compiled):
             _annotate(e)
             raise
 
-    def _compile(self, signature):
+    def _compile(self, signature, args=None):
         """The gradient of the tangent code; ``signature`` (``signature_of`` the arguments and
         then the vectors) specializes it to their shapes, as ``value_and_grad`` is."""
         from .transforms import compile_gradient, compile_jvp

@@ -311,6 +311,14 @@ def dict_argument_literal(x):
     return np.sum(helper({"a": x}))
 
 
+def test_a_dict_literal_passed_as_a_value_gives_each_entry_its_gradient():
+    for specialize in (False, True):
+        assert_close(
+            sg.grad(dict_argument_literal, specialize=specialize)(X),
+            fd_grad(dict_argument_literal, (X,), 0),
+        )
+
+
 @pytest.mark.parametrize(
     "f,fragment,line_text",
     [
@@ -320,7 +328,6 @@ def dict_argument_literal(x):
         (int_key, "string constants", "d = {0: x}"),
         (missing_key, "no entry 'b'", 'd["b"]'),
         (rebound_dict, "local dict literal must be the only value", 'd = {"a": x}'),
-        (dict_argument_literal, "dict literal is supported only when assigned", "helper({"),
     ],
     ids=lambda v: getattr(v, "__name__", None) if callable(v) else None,
 )

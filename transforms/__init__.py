@@ -54,6 +54,7 @@ def compile_gradient(
     checkpoint=None,
     lazy=False,
     jit=False,
+    examples=None,
 ):
     """Compile ``fn``'s reverse mode for the parameters named in ``wrt``.
 
@@ -77,15 +78,19 @@ def compile_gradient(
     the function has such tests at all (without, the lazy code would be the same).
     ``jit``: the variant numba compiles (``sourcegrad.backends``): no ``del``, and the stand-ins
     of ``runtime.jit.STAND_INS`` bound for ``reversed``, ``finalize`` and ``check_scalar``.
+    ``examples``: the positional arguments of a call this code is for (the first ones, or None):
+    what the compile may decide from what they hold (the class of an object whose method it
+    inlines, a function passed in), each decision checked by the result's ``arg_guard``.
     A refusal about code in a branch compiles that branch as the refusal, raised when it runs
     (``deferral.py``)."""
     options = (wrt, mode, check_finite, unroll, signature, has_aux, meter, checkpoint, lazy, jit)
-    return compile_deferring(lambda branches: _compile_gradient(fn, branches, *options))
+    return compile_deferring(lambda branches: _compile_gradient(fn, branches, examples, *options))
 
 
 def _compile_gradient(
     fn,
     branches,
+    examples,
     wrt,
     mode,
     check_finite,
@@ -107,6 +112,7 @@ def _compile_gradient(
             AuxNormalizer if has_aux else Normalizer,
             branches,
             mode,
+            examples,
         )
         bind = normalizer.captures.bind
         stage.name = "checkpoints"
@@ -156,28 +162,31 @@ def _compile_gradient(
             stand_ins,
         )
         compiled.sites = rev.sites
+        compiled.blind = normalizer.objects.blind
         compiled.tests = any(
             isinstance(s, (ir.If, ir.While, ir.LoopExit)) for s in ir.walk(irfn.body)
         )
         return compiled
 
 
-def compile_jvp(fn, wrt, unroll=8, tangent_first=False, jit=False):
+def compile_jvp(fn, wrt, unroll=8, tangent_first=False, jit=False, examples=None):
     """Compile ``fn``'s forward mode for the parameters named in ``wrt``: a function of ``fn``'s
     parameters (all by position) followed by one tangent per ``wrt`` parameter, that returns
     ``(value, tangent of the value)`` (``forward.py``), or ``(tangent, value)`` with
     ``tangent_first`` (what ``hvp`` differentiates, with ``has_aux``). Returns an ``emit.Compiled``.
     ``jit``: the variant numba compiles, with the stand-ins of ``runtime.jit.STAND_INS`` bound."""
     return compile_deferring(
-        lambda branches: _compile_jvp(fn, branches, wrt, unroll, tangent_first, jit)
+        lambda branches: _compile_jvp(fn, branches, wrt, unroll, tangent_first, jit, examples)
     )
 
 
-def _compile_jvp(fn, branches, wrt, unroll, tangent_first, jit):
+def _compile_jvp(fn, branches, wrt, unroll, tangent_first, jit, examples):
     from .forward import forward
 
     with _stages(fn) as stage:
-        src, normalizer, irfn, analysis = _front(stage, fn, wrt, unroll, None, Normalizer, branches)
+        src, normalizer, irfn, analysis = _front(
+            stage, fn, wrt, unroll, None, Normalizer, branches, examples=examples
+        )
         stage.name = "forward"
         fwd = forward(src, irfn, analysis, normalizer.naming, wrt, normalizer.captures.bind)
         fwd.tangent_first = tangent_first
@@ -193,18 +202,24 @@ def _compile_jvp(fn, branches, wrt, unroll, tangent_first, jit):
         )
 
 
-def _front(stage, fn, wrt, unroll, signature, normalizer_class, branches, mode=None):
+def _front(stage, fn, wrt, unroll, signature, normalizer_class, branches, mode=None, examples=None):
     """The passes both modes share, in order: source, normalize, exits, views, sequences, bind,
     shapes (with a ``signature``), analyze, gate, aliasing. Returns (source, normalizer, IR,
     analysis).
     ``branches``: the branches compiled as refusals (``deferral.py``); ``mode``: the compile's
-    (``value_and_grad`` refuses a function returning a tuple literal)."""
+    (``value_and_grad`` refuses a function returning a tuple literal); ``examples``: the call's
+    arguments the compile may decide from (``compile_gradient``)."""
     stage.name = "source"
     src = get_source(fn)
     stage.name = "normalize"
-    options = {"unroll": unroll, "branches": branches, "signature": signature, "mode": mode}
-    normalizer = normalizer_class(src, options=options)
-    body = normalizer.lower()
+    options = {
+        "unroll": unroll,
+        "branches": branches,
+        "signature": signature,
+        "mode": mode,
+        "examples": examples,
+    }
+    normalizer, body = _normalized(normalizer_class, src, options)
     stage.name = "exits"
     body = exits.lower_function(body, normalizer.naming)
     stage.name = "views"
@@ -226,6 +241,21 @@ def _front(stage, fn, wrt, unroll, signature, normalizer_class, branches, mode=N
     stage.name = "aliasing"
     aliasing.check(irfn, src, normalizer.naming, analysis.varied)
     return src, normalizer, irfn, analysis
+
+
+def _normalized(normalizer_class, src, options):
+    """(the normalizer, the function's body lowered by it). Lowered twice where the first
+    lowering found writes into objects' attributes: the second knows them all from the start, so
+    every read of a written attribute reads the value the function wrote (``normalize/objects.py``)."""
+    normalizer = normalizer_class(src, options=options)
+    body = normalizer.lower()
+    for _ in range(3):  # (a lowering that knows more may dispatch to code that writes more)
+        again = normalizer.objects.again()
+        if again is None:
+            break
+        normalizer = normalizer_class(src, options={**options, "written": again})
+        body = normalizer.lower()
+    return normalizer, body
 
 
 class _stages:

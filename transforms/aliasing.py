@@ -41,6 +41,7 @@ from sourcegrad.runtime import (
 )
 
 from sourcegrad.errors import UnsupportedSyntaxError
+from sourcegrad.runtime.structures import item_or_missing, read_or_missing
 
 from . import ir
 from .dataflow import Forward, exit_flags, liveness, work
@@ -98,13 +99,15 @@ def check(fn, src, naming, varied):
     objects = _points_to(fn, domain, flags, keep, dead)
     in_lists = _appended(fn.body, flags, {id(w): {w.target} for w in writes}, dead)
     for w in outside:
-        _refuse_outer_write(src, w, objects.get(id(w), {}).get(w.target, _NONE)[0])
+        if not _owned(w, naming):
+            _refuse_outer_write(src, w, objects.get(id(w), {}).get(w.target, _NONE)[0])
     for w in writes:
         env = objects.get(id(w), {})  # (none: no way reaches the write)
         live = live_after.get(id(w), set())
         written = env.get(w.target, _NONE)[0]  # the write changes the memory (or the list) it is
-        _refuse_argument_write(src, w, written)
-        _refuse_outer_write(src, w, written)
+        if not _owned(w, naming):
+            _refuse_argument_write(src, w, written)
+            _refuse_outer_write(src, w, written)
         if isinstance(w, ir.SetItem) and w.augmented:  # xs[i] += v
             _refuse_entry_update(src, w, domain, env, live)
         if not isinstance(w, ir.Append):
@@ -157,6 +160,13 @@ def sharing_classes(fn):
         elif isinstance(s, ir.Append) or (isinstance(s, ir.SetItem) and s.target in lists):
             union(s.target, ir.atom_names(s.value))  # a list holds the value (an array copies)
     return find
+
+
+def _owned(w, naming):
+    """Is ``w`` an append into a list an object holds, which the function's reads of that
+    attribute read (``normalize/objects.py``'s shadows): the object's own change, made as Python
+    makes it, which the gradient sees?"""
+    return isinstance(w, ir.Append) and w.target in naming.shadows
 
 
 def _refuse_argument_write(src, w, written):
@@ -341,6 +351,8 @@ _SHARED = frozenset({("a list holding one array twice", None)})
 
 # the result is a new list or tuple whose entries are its operands' entries (an array's: rows)
 _CONTAINERS = {list, tuple, sorted, builtins.reversed, concat_sequences, repeat_sequence}
+# reads of what an object's attribute (a dict's entry) holds, where the function writes it
+_SHADOW_READS = {read_or_missing, item_or_missing}
 # the result is one of its operand's entries (of an array: an element, a view)
 _ENTRY_OF = {operator.getitem, max_of_sequence, min_of_sequence}
 
@@ -424,6 +436,12 @@ class _PointsTo:
         if id(s) in self.literals:  # a list or tuple holds the entries it is made of
             own = self.allocate(env, id(s))
             return own, own | self.held(op, env)
+        if op.key in _SHADOW_READS and isinstance(base, ir.Name):
+            # what an object's attribute holds, which the function writes: an object of its own
+            # (an argument's or an outside one's still), one per location (the guard checks the
+            # objects, and the lists appended to, are distinct), not the object itself
+            own = frozenset(o[:2] + (s.target,) for o in env.get(base.id, _NONE)[0])
+            return own, own
         outer = _outer(base)
         if outer and not fresh(op):  # s = S, S[0:2], S.T of a module-level or closed-over array
             return outer, outer

@@ -34,16 +34,70 @@ KEY = "<captures>"  # the Captures' key in the normalizer's extra namespace (nev
 class Read:
     """``where[name].attrs...`` holds what it held at compile time, as ``check`` says."""
 
-    where: object  # the globals dict or the cell the name was read from, or an object it is an attribute of
+    where: object  # the globals dict or the cell the name was read from, an object it is an
+    # attribute of, or an ``ArgRoot``: the argument the call passes at that position
     name: str
-    attrs: tuple  # the attribute chain after the name (``cfg.scale``)
-    check: str  # "is" | "eq" (same type, equal) | "type" (same type) | "absent" (a builtin: name unbound)
+    attrs: tuple  # the chain after the name: attribute names (``cfg.scale``), and ``Item`` steps
+    # (``layers[0]``, ``ACTS["relu"]``)
+    check: str  # "is" | "eq" (same type, equal) | "type" (same type) | "absent" (a builtin: name
+    # unbound) | "len" (the length) | "code" (a function with the same code, globals and defaults,
+    # and no closure) | "distinct" (the objects of ``value``'s reads, all different ones) |
+    # "same" (the objects of ``value``'s reads, one object)
     value: (
         object  # the object ("is", "eq"), or its type ("type": no array is kept alive by a guard)
     )
 
     def describe(self):
-        return ".".join((self.name,) + self.attrs)
+        return self.name + "".join(
+            f"[{a.key!r}]" if type(a) is Item else f".{a}" for a in self.attrs
+        )
+
+    def of_arguments(self):
+        """Does checking it need the call's arguments?"""
+        if self.check in ("distinct", "same"):
+            return any(r.of_arguments() for r in self.value)
+        return type(self.where) is ArgRoot
+
+
+@dataclass(frozen=True)
+class Item:
+    """A step of a ``Read``'s chain that indexes: ``[key]``."""
+
+    key: object
+
+
+class ArgRoot:
+    """The root of a ``Read`` of the call's arguments: the one at ``index`` (``arg_root``)."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index):
+        self.index = index
+
+
+_ARG_ROOTS = {}
+
+
+def arg_root(index):
+    """The one ``ArgRoot`` of position ``index`` (reads of one argument share it)."""
+    root = _ARG_ROOTS.get(index)
+    if root is None:
+        root = _ARG_ROOTS[index] = ArgRoot(index)
+    return root
+
+
+def code_check(fn):
+    """The value a "code" read checks ``fn`` against, or None where it must be the very
+    function ("is"): one with a closure (its cells are read live), or defaults that are not plain
+    constants."""
+    if not isinstance(fn, types.FunctionType) or fn.__closure__:
+        return None
+    plain = (int, float, bool, str, type(None))
+    defaults = fn.__defaults__ or ()
+    kwdefaults = fn.__kwdefaults__ or {}
+    if not all(type(d) in plain for d in (*defaults, *kwdefaults.values())):
+        return None
+    return (fn.__code__, fn.__globals__, fn.__defaults__, fn.__kwdefaults__)
 
 
 def check_of(value):
@@ -93,9 +147,22 @@ class Captures:
         check = check or check_of(value)
         key = (id(where), name, attrs, check)
         if key not in self.reads:
-            self.reads[key] = Read(
-                where, name, attrs, check, type(value) if check == "type" else value
-            )
+            if check == "type":
+                value = type(value)
+            elif check == "len":
+                value = len(value)
+            elif check == "code":
+                value = code_check(value)
+            self.reads[key] = Read(where, name, attrs, check, value)
+
+    def record_distinct(self, reads, same=False):
+        """The compile depended on the objects ``reads`` read being distinct objects (``same``:
+        one object)."""
+        reads = tuple(reads)
+        check = "same" if same else "distinct"
+        key = (check, tuple((id(r.where), r.name, r.attrs) for r in reads))
+        if len(reads) > 1 and key not in self.reads:
+            self.reads[key] = Read(reads[0].where, reads[0].name, (), check, reads)
 
     def record_function(self, fn):
         """The compile read ``fn``'s code and defaults: a reload that patches them in place

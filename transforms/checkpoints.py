@@ -53,6 +53,7 @@ def _visit(src, analysis, stmts, keyword, in_loop, outer, out):
                 )
             if mine is not None:
                 _check_repeatable(src, s)
+                _check_no_object_writes(src, s)
                 out[id(s)] = mine
             _visit(src, analysis, s.body, keyword, True, s if mine is not None else outer, out)
 
@@ -117,6 +118,25 @@ def _check_repeatable(src, loop):
                 f"(in {src.fn.__qualname__})",
                 "draw random numbers (or read clocks, files, iterators) before the loop, into an "
                 "array the loop indexes, or do not checkpoint this loop",
+            )
+
+
+def _check_no_object_writes(src, loop):
+    """The backward runs a checkpointed loop's iterations again: refuse a write into an object's
+    attribute there (``normalize/objects.py``), which would be made again, the object left as
+    the iterations run again leave it."""
+    for s in ir.walk(loop.body):
+        if (isinstance(s, ir.Effect) and isinstance(s.text, ir.ObjectWrite)) or (
+            isinstance(s, ir.Append) and s.target in ir.shadows_of(src)
+        ):
+            raise located(
+                UnsupportedSyntaxError,
+                src,
+                s.pos,
+                f"a write into an object's attribute in a checkpointed loop: the backward runs the "
+                f"loop's iterations again, and would write again (in {src.fn.__qualname__})",
+                "keep the values in local variables in the loop and write the attribute after it, "
+                "or do not checkpoint this loop",
             )
 
 

@@ -26,7 +26,7 @@ from sourcegrad.errors import PullbackError
 from sourcegrad.runtime.private import private_pullback
 
 from . import ir
-from .captures import KEY as _CAPTURES
+from .captures import KEY as _CAPTURES, ArgRoot, Item
 
 
 _counter = itertools.count()
@@ -41,14 +41,25 @@ class Compiled:
     first_line: int  # line of the displayed function within the compiled text
     guard: object = None  # () -> bool: do the captured values the compile decided from still hold?
     reads: tuple = ()  # the captures.Read values the guard checks
+    # (args) -> bool: do the call's arguments (all of them, by position) hold what the compile
+    # decided from (the class of an object whose method it inlined, a function passed in)?
+    arg_guard: object = None
+    arg_reads: tuple = ()  # the captures.Read values arg_guard checks
+    # compiled without the call's arguments where it would have decided from them (a method of
+    # self resolved from the class defining the method): a call with arguments compiles anew
+    blind: bool = False
     sites: list = None  # a metered compile's save sites: (ir.Pos, the value saved), by number
     tests: bool = (
         False  # does the forward compute an if, while or break test (lazy arrays: persist there)?
     )
 
-    def changed(self):
-        """The captured names whose values no longer hold what the compile decided from."""
-        return [r.describe() for r in self.reads if not _holds(r)]
+    def changed(self, args=None):
+        """The captured names (and, given the call's ``args``, the parts of the arguments) whose
+        values no longer hold what the compile decided from."""
+        out = [r.describe() for r in self.reads if not _holds(r)]
+        if args is not None:
+            out += [r.describe() for r in self.arg_reads if not guard((r,))(args)]
+        return out
 
     def user_line(self, line):
         """The user's position a generated line comes from (the nearest mapped line above)."""
@@ -250,11 +261,21 @@ def load(fn, qualname, mode, lines, names, replace_objects=None):
     )
     generated.__qualname__ = made.__qualname__
     line_map = {i + 2: pos for i, (_, pos) in enumerate(lines) if pos is not None}
-    reads = tuple(captures.reads.values()) if captures is not None else ()
+    every = tuple(captures.reads.values()) if captures is not None else ()
+    reads = tuple(r for r in every if not r.of_arguments())
+    arg_reads = tuple(r for r in every if r.of_arguments())
     if mode == "vjp":
         generated = _pullback_checked(_pullback_private(generated), reads, filename)
     compiled = Compiled(
-        generated, "\n".join(texts) + "\n", filename, line_map, 2, guard(reads, filename), reads
+        generated,
+        "\n".join(texts) + "\n",
+        filename,
+        line_map,
+        2,
+        guard(reads, filename),
+        reads,
+        guard(arg_reads, filename),
+        arg_reads,
     )
     REGISTRY[filename] = compiled
     weakref.finalize(compiled, _forget, filename)
@@ -278,20 +299,36 @@ _CHECKS = {
     "eq": "(type({read}) is {type} and {read} == {value})",
     "type": "type({read}) is {value}",
     "absent": "{name!r} not in {where}",
+    "len": "len({read}) == {value}",
+    # (a function made again by the same def: the same code, globals and defaults, no closure)
+    "code": "(not {read}.__closure__ and ({read}.__code__, {read}.__globals__, {read}.__defaults__, "
+    "{read}.__kwdefaults__) == {value})",
 }
 
 
 def guard(reads, filename="<sourcegrad guard>"):
-    """A function of no arguments that is True while every read holds what the compile saw (one
-    expression of dict lookups and identity tests), or None when there is nothing to check."""
+    """A function that is True while every read holds what the compile saw (one expression of
+    dict lookups and identity tests), or None when there is nothing to check. Of no arguments,
+    or, where a read is of the call's arguments (``captures.ArgRoot``), of the tuple of them."""
     if not reads:
         return None
     params, terms, wheres = {}, [], {}
-    for k, r in enumerate(reads):
+
+    def where_of(r):
+        if type(r.where) is ArgRoot:
+            return "_a"
         where = wheres.get(id(r.where))
         if where is None:
             where = wheres[id(r.where)] = f"_w{len(wheres)}"
             params[where] = r.where
+        return where
+
+    for k, r in enumerate(reads):
+        if r.check in ("distinct", "same"):
+            objects = ", ".join(f"id({_read_text(m, where_of(m))})" for m in r.value)
+            terms.append(f"len({{{objects}}}) == {len(r.value) if r.check == 'distinct' else 1}")
+            continue
+        where = where_of(r)
         read = _read_text(r, where)
         params[f"_v{k}"] = r.value
         if r.check == "eq":
@@ -301,9 +338,10 @@ def guard(reads, filename="<sourcegrad guard>"):
                 read=read, value=f"_v{k}", type=f"_t{k}", name=r.name, where=where
             )
         )
+    of_args = "_a" if any(r.of_arguments() for r in reads) else ""
     text = (
         f"def _factory({', '.join(params)}):\n"
-        f"    def guard():\n"
+        f"    def guard({of_args}):\n"
         f"        try:\n"
         f"            return {' and '.join(terms)}\n"
         f"        except Exception:\n"
@@ -388,11 +426,13 @@ def _reader(reads, filename):
 
 
 def _read_text(r, where):
-    if isinstance(r.where, types.CellType):
+    if type(r.where) is ArgRoot:
+        read = f"{where}[{r.where.index}]"
+    elif isinstance(r.where, types.CellType):
         read = f"{where}.cell_contents"
     else:
         read = f"{where}[{r.name!r}]" if type(r.where) is dict else f"{where}.{r.name}"
-    return read + "".join(f".{a}" for a in r.attrs)
+    return read + "".join(f"[{a.key!r}]" if type(a) is Item else f".{a}" for a in r.attrs)
 
 
 def _made(text, filename, params):

@@ -132,13 +132,17 @@ def _refuse(src, s, param, name):
             f"with @sourcegrad.adjoint({fn})"
         )
     elif R.lookup(s.op.key) is None and not R.is_nondiff(s.op.key):
-        fence.missing_adjoint(src, s.node if s.node is not None else s.pos, s.op.key, callee)
+        fence.missing_adjoint(src, _where(src, s), s.op.key, callee)
     else:
         msg = (
             f"no adjoint for {param!r} of {callee}: the value passed there depends on the "
             f"differentiated input (in {src.fn.__qualname__})"
         )
         hint = "wrap it in sourcegrad.stop_gradient(...) if no gradient should flow through it"
-    raise fence.located(
-        MissingAdjointError, src, s.node if s.node is not None else s.pos, msg, hint
-    )
+    raise fence.located(MissingAdjointError, src, _where(src, s), msg, hint)
+
+
+def _where(src, s):
+    """Where to point for ``s``: its node (for the column) where it is the compiled function's
+    own, else its position (a helper inlined from another function: its own file and line)."""
+    return s.node if s.node is not None and src.has_node(s.node) else s.pos

@@ -285,6 +285,17 @@ class Text(str):
         return t
 
 
+class ObjectWrite(Text):
+    """The text of an ``Effect`` that writes into an object's attribute (``obj.a = v``,
+    ``normalize/objects.py``): it runs once per forward, as the user's line does."""
+
+
+def shadows_of(src):
+    """The locals holding what the written attributes of the objects of the function ``src`` is
+    compiled from hold (``normalize/objects.py``): set when it is normalized."""
+    return getattr(src, "shadows", frozenset())
+
+
 def text(template, *atoms, **names):
     """``Text`` made from atoms: ``text("range(len({}))", seq)`` reads ``seq``'s names."""
     out = Text(

@@ -25,6 +25,9 @@ class Naming:
         self._counter = 0
         self.temps = set()  # every temporary handed out (never a user's name)
         self.snapshots = {}  # temporary -> the user's name it holds the old object of (for errors)
+        # the locals holding what an object's attribute holds, where the function writes it
+        # (``normalize/objects.py``): writes into them are the object's own (``aliasing.py``)
+        self.shadows = set()
 
     def reserve(self, *names):
         self.taken.update(names)

@@ -233,7 +233,10 @@ class BackwardSweep(CheckpointedBackward, Contributions):
             else:
                 out.append(code.assign(depth, adj, fmt("{f}({a})[1]", f=split, a=adj), s.pos))
             state[adj] = MAYBE
-        if id(s) in self.plan.saves:
+        if id(s) in self.plan.saves and s.target in self.naming.shadows:
+            # a list an object holds: the backward reads it as it was, never changing the object's
+            out.append(code.assign(depth, s.target, fmt("{t}[:-1]", t=s.target), s.pos))
+        elif id(s) in self.plan.saves:
             out.append(code.line(depth, fmt("{t}.pop()", t=s.target), s.pos))
         return state
 

@@ -79,6 +79,16 @@ class Source:
             self.filename, p.start.line + self.first_line - 1, p.start.column + self.col_shift + 1
         )
 
+    def has_node(self, node):
+        """Is ``node`` (a libcst node) one of this function's own (not a helper's)?"""
+        node = self._aliases.get(id(node), node)
+        if id(node) in self._stmt_lines:
+            return True
+        if self._positions is None:
+            wrapper = MetadataWrapper(self._module, unsafe_skip_copy=True)
+            self._positions = wrapper.resolve(PositionProvider)
+        return node in self._positions
+
     def alias(self, new, old):
         """Report errors about ``new`` (a node the compiler built) at ``old``'s position."""
         self._aliases[id(new)] = old

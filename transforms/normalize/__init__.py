@@ -63,6 +63,7 @@ from .inline import Inlining
 from .loops import Loops
 from .matches import Matches
 from .namespaces import Namespaces
+from .objects import Objects, ObjectState
 from .resolve import Locals, Resolve, method_class
 from .statements import Statements
 from .strings import Strings
@@ -75,6 +76,7 @@ NONE_ARGUMENT = "None"
 
 
 class Normalizer(
+    Objects,
     Inlining,
     Generators,
     Functional,
@@ -101,7 +103,9 @@ class Normalizer(
     generated code) and ``subst`` (an inlined parameter read as the caller's atom); ``static_locals``
     (locals bound once to a module-level callable); ``local_defs`` and ``defs_inlining`` (the defs
     and lambdas written in the function); ``dicts`` and ``dict_keys`` (local dict literals);
-    ``block`` (where statements are emitted), ``no_grad``, ``_loop_depth`` and ``_cur_pos``."""
+    ``block`` (where statements are emitted), ``no_grad``, ``_loop_depth`` and ``_cur_pos``;
+    ``objects`` (shared: what values hold, and the attributes the function writes, ``objects``);
+    ``_unreachable`` (the rest of the block follows a ``return`` an ``if`` decided now took)."""
 
     def __init__(self, src, parent=None, options=None):
         self.src = src
@@ -175,7 +179,10 @@ class Normalizer(
             self.fn, self.locals, self.naming, reserved
         )
         self.rename = {}  # the user's own names stay: sourcegrad's names make room (Captures.bind)
+        self.objects = ObjectState(self.options.get("examples"), self.options.get("written"))
+        self.src.shadows = self.naming.shadows  # (ir.shadows_of: the later passes ask)
         self._fixed_parameters(self.options.get("signature"))
+        self._root_knowledge()
 
     def _fixed_parameters(self, signature):
         """A parameter the code is specialized to a bool or None for (``signature_of``), never
@@ -197,6 +204,7 @@ class Normalizer(
         self.branches = parent.branches
         self.extra_ns = parent.extra_ns
         self.captures = parent.captures
+        self.objects = parent.objects
         self.inlining = parent.inlining + [self.fn]
         self.rename = self._inline_names(finder.all_names)
 
@@ -205,19 +213,29 @@ class Normalizer(
         return Normalizer(src, parent=self)
 
     def lower(self, implicit_none=False):
-        """The function body in A-normal form (its exits not yet lowered: ``exits.py``).
-        ``implicit_none``: a body may end without ``return`` (a local def: it returns None)."""
+        """The function body in A-normal form (its exits not yet lowered: ``exits.py``). The root
+        function's starts with the reads of the attributes it writes (``_prologue``); a helper
+        inlined (a local def, a method, a module-level function) with no ``return`` at its end
+        returns None there, as Python's does. (``implicit_none``: the caller's word that the body
+        may end so; every inlined helper may.)"""
+        prologue = []
+        if self.parent is None:
+            with self._collecting() as prologue:
+                self._prologue()
         body = self._block(self.src.tree.body)
-        if implicit_none and not (body and isinstance(body[-1], ir.Return)):
-            body.append(ir.Return(ir.Const(None, "None"), self._pos(self.src.tree)))
-        if not any(isinstance(s, ir.Return) for s in ir.walk(body)):
-            fence.refuse(
-                self.src,
-                self.src.tree,
-                msg="the function must end with a return statement",
-                hint="return the value to differentiate",
-            )
-        return body
+        if self.parent is None:
+            self._distinct_guards()
+            if not any(isinstance(s, ir.Return) for s in ir.walk(body)):
+                fence.refuse(
+                    self.src,
+                    self.src.tree,
+                    msg="the function must end with a return statement",
+                    hint="return the value to differentiate",
+                )
+        elif _falls_through(body):
+            pos = self.src.stmt_pos(self.src.tree) or self._cur_pos
+            body.append(ir.Return(ir.Const(None, "None"), pos))
+        return prologue + body
 
     def function(self, body):
         """The ``ir.Function`` of this function with ``body``."""
@@ -231,6 +249,20 @@ class Normalizer(
 
         body = lower_function(self.lower(), self.naming)
         return self.function(views.rewrite(body, self.params, self.naming))
+
+
+def _falls_through(stmts):
+    """May the end of ``stmts`` be reached (no return, or a branch without one)?"""
+    if not stmts:
+        return True
+    last = stmts[-1]
+    if isinstance(last, ir.Return):
+        return False
+    if isinstance(last, ir.If):
+        return _falls_through(last.body) or _falls_through(last.orelse)
+    if isinstance(last, ir.Effect) and str(last.text).startswith("raise "):
+        return False
+    return True
 
 
 def _check_signature(src, root):

@@ -19,9 +19,11 @@ import libcst as cst
 import numpy as np
 
 from sourcegrad.runtime import index_join
+from sourcegrad.runtime.structures import make_dict
 
 from .. import fence, ir
 from .. import rules as R
+from ..captures import Item
 from ..deferral import DEFERRABLE, Branches, refusal
 from ..ir import Tup
 from .syntax import (
@@ -62,13 +64,18 @@ class ANF:
     def _block(self, suite):
         """The statements of ``suite``, lowered (a list)."""
         with self._collecting() as out:
-            if isinstance(suite, cst.SimpleStatementSuite):  # def f(x): return x (one line)
-                for small in suite.body:
-                    self._small(small)
-            else:
-                for stmt in suite.body:
-                    self._stmt(stmt)
+            self._statements(suite)
         return out
+
+    def _statements(self, suite):
+        """Lower the statements of ``suite`` into the current block (after a ``return``,
+        ``break`` or ``continue`` that an ``if`` decided now took, the rest never runs:
+        ``_unreachable``)."""
+        if isinstance(suite, cst.SimpleStatementSuite):  # def f(x): return x (one line)
+            for small in suite.body:
+                self._small(small)
+        else:
+            self._stmts(suite.body)
 
     def _emit(self, stmt):
         """Append ``stmt`` to the current block (with no gradient inside ``with no_grad()``)."""
@@ -79,6 +86,7 @@ class ANF:
         if self.branches.stack:
             self.branches.emitted(stmt)
         self.block.append(stmt)
+        self._learn(stmt)
 
     def _pos(self, node):
         """Where ``node`` is, to the line: a statement's own line, an expression's statement's.
@@ -275,7 +283,36 @@ class ANF:
                 self._refuse_deleted(node)
             return ir.Name(self._local(n))
         # a module-level or closure value: read as written, never differentiated
-        return ir.Const(self._static_value(node), self._text(node))
+        return self._static_const(node)
+
+    def _expr_Dict(self, node):
+        """A dict literal used as a value (stored on an object, passed, returned): a dict, each
+        value's adjoint its entry's. (``d = {...}`` bound to a name is a namespace: ``dicts``.)"""
+        keys, values = [], []
+        for el in node.elements:
+            if isinstance(el, cst.StarredDictElement):
+                fence.refuse(
+                    self.src,
+                    el,
+                    kind="Dict",
+                    msg="**unpacking in a dict literal is not supported",
+                    hint='write the entries out: {"a": x, "b": y}',
+                )
+            key = self._atom(el.key)
+            if not isinstance(key, ir.Const):
+                fence.refuse(
+                    self.src,
+                    el.key,
+                    kind="Dict",
+                    msg="a dict literal's keys must be constants known when the function is compiled",
+                    hint="write the key as a literal",
+                )
+            keys.append(key.value)
+            values.append(self._atom(el.value))
+        names = ir.Const(tuple(keys), repr(tuple(keys)))
+        entries = tup(values, False)
+        text = "{" + ", ".join(f"{k!r}: {v.render()}" for k, v in zip(keys, values)) + "}"
+        return ir.Op(make_dict, (names, entries), (), text, self._kind(make_dict))
 
     def _expr_Integer(self, node):
         return ir.Const(literal_value(node.value), node.value)
@@ -465,14 +502,16 @@ class ANF:
 
     def _ifexp(self, name, node, pos):
         """``name = a if c else b``: an ``If`` assigning ``name`` in each branch (the taken one
-        alone when ``c`` is known now: ``static``)."""
-        known = self._static_test(node.test)
+        alone when ``c`` is known now: ``_decided_test``)."""
+        known = self._decided_test(node.test)
         if known is not None:
             self._assign_expr(name, node.body if known else node.orelse, pos)
             return
         test = self._test(node.test)
-        body = self._branch(node, "body", lambda: self._assign_expr(name, node.body, pos))
-        orelse = self._branch(node, "orelse", lambda: self._assign_expr(name, node.orelse, pos))
+        body, orelse = self._branches(
+            lambda: self._branch(node, "body", lambda: self._assign_expr(name, node.body, pos)),
+            lambda: self._branch(node, "orelse", lambda: self._assign_expr(name, node.orelse, pos)),
+        )
         self._emit(ir.If(test, tuple(body), tuple(orelse), pos))
 
     def _branch(self, node, which, lower):
@@ -507,6 +546,16 @@ class ANF:
             if entry is not None:  # f(x)[1], (a, b)[0]: the entry itself
                 return entry
         base = self._named(base, self._pos(node))
+        if (
+            isinstance(base, ir.Name)
+            and len(index.parts) == 1
+            and isinstance(index.parts[0], ir.Const)
+            and type(index.parts[0].value) is str
+        ):
+            # an entry of a dict an object holds, which the function writes (appends to)
+            shadow = self._read_location(node, base, Item(index.parts[0].value))
+            if shadow is not None:
+                return ir.Name(shadow)
         if (
             isinstance(base, ir.Const)
             and isinstance(base.value, _JOINERS)

@@ -138,12 +138,16 @@ class Assignments:
             self._dict_write(target, value, pos)
         elif isinstance(target, cst.Subscript):
             self._setitem(target, value, pos)
+        elif isinstance(target, cst.Attribute) and self._is_local_expr(target.value):
+            self._attribute_write(target, value, pos)  # self.n_in = X.shape[1]: objects.py
         else:
             fence.refuse(
                 self.src,
                 target,
-                msg="only names, tuples of names and subscripts can be assigned to",
-                hint="attributes of objects cannot be set in a differentiated function: keep the value in a variable",
+                msg="only names, tuples of names, subscripts and attributes of the function's "
+                "objects can be assigned to",
+                hint="an attribute of a module-level object cannot be set in a differentiated "
+                "function: keep the value in a variable",
             )
 
     def _unpack(self, target, value, pos):
@@ -292,9 +296,29 @@ class Assignments:
             new = self.naming.temp()
             self._emit(ir.Assign(new, self._binop(fn, sym, ir.Name(cur), right, s), pos))
             self._emit(ir.SetItem(base.id, index, ir.Name(new), pos, augmented=sym))
+        elif isinstance(s.target, cst.Attribute) and self._is_local_expr(s.target.value):
+            # self.t += 1: the attribute read, the operation, the attribute written (a new value:
+            # an array the object holds is not updated in place)
+            obj = self._named_atom(self._atom(s.target.value), s)
+            current = self._atom_of(self._field_read(s.target, obj, s.target.attr.value), s)
+            k = self._known(current)
+            if k is not None and hasattr(k.value, "shape") and hasattr(k.value, "dtype"):
+                fence.refuse(
+                    self.src,
+                    s,
+                    msg=f"{code_of(s.target)} {op_text(s.operator)} ... updates in place the array "
+                    "the object holds, which whoever else holds that array would see change too",
+                    hint=f"write {code_of(s.target)} = {code_of(s.target)} {sym} ... (a new array)",
+                )
+            right = self._atom(s.value)
+            new = self._atom_of(self._binop(fn, sym, current, right, s), s)
+            self._attribute_write(s.target, new, pos, obj=obj)
         else:
             fence.refuse(
-                self.src, s.target, msg="only names and subscripts can be updated in place"
+                self.src,
+                s.target,
+                msg="only names, subscripts and attributes of the function's objects can be "
+                "updated in place",
             )
 
     def _setitem(self, target, value, pos):
@@ -337,6 +361,9 @@ class Assignments:
         return ir.Name(self._local(node.value.value)), self._index(node)
 
     def _small_AnnAssign(self, s):
+        if s.value is not None and isinstance(s.target, cst.Attribute):
+            self._assign_target(s.target, self._atom(s.value), self._pos(s))
+            return
         if s.value is None or not isinstance(s.target, cst.Name):
             fence.refuse(
                 self.src,
@@ -391,6 +418,12 @@ class Assignments:
         ):
             # h = helper(...) where the helper's result is a fresh temporary: bind h directly
             self.block[-1] = ir.Assign(name, last.op, last.pos)
+            known = self.objects.known
+            k = known.pop(op.id, None)
+            if k is None:
+                known.pop(name, None)
+            else:
+                known[name] = k
             return
         if isinstance(op, (ir.Name, ir.Const, Tup)):
             op = self._copy_op(op)

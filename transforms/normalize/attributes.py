@@ -19,6 +19,7 @@ from .. import fence, ir
 from .. import rules as R
 from ..ir import ATTRIBUTE_READ
 from ..templates import parse_template
+from .objects import MISSING, is_data, static_attribute
 from .syntax import code_of
 
 # An attribute read ``p.w`` of a local value (a dataclass, namedtuple or registered object) is the
@@ -71,6 +72,14 @@ class Attributes:
         base = node.value
         if self._is_local_expr(base):
             attr = node.attr.value
+            if not (isinstance(base, cst.Call) and not self._is_local_expr(base.func)):
+                x = self._atom(base)
+                k = self._known(x)
+                if k is not None and (k.value is MISSING or not is_data(k.value)):
+                    # an object's attribute (its class known now: a property, a field, a
+                    # callable it holds), whatever its name
+                    return self._field_read(node, self._named_atom(x, node), attr)
+                return self._attribute_of(node, base, x, attr)
             if (
                 attr not in R.ATTRIBUTES
                 and isinstance(base, cst.Call)
@@ -78,40 +87,43 @@ class Attributes:
                 and _result_fields(self._static_callee(base.func)) is not None
             ):
                 return self._result_field(node, base, attr)  # np.linalg.eigh(a).eigenvectors
-            x = self._atom(base)
-            if (
-                attr not in R.ATTRIBUTES
-                and isinstance(base, cst.Call)
-                and self._static_callee(base.func) in R.CONSTANT_OBJECTS
-            ):
-                # np.finfo(x.dtype).eps
-                return ir.Op(ATTRIBUTE_READ, (x,), (), f"{x.render()}.{attr}", "nondiff")
-            if attr not in R.ATTRIBUTES and isinstance(base, cst.Call):
-                fence.refuse(
-                    self.src,
-                    node,
-                    msg=f"{code_of(node)}: an attribute of a call's result is read only for "
-                    "the named fields of numpy's namedtuple results (np.linalg.eigh(a).eigenvectors, "
-                    f"svd(a).S, qr(a).R, slogdet(a).logabsdet) and the array attributes "
-                    f"{', '.join(sorted(R.ATTRIBUTES))}",
-                    hint="assign the result to a variable first, or index it: result[0]",
-                )
-            if attr in _ARRAY_ONLY_ATTRIBUTES and attr not in R.ATTRIBUTES:  # .imag has a rule now
-                fence.refuse(
-                    self.src,
-                    node,
-                    msg=f"{code_of(node)}: sourcegrad reads only the array attributes "
-                    f"{', '.join(sorted(R.ATTRIBUTES))}; .{attr} is not differentiated through (an object's "
-                    f"field named {attr!r} neither: it would be read as the array attribute)",
-                    hint="compute what you need from the array's values, or rename the field",
-                )
-            if attr not in R.ATTRIBUTES:
-                return self._field_read(node, x, attr)
-            key = R.ATTRIBUTES[attr]
-            if key is None:
-                return ir.Op(ATTRIBUTE_READ, (x,), (), f"{x.render()}.{attr}", "nondiff")
-            return ir.Op(key, (x,), (), f"{x.render()}.{attr}", "call")
-        return ir.Const(self._static_value(node), self._text(node))
+            return self._attribute_of(node, base, self._atom(base), attr)
+        return self._static_const(node)
+
+    def _attribute_of(self, node, base, x, attr):
+        """``x.attr`` of the local value ``x`` (``base`` lowered): an array attribute, a field."""
+        if (
+            attr not in R.ATTRIBUTES
+            and isinstance(base, cst.Call)
+            and self._static_callee(base.func) in R.CONSTANT_OBJECTS
+        ):
+            # np.finfo(x.dtype).eps
+            return ir.Op(ATTRIBUTE_READ, (x,), (), f"{x.render()}.{attr}", "nondiff")
+        if attr not in R.ATTRIBUTES and isinstance(base, cst.Call):
+            fence.refuse(
+                self.src,
+                node,
+                msg=f"{code_of(node)}: an attribute of a call's result is read only for "
+                "the named fields of numpy's namedtuple results (np.linalg.eigh(a).eigenvectors, "
+                f"svd(a).S, qr(a).R, slogdet(a).logabsdet) and the array attributes "
+                f"{', '.join(sorted(R.ATTRIBUTES))}",
+                hint="assign the result to a variable first, or index it: result[0]",
+            )
+        if attr in _ARRAY_ONLY_ATTRIBUTES and attr not in R.ATTRIBUTES:  # .imag has a rule now
+            fence.refuse(
+                self.src,
+                node,
+                msg=f"{code_of(node)}: sourcegrad reads only the array attributes "
+                f"{', '.join(sorted(R.ATTRIBUTES))}; .{attr} is not differentiated through (an object's "
+                f"field named {attr!r} neither: it would be read as the array attribute)",
+                hint="compute what you need from the array's values, or rename the field",
+            )
+        if attr not in R.ATTRIBUTES:
+            return self._field_read(node, x, attr)
+        key = R.ATTRIBUTES[attr]
+        if key is None:
+            return ir.Op(ATTRIBUTE_READ, (x,), (), f"{x.render()}.{attr}", "nondiff")
+        return ir.Op(key, (x,), (), f"{x.render()}.{attr}", "call")
 
     def _field_read(self, node, x, attr):
         """``p.w`` of a local value: an attribute of a dataclass, namedtuple or registered object
@@ -124,12 +136,24 @@ class Attributes:
                 msg=f"{code_of(node)}: an attribute of a literal is not supported",
                 hint="read attributes of arguments (dataclasses, namedtuples, registered objects)",
             )
+        k = self._known(x)
+        if k is not None and (k.value is MISSING or not is_data(k.value)):
+            found = static_attribute(k.value, attr, k.cls)
+            if found is not None and found[0] == "property":
+                got = self._property_read(node, x, k, found[1])  # inlined, as a method is
+                if got is not None:
+                    return got
+            shadow = self._read_location(node, x, attr)  # written by the function: its value
+            if shadow is not None:
+                return ir.Name(shadow)
+        elif k is None:
+            self._read_location(node, x, attr)  # (refused where it may be a written object)
         return ir.Op(
             _structures.field,
             (x, ir.Const(attr, repr(attr))),
             (),
             f"{x.render()}.{attr}",
-            self._kind(_structures.field),
+            self._read_kind(self._attribute_known(k, attr), _structures.field),
         )
 
     def _result_field(self, node, call, attr):

@@ -31,8 +31,10 @@ from .. import rules as R
 from ..dtypes import casts_to_exact
 from ..ir import Tup
 from ..templates import custom_template, gradient_call_template
+from .objects import object_like
 from .strings import STR_METHODS
-from .syntax import code_of, tup
+from .syntax import Unpacked, code_of, tup
+
 
 _INPLACE_METHODS = {
     "fill": "make a new array: y = np.full_like(y, value)",
@@ -43,13 +45,6 @@ _INPLACE_METHODS = {
     "setflags": "remove the call",
     "partition": "use np.sort",
 }
-
-
-class Unpacked:
-    """A ``*seq`` argument whose number of values is known only when the call runs."""
-
-    def __init__(self, atom, node):
-        self.atom, self.node = atom, node
 
 
 def call_unpacked(fn, args, **kwargs):
@@ -325,22 +320,44 @@ class Calls:
             and self._static_callee(func) is builtins.zip
         ):
             return self._zip_value(node, args, kwargs)
-        if any(isinstance(a, Unpacked) for a in args):
+        if any(isinstance(a, Unpacked) for a in args) and not self._object_call(func):
             return self._call_with_unpacked(node, func, args, kwargs)
         # (type(func) is: isinstance with a libcst class, an ABC, costs ten times more when false)
         if type(func) is cst.Name and func.value in self.local_defs:
             return self._call_local_def(node, func.value, args, kwargs)
         if (
-            isinstance(func, cst.Attribute)
-            and isinstance(func.value, cst.Name)
-            and self.self_class is not None
-            and func.value.value == self.params[0]
-            and hasattr(self.self_class, func.attr.value)
+            type(func) is cst.Attribute
+            and type(func.value) is cst.Call
+            and type(func.value.func) is cst.Name
+            and func.value.func.value not in self.locals
+            and self._static_callee(func.value.func) is builtins.super
         ):
-            return self._self_method_call(node, func, args, kwargs)
+            return self._super_call(node, func, args, kwargs)
         if isinstance(func, cst.Attribute) and self._is_local_expr(func.value):
-            return self._method_call(node, func, args, kwargs)
-        callee = self._static_callee(func)
+            x = self._atom(func.value)
+            k = self._known(x)
+            if k is not None and object_like(k.value):
+                # obj.method(...) of an object whose class is known now (self, a layer, ...)
+                return self._call_attribute(node, func, x, k, args, kwargs)
+            if (
+                isinstance(func.value, cst.Name)
+                and self.self_class is not None
+                and func.value.value == self.params[0]
+                and hasattr(self.self_class, func.attr.value)
+            ):
+                return self._self_method_call(node, func, args, kwargs, x)
+            return self._method_call(node, func, args, kwargs, x)
+        if (type(func) is cst.Name and func.value in self.locals) or type(func) not in (
+            cst.Name,
+            cst.Attribute,
+        ):
+            # a function held in a local, a parameter, a dict's entry, or returned by a call
+            if type(func) is cst.Name and self._local(func.value) in self.static_locals:
+                callee = self._static_callee(func)  # a local alias of a function
+            else:
+                return self._call_held(node, self._atom(func), args, kwargs, code_of(func))
+        else:
+            callee = self._static_callee(func)
         if callee is None:
             fence.refuse(
                 self.src,
@@ -370,7 +387,8 @@ class Calls:
 
     def _call_args(self, node, skip=0):
         """The atoms of a call's positional and keyword arguments. ``*seq`` gives the atoms of
-        its entries where their number is known now (``_known_entries``), else one ``Unpacked``
+        its entries where their number is known now (``_known_entries``, or ``_held_entries``:
+        held by an argument, its length guarded), else one ``Unpacked``
         (``_unpacked_call`` decides); ``**d`` gives the entries of a local dict literal or of a
         dict known now, by key. The first ``skip`` arguments are left out."""
         args, kwargs = [], []
@@ -378,6 +396,8 @@ class Calls:
             if a.star == "*":
                 atom = self._atom(a.value)
                 known = self._known_entries(atom, self._pos(a))
+                if known is None:  # a list or tuple an argument holds (objects.py)
+                    known = self._held_entries(atom, a)
                 args.extend(known if known is not None else [Unpacked(atom, a)])
                 continue
             if a.star == "**":
@@ -513,7 +533,7 @@ class Calls:
         ):
             # x.reshape(2, *rest) == x.reshape((2, *rest)): one tuple of the dimensions
             whole = self._positional_tuple(node, args)
-            return self._method_call(node, func, (whole,), ())
+            return self._method_call(node, func, (whole,), (), self._atom(func.value))
         callee = self._static_callee(func) if type(func) in (cst.Name, cst.Attribute) else None
         if type(func) is cst.Name and func.value in self.local_defs:
             callee = None
@@ -523,9 +543,9 @@ class Calls:
     def _render_args(args, kwargs):
         return ", ".join([a.render() for a in args] + [f"{k}={v.render()}" for k, v in kwargs])
 
-    def _method_call(self, node, func, args, kwargs):
-        """``x.name(...)`` of a local array: the method's numpy function."""
-        x = self._atom(func.value)
+    def _method_call(self, node, func, args, kwargs, x):
+        """``x.name(...)`` of a local array (``x``, ``func.value`` lowered): the method's numpy
+        function."""
         name = func.attr.value
         key = R.METHODS.get(name) or R.GENERATOR_METHODS.get(name)  # rng.normal(size=3): a draw
         text = f"{x.render()}.{name}({self._render_args(args, kwargs)})"
@@ -561,6 +581,11 @@ class Calls:
 
     def _call_op(self, node, callee, args, kwargs, text, name):
         """The ``Op`` of a call of the object ``callee`` (or its inlined body's result)."""
+        if isinstance(callee, types.FunctionType) and _is_users(callee):
+            args = self._expanded(node, args, True)
+        if any(isinstance(a, Unpacked) for a in args):  # rs.randn(*x.shape), rs an argument
+            fn = self._alias(getattr(callee, "__name__", "function"), callee)
+            return self._unpacked_call(node, callee, args, kwargs, fn)
         callee = R.variant(callee, kwargs)  # np.sum(x, where=m): a masked sum, with its own rule
         if callee is np.where and len(args) == 1 and not kwargs:
             callee = np.nonzero  # np.where(condition): the indices where it holds, as nonzero's
@@ -630,6 +655,14 @@ class Calls:
             return self._custom_function(node, cls, args, kwargs)
         if isinstance(callee, types.FunctionType) and _is_users(callee):
             return self._inline(node, callee, args, kwargs)
+        if (
+            isinstance(callee, types.MethodType)
+            and isinstance(callee.__self__, type)
+            and isinstance(callee.__func__, types.FunctionType)
+            and _is_users(callee.__func__)
+        ):  # Model.create(...): a class method, its class bound first
+            cls = callee.__self__
+            return self._inline(node, callee.__func__, (self._class_const(cls),) + args, kwargs)
         if hasattr(callee, "refusal_in_gradient"):  # made by sourcegrad
             return self._gradient_call(node, callee, args, kwargs, text, name)
         # no rule: it runs as a constant, and the gate (gate.py) refuses it if an active value flows in

@@ -91,21 +91,30 @@ class Dicts:
             and func.value.value in self.dicts
             and func.value.value == self.star_params[1]
         ):
-            return self._dict_get(node, func.value.value)
+            return self._kwargs_get(node, func.value.value)
         if not (
             isinstance(func, cst.Attribute)
             and func.attr.value in ("items", "keys", "values")
-            and isinstance(func.value, cst.Name)
-            and func.value.value in self.locals
+            and self._viewed_dict(func.value)
         ):
             return None
-        if func.value.value in self.dicts:
+        if isinstance(func.value, cst.Name) and func.value.value in self.dicts:
             self._refuse_dict_value(func.value)
         if node.args:
             fence.refuse(self.src, node, msg=f".{func.attr.value}() takes no arguments")
         return self._view_list(func.attr.value, func.value, self._pos(node))
 
-    def _dict_get(self, node, name):
+    def _viewed_dict(self, node):
+        """Is ``node`` a dict whose keys, values or items a loop or a call views: a local value
+        (``params.items()``), or a dict an object holds (``self.params.items()``)?"""
+        if isinstance(node, cst.Name):
+            return node.value in self.locals
+        if type(node) in (cst.Attribute, cst.Subscript) and self._is_local_expr(node):
+            k = self._peek(node)
+            return k is not None and isinstance(k.value, dict)
+        return False
+
+    def _kwargs_get(self, node, name):
         """``kw.get("k", default)`` of a helper's ``**kw`` whose entries no statement writes or
         deletes: its keys are the call's, known now, so it reads the entry or is the default."""
         args = node.args

@@ -142,6 +142,7 @@ class Inlining:
                 msg="calls nest too deeply to inline",
                 hint=f"at most {self.MAX_INLINE_DEPTH} nested calls of user functions are compiled",
             )
+        args = self._expanded(node, args, True)
         try:
             src = get_source(callee)
         except NoSourceError as e:
@@ -226,11 +227,12 @@ class Inlining:
             child.dict_keys[var_kwargs] = set(entries)
             child.dict_sure[var_kwargs] = dict.fromkeys(entries)  # held on every path
 
-    def _self_method_call(self, node, func, args, kwargs):
+    def _self_method_call(self, node, func, args, kwargs, this):
         """``self.helper(z)`` in a method: the class's own method (or static method), inlined as a
         module-level helper is. It is resolved now from the class the method is defined in; the
         forward checks that ``self``'s class still means that function (a subclass may override it)."""
         cls, name = self.self_class, func.attr.value
+        self.objects.blind = True  # (a call passing self compiles for its own class)
         raw = inspect.getattr_static(cls, name)
         if isinstance(raw, staticmethod) and isinstance(raw.__func__, types.FunctionType):
             fn, bound = raw.__func__, False
@@ -244,7 +246,6 @@ class Inlining:
                 f"{type(raw).__name__}, not a method sourcegrad can inline",
                 hint="call a plain method (def name(self, ...)) or a static method, or a module-level function",
             )
-        this = self._atom(func.value)
         pos = self._pos(node)
         check = self._alias("check_method", _structures.check_method)
         target = self._alias(f"{cls.__name__}_{name}", fn)
@@ -307,6 +308,7 @@ class Inlining:
                 args,
                 kwargs,
             )
+        args = self._expanded(node, args, True)
         tree, afn, _ = self.local_defs[name]
         child = self._child(_LocalSource(self.src, tree, afn))
         child.defs_inlining = self.defs_inlining + (name,)

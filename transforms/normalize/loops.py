@@ -64,13 +64,17 @@ class Loops:
             self._unroll(s, trips, pos)
             self._loop_else(s, None, pos)
             return
+        if checkpoint is None and self._object_loop(s):
+            # for layer in self.layers: one body per entry (objects.py); it has no break
+            self._loop_else(s, None, pos)
+            return
         broke = self._loop_else_flag(s, pos)
-        range_text, target, prologue = self._loop_iter(s)
-        with self._in_loop(broke), self._collecting() as body:
-            for build in prologue:
-                build()
-            for stmt in s.body.body:
-                self._stmt(stmt)
+        with self._in_user_loop(s):
+            range_text, target, prologue = self._loop_iter(s)
+            with self._in_loop(broke), self._collecting() as body:
+                for build in prologue:
+                    build()
+                self._statements(s.body)
         self._emit(ir.For(target, range_text, tuple(body), pos, checkpoint))
         self._loop_else(s, broke, pos)
 
@@ -176,8 +180,7 @@ class Loops:
         try:
             for value in trips:
                 self._emit(ir.Assign(target, self._copy_op(ir.Const(value, str(value))), pos))
-                for stmt in s.body.body:
-                    self._stmt(stmt)
+                self._statements(s.body)
         finally:
             self._unrolled = outer
 
@@ -285,8 +288,7 @@ class Loops:
             and isinstance(it.func, cst.Attribute)
             and it.func.attr.value in ("items", "keys", "values")
             and not it.args
-            and isinstance(it.func.value, cst.Name)
-            and it.func.value.value in self.locals
+            and self._viewed_dict(it.func.value)
         ):
             d = self._iterated(self._atom(it.func.value), s, pos)
             enter()
@@ -565,11 +567,12 @@ class Loops:
                 lambda: self._comp_body(node, comp_for, list(comp_for.ifs), add, pos),
             )
             return
-        range_text, target, prologue = self._loop_iter(fake, enter)
-        with self._in_loop(), self._collecting() as body:
-            for build in prologue:
-                build()
-            self._comp_body(node, comp_for, list(comp_for.ifs), add, pos)
+        with self._in_user_loop(comp_for):
+            range_text, target, prologue = self._loop_iter(fake, enter)
+            with self._in_loop(), self._collecting() as body:
+                for build in prologue:
+                    build()
+                self._comp_body(node, comp_for, list(comp_for.ifs), add, pos)
         self._emit(ir.For(target, range_text, tuple(body), pos))
 
     def _comp_body(self, node, comp_for, ifs, add, pos):

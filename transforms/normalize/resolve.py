@@ -221,6 +221,15 @@ class Resolve:
             self.captures.record(where, name, attrs, read_value)
         return value
 
+    def _static_const(self, node):
+        """``_static_value`` of ``node`` as the ``Const`` the generated code reads it by; a guard
+        can read the parts of a captured object again along its chain (``objects.Path``)."""
+        value, read = self._resolve(node)
+        if read is not None:
+            where, name, attrs, read_value = read
+            self.captures.record(where, name, attrs, read_value)
+        return self._captured_const(value, self._text(node), read)
+
     def _resolve(self, node):
         """(value, read): read is (where, name, attrs, the value read) for the chain a guard
         checks, None for a builtin. The whole chain is checked, a library's too: ``np.tanh =

@@ -39,6 +39,7 @@ from sourcegrad.runtime.contexts import enter_context, exit_context
 from .. import fence, ir
 from .. import rules as R
 from ..ir import Tup
+from .calls import _is_users, _users_method
 from .syntax import code_of, find_node
 
 # run in the forward as written: what they are given is never differentiated
@@ -112,8 +113,27 @@ class Statements:
                 fence.refuse(self.src, v, msg="extend takes one sequence")
             self._extend(self._local(func.value.value), self._atom(v.args[0].value), self._pos(s))
             return
+        if (
+            type(func) is cst.Attribute
+            and func.attr.value in ("append", "extend")
+            and type(func.value) in (cst.Attribute, cst.Subscript)
+            and self._is_local_expr(func.value)
+        ):
+            self._list_append(func, v, s)  # self.cache.append(x): objects.py
+            return
+        if type(func) is cst.Name and func.value not in self.locals:
+            if self._static_callee(func) is builtins.setattr:
+                self._setattr(v, s)
+                return
         if self._writes_out(v):  # np.exp(x, out=buf): the write into buf is its effect
             self._expr_Call(v)
+            return
+        if (type(func) is cst.Attribute and self._is_local_expr(func.value)) or (
+            type(func) is cst.Name and func.value in self.locals
+        ):
+            # a method or a function held in a value, called for what it does (a check, a
+            # write into self): inlined, its value (None) dropped
+            self._statement_call(v, s)
             return
         callee = self._static_callee(v.func)
         if (
@@ -136,7 +156,20 @@ class Statements:
                 )
             self._emit(ir.Effect(self._kept(v), self._pos(s)))
             return
+        if (isinstance(callee, types.FunctionType) and _is_users(callee)) or _users_method(
+            callee, v.func
+        ) is not None:
+            self._statement_call(v, s)  # is_binary(y), MODEL.check(x): inlined
+            return
         self._refuse_discarded(v, s, callee)
+
+    def _statement_call(self, v, s):
+        """A call of the user's code made for what it does (a validation helper, a method that
+        writes into ``self``): inlined, as any call of it is, its value dropped. A call that turns
+        out to be a library's is refused as a discarded value."""
+        op = self._op(v)
+        if isinstance(op, ir.Op):
+            self._refuse_discarded(v, s, None)
 
     def _local_method(self, func, name):
         """Is ``func`` the method ``name`` of a local variable (``xs.append``)?"""
@@ -454,19 +487,27 @@ class Statements:
 
     def _stmt_If(self, s):
         pos = self._pos(s)
-        known = self._static_test(s.test)
-        if known is not None:  # the other branch cannot run on this compile's calls (static.py)
+        known = self._decided_test(s.test)
+        if known is not None:  # the other branch cannot run on this compile's calls
             self._taken(s.body if known else s.orelse)
             return
         test = self._test(s.test)
-        before = set(self.deleted)
-        body = tuple(self._branch(s, "body", lambda: self._taken(s.body)))
-        after_body, self.deleted = self.deleted, before
-        orelse = ()
-        if s.orelse is not None:  # elif, else
-            orelse = tuple(self._branch(s, "orelse", lambda: self._taken(s.orelse)))
-        self.deleted |= after_body  # deleted on either path: not read after the if
-        self._emit(ir.If(test, body, orelse, pos))
+        before, deleted = set(self.deleted), []
+
+        def side(which, branch):  # each from the names deleted before the if
+            self.deleted = set(before)
+            if branch is None:
+                out = []
+            else:  # (a refusal met in it is raised where it runs: deferral.py)
+                out = self._branch(s, which, lambda: self._taken(branch))
+            deleted.append(self.deleted)
+            return out
+
+        body, orelse = self._branches(
+            lambda: side("body", s.body), lambda: side("orelse", s.orelse)
+        )
+        self.deleted = deleted[0] | deleted[1]  # deleted on either path: not read after the if
+        self._emit(ir.If(test, tuple(body), tuple(orelse), pos))
 
     def _taken(self, branch):
         """The statements of the branch an ``if`` known now takes (``branch``: its suite, an
@@ -523,18 +564,20 @@ class Statements:
     def _stmt_While(self, s):
         pos = self._pos(s)
         broke = self._loop_else_flag(s, pos)
-        if self._test_needs_operations(s.test):
-            # while (chunk := f(n)) > 0: the test's operations run before every iteration
-            with self._in_loop(broke), self._collecting() as body:
+        with self._in_user_loop(s):
+            if self._test_needs_operations(s.test):
+                # while (chunk := f(n)) > 0: the test's operations run before every iteration
+                with self._in_loop(broke), self._collecting() as body:
+                    test = self._test(s.test)
+                    not_test = ir.Text(f"not ({test})", test.names)
+                    self._emit(ir.If(not_test, (ir.Break(pos),), (), pos))
+                    body.extend(self._block(s.body))
+                self._emit(ir.While(ir.Text("True"), tuple(body), pos))
+            else:
                 test = self._test(s.test)
-                self._emit(ir.If(ir.Text(f"not ({test})", test.names), (ir.Break(pos),), (), pos))
-                body.extend(self._block(s.body))
-            self._emit(ir.While(ir.Text("True"), tuple(body), pos))
-        else:
-            test = self._test(s.test)
-            with self._in_loop(broke):
-                body = tuple(self._block(s.body))
-            self._emit(ir.While(test, body, pos))
+                with self._in_loop(broke):
+                    body = tuple(self._block(s.body))
+                self._emit(ir.While(test, body, pos))
         self._loop_else(s, broke, pos)
 
     def _without_gradient(self, stmt):

@@ -6,10 +6,13 @@ Expects: name resolution (``resolve``) and the normalizer's state. Guarantees:
   literals, an inlined function's parameters bound to constants whose guard checks their value,
   the parameters a specialized compile fixed (``None`` and ``bool`` arguments), module-level and
   closure values that are ``None`` or bools), else None. A captured value it reads is recorded with an
-  equality check (``captures.py``): when it changes, the code is compiled again. An ``if`` or a
-  conditional expression with a known condition is lowered as its taken branch alone (the other
-  can never run on this compile's calls); code after a taken branch that ends in ``return``,
-  ``break`` or ``continue`` is not lowered (it cannot run either).
+  equality check (``captures.py``): when it changes, the code is compiled again.
+- ``_decided_test(node)`` is ``_static_test``'s value, or else the objects' (``objects._fold``:
+  ``is None``, ``isinstance`` and string comparisons of what the call's arguments hold, each
+  decision checked by the argument guard). An ``if`` or a conditional expression whose
+  condition it decides is lowered as its taken branch alone (the other can never run on this
+  compile's calls); code after a taken branch that ends in ``return``, ``break`` or
+  ``continue`` is not lowered (it cannot run either).
 - ``_folded(fn, args)`` is the constant value of an operator on integer, string, bool or None
   constants (``n - 1`` where ``n`` is a literal argument), so a recursive helper's stopping test
   is known at each level (``inline``).
@@ -77,11 +80,18 @@ def _plain(value):
 class Static:
     """The compile-time evaluation methods of the ``Normalizer``."""
 
+    def _decided_test(self, node):
+        """The truth of an ``if`` test decided now, else None: from constants and captured values
+        (``_static_test``), else from what the call's arguments hold (``_fold``, ``objects.py``:
+        ``is None``, ``isinstance``, string comparisons, each checked by the argument guard)."""
+        known = self._static_test(node)
+        return known if known is not None else self._fold(node)
+
     def _static_test(self, node):
         """The truth of condition ``node`` if it is known now, else None."""
         reads = []
         try:
-            value = bool(self._known(node, reads))
+            value = bool(self._value_now(node, reads))
         except _Unknown:
             return None
         except Exception:  # noqa: BLE001 — it raises where it runs (1 // 0): decided there
@@ -90,7 +100,7 @@ class Static:
             self.captures.record(read[0], read[1], read[2], read[3], "eq")
         return value
 
-    def _known(self, node, reads):
+    def _value_now(self, node, reads):
         """The value of ``node`` known now (``reads``: the captured values it read), or raise
         ``_Unknown``."""
         kind = type(node)
@@ -106,16 +116,16 @@ class Static:
             fn, _ = UNOPS[type(node.operator)]
             if fn is operator.invert:
                 raise _Unknown
-            return fn(self._known(node.expression, reads))
+            return fn(self._value_now(node.expression, reads))
         if kind is cst.BooleanOperation:
-            left = self._known(node.left, reads)
+            left = self._value_now(node.left, reads)
             if isinstance(node.operator, cst.And):
-                return self._known(node.right, reads) if left else left
-            return left if left else self._known(node.right, reads)
+                return self._value_now(node.right, reads) if left else left
+            return left if left else self._value_now(node.right, reads)
         if kind is cst.Comparison:
-            left = self._known(node.left, reads)
+            left = self._value_now(node.left, reads)
             for c in node.comparisons:
-                right = self._known(c.comparator, reads)
+                right = self._value_now(c.comparator, reads)
                 op = type(c.operator)
                 if op in CMPOPS:
                     holds = CMPOPS[op][0](left, right)
@@ -133,12 +143,12 @@ class Static:
             entry = BINOPS.get(type(node.operator))
             if entry is None or entry[0] not in _FOLDED:
                 raise _Unknown
-            value = entry[0](self._known(node.left, reads), self._known(node.right, reads))
+            value = entry[0](self._value_now(node.left, reads), self._value_now(node.right, reads))
             if not _plain(value):
                 raise _Unknown
             return value
         if kind is cst.Tuple:
-            return tuple(self._known(el.value, reads) for el in node.elements)
+            return tuple(self._value_now(el.value, reads) for el in node.elements)
         raise _Unknown
 
     def _known_name(self, node, reads):

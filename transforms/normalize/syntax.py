@@ -238,3 +238,13 @@ class _FindFirst(cst.CSTVisitor):
         if self.found is None and self.test(n):
             self.found = n
         return self.found is None
+
+
+class Unpacked:
+    """A ``*seq`` argument whose number of values is known only when the call runs."""
+
+    def __init__(self, atom, node):
+        self.atom, self.node = atom, node
+
+    def render(self):
+        return f"*{self.atom.render()}"
