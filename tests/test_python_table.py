@@ -300,6 +300,87 @@ def masks_and_bitwise(x):
     return np.sum(np.where(m, x * x, x))
 
 
+# ---- objects -------------------------------------------------------------------------------------
+class _Activation:
+    def __call__(self, z):
+        return self.fn(z)
+
+
+class _Tanh(_Activation):
+    def fn(self, z):
+        return np.tanh(z)
+
+
+class _Dense:
+    def __init__(self, scale):
+        self.scale = scale
+        self.n_in = None
+
+    @property
+    def weight(self):
+        return np.exp(self.scale)
+
+    @staticmethod
+    def combine(a, b):
+        return a * b
+
+    def __call__(self, x):
+        return self.forward(x)
+
+    def forward(self, x):
+        if self.n_in is None:
+            self.n_in = x.shape[0]  # set on the first call, as lazy layers do
+        self.out = self.combine(x, self.weight)  # written, then read back by the loss
+        return self.out
+
+
+class _Scaled(_Dense):
+    def forward(self, x):
+        return super().forward(x) * 2.0
+
+
+class _Net:
+    def __init__(self):
+        self.layers = [_Dense(0.1), _Tanh(), _Scaled(-0.2)]
+
+    def loss(self, x):
+        h = x
+        for layer in self.layers:
+            h = layer(h)
+        return np.sum(h * h) + np.sum(self.layers[0].out) * self.layers[2].n_in
+
+
+NET = _Net()
+
+
+def attribute_writes(x):
+    return NET.loss(x)
+
+
+def methods_and_layers(x):
+    return NET.loss(x * 0.5) + np.sum(NET.layers[2].out)
+
+
+def _relu(z):
+    return np.maximum(z, 0.0)
+
+
+ACTIVATIONS = {"relu": _relu, "tanh": np.tanh}
+
+
+def _activation(name):
+    return ACTIVATIONS[name]
+
+
+def _mlp(x, nonlinearity):
+    return nonlinearity(x * 1.5 - 0.2)
+
+
+def functions_as_values(x):
+    act = _activation("tanh")
+    return np.sum(_mlp(x, act)) + np.sum(_mlp(x, np.sin)) + np.sum(ACTIVATIONS["relu"](x))
+
+
 YES = {
     "expression statements": (expression_statement, (X,)),
     "assignment": (assignments, (X,)),
@@ -337,6 +418,9 @@ YES = {
     "partial, reduce, map": (functional, (X,)),
     "recursion": (bounded_recursion, (X,)),
     "bitwise operators": (masks_and_bitwise, (X,)),
+    "attribute writes on objects": (attribute_writes, (X,)),
+    "methods, properties, super and lists of layers": (methods_and_layers, (X,)),
+    "functions as values": (functions_as_values, (X,)),
 }
 
 
@@ -377,6 +461,19 @@ def _halve(v):
     return v if np.sum(v * v) < 0.1 else _halve(v * 0.5)
 
 
+class _Holder:
+    def __init__(self):
+        self.w = np.ones(3)
+
+
+HOLDER = _Holder()
+
+
+def attribute_updated_in_place(x):
+    HOLDER.w += x  # the caller's array, updated in place
+    return np.sum(HOLDER.w)
+
+
 REFUSED = {
     "global": (global_write, "global"),
     "class inside the function": (class_inside, "class"),
@@ -384,6 +481,7 @@ REFUSED = {
     "slice assignment to a list": (slice_of_a_list, "slice"),
     "chained comparison as a value": (chained_comparison_value, "chained comparison"),
     "recursion of data-dependent depth": (data_recursion, "recursion"),
+    "in-place update of an object's array": (attribute_updated_in_place, "in place"),
 }
 
 
