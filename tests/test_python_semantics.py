@@ -125,3 +125,18 @@ def test_an_extremum_that_skips_a_nan_differentiates_the_other_operand(f):
     assert np.all(np.isfinite(want))
     assert_close(sg.grad(f)(x), want)
     assert_close(sg.jvp(f)(x, np.ones(3))[1], np.sum(want))
+
+
+def falls_off_the_end(x):
+    if np.sum(x) > 100.0:
+        return np.sum(x)
+
+
+def test_a_way_through_the_function_without_a_return_returns_none():
+    """Python returns None there: the gradient says it got None, not an internal unbound name."""
+    x = np.array([0.5, -1.25, 2.0])
+    assert falls_off_the_end(x) is None
+    for specialize in (True, False):
+        with pytest.raises(sg.NonScalarOutputError, match="NoneType"):
+            sg.grad(falls_off_the_end, specialize=specialize)(x)
+    assert sg.grad(falls_off_the_end)(x * 100.0) is not None  # the way with a return

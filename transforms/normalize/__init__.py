@@ -216,8 +216,9 @@ class Normalizer(
         """The function body in A-normal form (its exits not yet lowered: ``exits.py``). The root
         function's starts with the reads of the attributes it writes (``_prologue``); a helper
         inlined (a local def, a method, a module-level function) with no ``return`` at its end
-        returns None there, as Python's does. (``implicit_none``: the caller's word that the body
-        may end so; every inlined helper may.)"""
+        returns None there, as Python's does, and so does the root where a way through it ends
+        without one (a gradient then refuses the None it returns). (``implicit_none``: the
+        caller's word that the body may end so; every inlined helper may.)"""
         prologue = []
         if self.parent is None:
             with self._collecting() as prologue:
@@ -232,7 +233,7 @@ class Normalizer(
                     msg="the function must end with a return statement",
                     hint="return the value to differentiate",
                 )
-        elif _falls_through(body):
+        if _falls_through(body):  # (a branch without a return: None, as Python returns)
             pos = self.src.stmt_pos(self.src.tree) or self._cur_pos
             body.append(ir.Return(ir.Const(None, "None"), pos))
         return prologue + body
