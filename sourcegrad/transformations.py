@@ -265,11 +265,24 @@ def _at_user_line(e, jvp_compiled):
         return e
     import linecache
 
+    text = linecache.getline(pos.filename, pos.line)
+    if "tangent_of_gradient" in e.message:  # (a gradient called in a function differentiated twice)
+        return type(e)(
+            "a third derivative: this line calls a gradient made by sourcegrad, and the function "
+            "it is in is differentiated twice (grad of a grad, hvp, hessian, jacfwd of a grad), "
+            "which would need that gradient's own second derivative; sourcegrad differentiates "
+            "twice at most",
+            filename=pos.filename,
+            lineno=pos.line,
+            text=text,
+            hint="differentiate the original function twice instead (sourcegrad.hessian(f), "
+            "sourcegrad.hvp(f)), or call the plain function here rather than its gradient",
+        )
     return type(e)(
         f"{e.message} (in the tangent code of {_fname(jvp_compiled.function)})",
         filename=pos.filename,
         lineno=pos.line,
-        text=linecache.getline(pos.filename, pos.line),
+        text=text,
         hint="hvp and hessian take the gradient of the forward-mode code that sourcegrad.jvp generates "
         "(sourcegrad.source(sourcegrad.jvp(f)) shows it), and that code's line is refused; so do "
         "grad(grad(f)), vjp(grad(f)) and the gradient of a function that calls grad(f)",
