@@ -247,6 +247,15 @@ def powers(expr):
     return cases
 
 
+def _scipy_batches():
+    """Does this scipy's ``linalg`` take a stack of matrices (1.16 and later)?"""
+    try:
+        sla.cholesky(np.eye(2)[None])
+    except ValueError:
+        return False
+    return True
+
+
 def methods(*items):
     """The ndarray method or attribute spelling, ``{x}.sum(axis=0)`` (``{x}``: the receiver, the
     function's first parameter): items ``(expr, shape)`` or ``(expr, shape, domain)``."""
@@ -2023,7 +2032,9 @@ def scipy_specs():
             )
     specs[sla.solve_triangular] = cases_of(*st_cases)
     specs[sla.cholesky] = cat(
-        square("sla.cholesky({x})"), square("sla.cholesky({x}, lower=True)", batch=((),))
+        # (scipy before 1.16 takes one matrix only)
+        square("sla.cholesky({x})", **({} if _scipy_batches() else {"batch": ((),)})),
+        square("sla.cholesky({x}, lower=True)", batch=((),)),
     )
     specs[sla.cho_factor] = cat(
         square("sla.cho_factor({x})[0]", batch=((),)),

@@ -121,8 +121,7 @@ def _library(key):
     any of its inputs, a function with a registered rule)?"""
     if isinstance(key, Template):  # a Function's forward, a call of a gradient
         return False
-    module = getattr(key, "__module__", None) or type(key).__module__ or ""
-    top = module.partition(".")[0]
+    top = (ir.module_of(key) or ir.module_of(type(key))).partition(".")[0]
     return top in ("numpy", "scipy", "sourcegrad", "builtins", "operator", "math", "_operator")
 
 

@@ -143,13 +143,13 @@ def _check_no_object_writes(src, loop):
 def _module_of(key):
     """The module ``key`` comes from. A method written in C has no ``__module__`` of its own
     (``random.random`` is a method of a hidden ``random.Random``): its object's class says."""
-    module = getattr(key, "__module__", None)
+    module = ir.module_of(key)
     if module:
         return module
     owner = getattr(key, "__self__", None)
     if owner is not None and not isinstance(owner, types.ModuleType):
-        return type(owner).__module__ or ""
-    return type(key).__module__ or ""
+        return ir.module_of(type(owner))
+    return ir.module_of(type(key))
 
 
 def repeatable(key):

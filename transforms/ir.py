@@ -122,6 +122,13 @@ def entries(atom):
     return out
 
 
+def module_of(obj):
+    """The name of the module ``obj`` is defined in, or "" (a C method's ``__module__`` may be
+    None, and a class's may be a descriptor rather than a string)."""
+    module = getattr(obj, "__module__", None)
+    return module if isinstance(module, str) else ""
+
+
 ATTRIBUTE_READ = "attribute read"  # the key of x.shape, x.ndim, x.size, x.dtype
 
 

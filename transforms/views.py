@@ -154,8 +154,11 @@ def _makes_array(s, arrays):
         return False
     if op.key is np.copy and op.text.endswith(".copy()"):  # xs.copy() of a list is a list
         return isinstance(op.args[0], ir.Name) and op.args[0].id in arrays
-    module = getattr(op.key, "__module__", None) or ""
-    return fresh(op) and module.partition(".")[0] not in ("builtins", "operator", "_operator")
+    return fresh(op) and ir.module_of(op.key).partition(".")[0] not in (
+        "builtins",
+        "operator",
+        "_operator",
+    )
 
 
 def _is_augmented(key):

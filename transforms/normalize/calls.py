@@ -55,7 +55,7 @@ def call_unpacked(fn, args, **kwargs):
 
 def _is_users(fn):
     """Is ``fn`` the user's own Python code (inlined), rather than a library's (needs a rule)?"""
-    top = (fn.__module__ or "").partition(".")[0]
+    top = ir.module_of(fn).partition(".")[0]
     return top not in sys.stdlib_module_names and top not in ("numpy", "scipy", "sourcegrad")
 
 
@@ -111,15 +111,13 @@ def _is_library(callee):
     """Is ``callee`` numpy's or scipy's (where ``out=`` means: write the result there)?"""
     if isinstance(callee, np.ufunc) or isinstance(getattr(callee, "__self__", None), np.ufunc):
         return True
-    module = getattr(callee, "__module__", None) or ""
-    return isinstance(module, str) and module.partition(".")[0] in ("numpy", "scipy")
+    return ir.module_of(callee).partition(".")[0] in ("numpy", "scipy")
 
 
 def _is_distribution(obj):
     """Is ``obj`` one of ``scipy.stats``' distributions (``norm``, ``multivariate_normal``)?"""
-    module = getattr(type(obj), "__module__", None) or ""
     return (
-        module.startswith("scipy.stats.")
+        ir.module_of(type(obj)).startswith("scipy.stats.")
         and callable(obj)
         and not isinstance(obj, (type, types.FunctionType, types.BuiltinFunctionType))
         and any(hasattr(obj, m) for m in ("logpdf", "logpmf"))

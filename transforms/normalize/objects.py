@@ -185,7 +185,7 @@ def object_like(value):
 
 
 def _is_users(fn):
-    top = (getattr(fn, "__module__", None) or "").partition(".")[0]
+    top = ir.module_of(fn).partition(".")[0]
     import sys
 
     return top not in sys.stdlib_module_names and top not in ("numpy", "scipy", "sourcegrad")
