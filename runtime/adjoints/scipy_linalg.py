@@ -9,6 +9,8 @@ An adjoint helper takes the output adjoint ``g`` first and returns the input's a
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..backend import _float_dtype
@@ -66,16 +68,29 @@ def scipy_cholesky_adjoint(g, a, y, lower=False):
 
 def cho_factor_adjoint(g, a, y, lower=False):
     """Adjoint of ``a`` in ``c, lower = cho_factor(a, lower)``. ``c`` holds the factor in one
-    triangle (from ``a``'s same triangle, through the Cholesky adjoint) and ``a``'s own entries,
-    untouched, strictly in the other: those pass their adjoint straight back."""
+    triangle (from ``a``'s same triangle, through the Cholesky adjoint); strictly in the other,
+    scipy before 1.18 leaves ``a``'s own entries, untouched (they pass their adjoint straight
+    back), and scipy 1.18 zeros (no adjoint)."""
     gc = _parts(g, 2)[0]
     if gc is None:
         return np.zeros_like(a, dtype=_float_dtype(a))
     c = y[0]
     factor = np.tril(c) if lower else np.triu(c)
     gfactor = np.tril(gc) if lower else np.triu(gc)
-    out = cholesky_adjoint(gfactor, a, factor, upper=not lower) + (gc - gfactor)
+    out = cholesky_adjoint(gfactor, a, factor, upper=not lower)
+    if _cho_factor_keeps_the_other_triangle():
+        out = out + (gc - gfactor)
     return out.astype(_float_dtype(a), copy=False)
+
+
+@functools.cache
+def _cho_factor_keeps_the_other_triangle():
+    """Does this scipy's ``cho_factor`` leave the input's entries in the triangle it does not
+    use (before 1.18), rather than zeros (1.18)? Asked of scipy itself, once."""
+    from scipy import linalg
+
+    c, _ = linalg.cho_factor(np.array([[4.0, 1.0], [1.0, 3.0]]))
+    return c[1, 0] == 1.0
 
 
 def _cho_parts(c_and_lower):
