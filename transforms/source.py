@@ -215,6 +215,8 @@ def _read(fn, code):
     """``get_source`` of ``fn``, parsed and checked."""
     filename = code.co_filename
     try:
+        if filename in ("<string>", "<stdin>"):  # (Python 3.13's linecache may hold another text)
+            raise OSError("could not get source code")
         lines, first_line = _source_lines(fn)
     except (OSError, TypeError) as e:
         raise NoSourceError(
