@@ -262,6 +262,18 @@ class _Compiled:
                     c = self._compile(signature, args)
         return c
 
+    def _count_recompile(self, changed, why):
+        """Count a compile made again (``why``: the reason, with ``{}`` for what changed); warn
+        once, at the ``RECOMPILE_WARNING``-th."""
+        self._recompiles += 1
+        if self._recompiles == RECOMPILE_WARNING:
+            warnings.warn(
+                f"sourcegrad compiled {_fname(self.fn)} again {self._recompiles} times because "
+                + why.format(", ".join(changed) or "?"),
+                RuntimeWarning,
+                stacklevel=5,
+            )
+
     def _compile(self, signature, args=None):
         """Compile for ``signature`` (None: the general code) and cache it; the lock is held."""
         from .transforms import compile_gradient
@@ -367,15 +379,11 @@ class _Compiled:
             else:
                 changed = stale.changed(args)
                 c = self._compile(key, args)
-                self._recompiles += 1
-                if self._recompiles == RECOMPILE_WARNING:
-                    warnings.warn(
-                        f"sourcegrad compiled {_fname(self.fn)} again {self._recompiles} times because "
-                        f"what its arguments hold changed ({', '.join(changed) or '?'}): the class of an "
-                        "object whose method it calls, or a function passed in",
-                        RuntimeWarning,
-                        stacklevel=4,
-                    )
+                self._count_recompile(
+                    changed,
+                    "what its arguments hold changed ({}): the class of an object whose method it "
+                    "calls, or a function passed in",
+                )
             if key is None:
                 self._compiled = c
             else:
@@ -419,15 +427,10 @@ class _Compiled:
             if current is stale:  # (not already compiled again by another thread)
                 self._variants.pop(key, None)  # (they decided from the same captured values)
                 current = self._compile(key, args)
-                self._recompiles += 1
-                if self._recompiles == RECOMPILE_WARNING:
-                    warnings.warn(
-                        f"sourcegrad compiled {_fname(self.fn)} again {self._recompiles} times because values "
-                        f"it captures and decides from changed ({', '.join(changed) or '?'}); pass them as "
-                        "arguments instead",
-                        RuntimeWarning,
-                        stacklevel=4,
-                    )
+                self._count_recompile(
+                    changed,
+                    "values it captures and decides from changed ({}); pass them as arguments instead",
+                )
         return current
 
     def refusal_in_gradient(self):

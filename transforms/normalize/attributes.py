@@ -18,26 +18,19 @@ from sourcegrad.runtime import structures as _structures
 from .. import fence, ir
 from .. import rules as R
 from ..ir import ATTRIBUTE_READ
-from ..templates import parse_template
 from .objects import MISSING, is_data, static_attribute
 from .syntax import code_of
 
 # An attribute read ``p.w`` of a local value (a dataclass, namedtuple or registered object) is the
 # primitive ``structures.field``: its adjoint gives ``p`` a ``FieldAdjoint`` (a namedtuple: the
 # ``SeqAdjoint`` of that entry), which ``structures.finalize`` turns into ``p``'s structure.
-R._register(
+R.internal_rule(
     _structures.field,
-    R._declare(
-        parse_template(
-            "d[obj] += field_adjoint(d[y], obj, name)",
-            ["y", "obj", "name"],
-            {},
-            {"field_adjoint": _structures.field_adjoint},
-            "attribute read (normalize.py)",
-        ),
-        {"name": "an attribute name"},
-        "attribute read",
-    ),
+    ["y", "obj", "name"],
+    "d[obj] += field_adjoint(d[y], obj, name)",
+    {"field_adjoint": _structures.field_adjoint},
+    {"name": "an attribute name"},
+    "attribute read",
 )
 
 # ndarray attributes no rule reads: refused where written, rather than read as an object's field

@@ -52,7 +52,6 @@ from sourcegrad.runtime import structures as _structures
 from .. import fence, ir
 from .. import rules as R
 from ..captures import Item, arg_root
-from ..templates import parse_template
 from .syntax import Unpacked, assigned_in, code_of, find_node, literal_value, target_names
 
 MISSING = object()  # the value of a ``Known`` of which only the class is known
@@ -60,47 +59,29 @@ MISSING = object()  # the value of a ``Known`` of which only the class is known
 # ``read_or_missing(obj, name)`` (the value a written attribute holds when the call starts) and
 # ``item_or_missing(d, key)`` are read as ``obj.name`` and ``d[key]`` are; a dict literal used as
 # a value gives each of its values its entry's adjoint.
-R._register(
+R.internal_rule(
     _structures.read_or_missing,
-    R._declare(
-        parse_template(
-            "d[obj] += field_adjoint(d[y], obj, name)",
-            ["y", "obj", "name"],
-            {},
-            {"field_adjoint": _structures.field_adjoint},
-            "attribute read (objects.py)",
-        ),
-        {"name": "an attribute name"},
-        "attribute read",
-    ),
+    ["y", "obj", "name"],
+    "d[obj] += field_adjoint(d[y], obj, name)",
+    {"field_adjoint": _structures.field_adjoint},
+    {"name": "an attribute name"},
+    "attribute read",
 )
-R._register(
+R.internal_rule(
     _structures.item_or_missing,
-    R._declare(
-        parse_template(
-            "d[obj] += item_adjoint(d[y], obj, key)",
-            ["y", "obj", "key"],
-            {},
-            {"item_adjoint": _structures.item_adjoint},
-            "dict entry read (objects.py)",
-        ),
-        {"key": "a dict's key"},
-        "dict entry read",
-    ),
+    ["y", "obj", "key"],
+    "d[obj] += item_adjoint(d[y], obj, key)",
+    {"item_adjoint": _structures.item_adjoint},
+    {"key": "a dict's key"},
+    "dict entry read",
 )
-R._register(
+R.internal_rule(
     _structures.make_dict,
-    R._declare(
-        parse_template(
-            "d[xs] += dict_values_adjoint(d[y], keys)",
-            ["y", "keys", "xs"],  # (xs: a sequence, never made an array: sequences.py)
-            {},
-            {"dict_values_adjoint": _structures.dict_values_adjoint},
-            "dict literal (objects.py)",
-        ),
-        {"keys": "a dict literal's keys"},
-        "dict literal",
-    ),
+    ["y", "keys", "xs"],  # (xs: a sequence, never made an array: sequences.py)
+    "d[xs] += dict_values_adjoint(d[y], keys)",
+    {"dict_values_adjoint": _structures.dict_values_adjoint},
+    {"keys": "a dict literal's keys"},
+    "dict literal",
 )
 
 _FIELD_READS = (_structures.field, _structures.read_or_missing)

@@ -203,6 +203,18 @@ def rule(
     facts(fns, shape=shape, fresh=fresh)
 
 
+def internal_rule(fn, params, body, helpers, nondiff, what):
+    """Register the rule of a primitive the normalizer makes (an attribute read, a dict entry
+    read, a dict literal): ``params`` as a list, ``helpers`` the runtime functions ``body``
+    calls, ``nondiff`` the reasons of the parameters without an adjoint. Parsed on first use."""
+
+    def build():
+        template = parse_template(body, params, {}, helpers, f"{what} (normalize)")
+        return _declare(template, nondiff, what)
+
+    _register(fn, Deferred(build))
+
+
 def _parse_params(params):
     sig = inspect.signature(eval(f"lambda {params}: None"))  # noqa: S307 (our own literal text)
     names = list(sig.parameters)
